@@ -1,0 +1,132 @@
+# blkiso - top-level Makefile.
+#
+# Every output (module objects, user tools, tests, downloaded guest kernels,
+# guest run logs) goes below build/, which git ignores.
+#
+#   make deps        install every Debian package and unpack guest kernels (root)
+#   make             module (for KDIR), user tools, unit and guest test programs
+#   make unit        freestanding-core unit tests on the host
+#   make check       deps, build, unit, fuzz smoke and guest tests on 6.1
+#   make check-all   the same on 6.1 and 6.12
+#   make vm-run SCRIPT=path [KVER=6.1|6.12] [ICOUNT=1]   any script in a guest
+#   make demo        the main job (see README)
+
+SHELL     := /bin/bash
+TOP       := $(CURDIR)
+B         := $(TOP)/build
+KSRC      := $(B)/ksrc
+CC        ?= gcc
+CLANG     ?= clang
+
+include kmod/core/sources.mk
+CORE_SRCS := $(addprefix kmod/core/,$(BLKISO_CORE_SRCS))
+CORE_HDRS := $(wildcard kmod/core/*.h)
+
+# User space: warning-free with -Wall -Wextra -Werror.  The kselftest headers
+# come from Debian's linux-source-6.1 at build time (-isystem: their own code
+# warns under -Wextra).
+USER_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-Ikmod/core -Iuapi -isystem $(KSRC)/tools/testing/selftests
+USER_LDLIBS := -lpthread
+
+# Fragments: tools/*/build.mk and selftests/*/build.mk add their own rules and
+# append to TOOL_BINS, TEST_BINS and FUZZ_TARGETS.
+TOOL_BINS :=
+TEST_BINS :=
+FUZZ_TARGETS :=
+include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
+
+.PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test check check-all vm-run \
+	demo bench checkpatch clean
+all: module tools tests
+
+deps:
+	@bash selftests/vm/deps.sh
+
+# The kselftest harness and checkpatch, from Debian's linux-source-6.1.
+KSRC_STAMP := $(KSRC)/.stamp
+$(KSRC_STAMP):
+	@bash selftests/vm/ksrc.sh $(KSRC)
+ksrc: $(KSRC_STAMP)
+
+# ---- the module: built in build/kmod-<release>/, a symlink mirror of the tree ----
+ifeq ($(KDIR),)
+KDIR := $(shell bash selftests/vm/kdir.sh $(KVER))
+endif
+KREL := $(patsubst linux-headers-%,%,$(notdir $(realpath $(KDIR))))
+MODDIR := $(B)/kmod-$(KREL)
+
+module:
+	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps'"; exit 1; }
+	@mkdir -p $(MODDIR)
+	@cp -rsf $(TOP)/Kbuild $(TOP)/kmod $(TOP)/uapi $(MODDIR)/
+	$(MAKE) -C $(KDIR) M=$(MODDIR) BLKISO_DIR=$(MODDIR) W=1 modules
+	@echo "built $(MODDIR)/blkiso.ko"
+
+# ---- unit tests: every selftests/unit/*_test.c against the whole core ----
+UNIT_SRCS := $(wildcard selftests/unit/*_test.c)
+UNIT_BINS := $(patsubst selftests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
+UNIT_LIB_SRCS := $(filter-out %_test.c,$(wildcard selftests/unit/*.c))
+UNIT_LIB_HDRS := $(wildcard selftests/unit/*.h)
+
+$(B)/unit/%: selftests/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UNIT_LIB_SRCS) $(UNIT_LIB_HDRS) $(KSRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Iselftests/unit -o $@ $< $(CORE_SRCS) $(UNIT_LIB_SRCS) $(USER_LDLIBS)
+
+tools: $(TOOL_BINS)
+
+tests: $(UNIT_BINS) $(TEST_BINS)
+
+unit: $(UNIT_BINS)
+	@bash selftests/run-suite.sh unit $(UNIT_BINS)
+
+# ---- guest tests: one boot per kernel runs every program of build/guest ----
+GUEST_SERIES ?= 6.1
+guest: tests
+	@$(MAKE) --no-print-directory module KVER=$(GUEST_SERIES) >/dev/null
+	@bash selftests/vm/guest-suite.sh $(GUEST_SERIES)
+
+# Run any script in a guest: make vm-run SCRIPT=path [KVER=6.12] [ICOUNT=1]
+vm-run: tests
+	@test -n "$(SCRIPT)" || { echo "usage: make vm-run SCRIPT=path [KVER=6.1|6.12] [ICOUNT=1]"; exit 2; }
+	@$(MAKE) --no-print-directory module KVER=$(or $(KVER),6.1) >/dev/null
+	@bash selftests/vm/run.sh -k $(or $(KVER),6.1) $(if $(filter 1,$(ICOUNT)),-i) $(SCRIPT)
+
+# The runner itself: panics and hangs become prompt failures.
+runner-test:
+	@bash selftests/vm/runner_test.sh | tee $(B)/results/runner.log
+
+fuzz-smoke: $(FUZZ_TARGETS)
+	@bash selftests/run-fuzz.sh $(or $(FUZZ_SECONDS),30) $(FUZZ_TARGETS) | tee $(B)/results/fuzz.log
+
+fuzz: $(FUZZ_TARGETS)
+	@bash selftests/run-fuzz.sh $(or $(FUZZ_SECONDS),600) $(FUZZ_TARGETS)
+
+checkpatch: ksrc
+	@bash selftests/checkpatch.sh | tee $(B)/results/checkpatch.log
+
+# check: everything on the 6.1 guest; check-all: 6.1 and 6.12.
+check: deps
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test guest GUEST_SERIES=6.1; \
+		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
+		grep -q ' 0 failed' $(B)/results/summary
+
+check-all: deps
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test; \
+		$(MAKE) --no-print-directory guest GUEST_SERIES=6.1; \
+		$(MAKE) --no-print-directory guest GUEST_SERIES=6.12; \
+		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
+		grep -q ' 0 failed' $(B)/results/summary
+
+clean:
+	rm -rf $(B)/kmod-* $(B)/unit $(B)/guest $(B)/tools $(B)/fuzz $(B)/results $(B)/vm
+
+# The main job.  For now: blkiso attached over null_blk with fio through it.
+demo: deps
+	@$(MAKE) --no-print-directory all >/dev/null
+	@$(MAKE) --no-print-directory module KVER=6.1 >/dev/null
+	@bash selftests/vm/run.sh -k 6.1 selftests/guest/demo.sh

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkiso_main.c - module entry and exit: the sysfs root
+ * /sys/kernel/blkiso and the registration of the "blkiso" dm target.
+ */
+#include <linux/module.h>
+#include <linux/sysfs.h>
+
+#include "blkiso.h"
+
+struct kobject *blkiso_sysfs_root;
+
+static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%s\n", BLKISO_VERSION);
+}
+static struct kobj_attribute version_attr = __ATTR_RO(version);
+
+static struct attribute *blkiso_root_attrs[] = {
+	&version_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group blkiso_root_group = {
+	.attrs = blkiso_root_attrs,
+};
+
+static int __init blkiso_init(void)
+{
+	int ret;
+
+	blkiso_sysfs_root = kobject_create_and_add("blkiso", kernel_kobj);
+	if (!blkiso_sysfs_root)
+		return -ENOMEM;
+	ret = sysfs_create_group(blkiso_sysfs_root, &blkiso_root_group);
+	if (ret)
+		goto put_root;
+	ret = blkiso_target_init();
+	if (ret)
+		goto put_root;
+	return 0;
+
+put_root:
+	kobject_put(blkiso_sysfs_root);
+	return ret;
+}
+
+static void __exit blkiso_exit(void)
+{
+	blkiso_target_exit();
+	kobject_put(blkiso_sysfs_root);
+}
+
+module_init(blkiso_init);
+module_exit(blkiso_exit);
+
+MODULE_DESCRIPTION("blkiso: per-cgroup block I/O isolation (device-mapper target)");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(BLKISO_VERSION);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bi_shim.h - the only environment the blkiso decision core sees.
+ *
+ * The core (kmod/core/) is freestanding C: it is compiled unchanged into
+ * blkiso.ko and into the user-space unit tests and blkiso-sim.  It never
+ * includes a kernel or libc header itself; this shim gives it fixed-width
+ * integer types, bool, NULL and a few helpers.  Time is always passed in by
+ * the caller (an injected clock, in nanoseconds), so the core never reads a
+ * clock and never sleeps.
+ */
+#ifndef BLKISO_BI_SHIM_H
+#define BLKISO_BI_SHIM_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/stddef.h>
+#include <linux/limits.h>
+#else
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int8_t s8;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+#ifndef U64_MAX
+#define U64_MAX UINT64_MAX
+#define S64_MAX INT64_MAX
+#define S64_MIN INT64_MIN
+#define U32_MAX UINT32_MAX
+#define S32_MAX INT32_MAX
+#endif
+#endif
+
+#define BI_NSEC_PER_SEC		1000000000ULL
+#define BI_NSEC_PER_MSEC	1000000ULL
+#define BI_NSEC_PER_USEC	1000ULL
+
+/* Fixed point: fractions such as EWMA alphas and safety factors, x1024. */
+#define BI_FP_SHIFT		10
+#define BI_FP_ONE		(1U << BI_FP_SHIFT)
+
+static inline u64 bi_min_u64(u64 a, u64 b) { return a < b ? a : b; }
+static inline u64 bi_max_u64(u64 a, u64 b) { return a > b ? a : b; }
+static inline s64 bi_min_s64(s64 a, s64 b) { return a < b ? a : b; }
+static inline s64 bi_max_s64(s64 a, s64 b) { return a > b ? a : b; }
+
+/* 64-bit division; blkiso builds for 64-bit targets only (x86_64). */
+static inline u64 bi_div_u64(u64 a, u64 b) { return a / b; }
+static inline u64 bi_div_round_up_u64(u64 a, u64 b) { return (a + b - 1) / b; }
+
+/*
+ * (a * b) / c without overflowing 64 bits in the product; the quotient
+ * must fit in 64 bits.  The kernel has no 128-bit division (__udivti3), so
+ * the core never divides a 128-bit value itself: it calls this.
+ */
+#ifdef __KERNEL__
+#include <linux/math64.h>
+static inline u64 bi_mul_div_u64(u64 a, u64 b, u64 c)
+{
+	return mul_u64_u64_div_u64(a, b, c);
+}
+#else
+static inline u64 bi_mul_div_u64(u64 a, u64 b, u64 c)
+{
+	return (u64)(((__uint128_t)a * b) / c);
+}
+#endif
+
+#endif /* BLKISO_BI_SHIM_H */

@@ -1,0 +1,4 @@
+# The freestanding decision core: every file here is compiled both into
+# blkiso.ko (Kbuild) and into the user-space unit tests and tools (Makefile).
+# One source a line; keep it sorted.
+BLKISO_CORE_SRCS :=

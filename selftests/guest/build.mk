@@ -1,0 +1,11 @@
+# selftests/guest/build.mk - guest test programs (kselftest harness), built
+# on the host and run inside the QEMU guest by selftests/guest/run-all.sh.
+GUEST_TEST_SRCS := $(wildcard selftests/guest/*_test.c)
+GUEST_TEST_BINS := $(patsubst selftests/guest/%.c,$(B)/guest/%,$(GUEST_TEST_SRCS))
+GUEST_UTIL := selftests/guest/guest_util.c selftests/guest/guest_util.h
+
+$(B)/guest/%: selftests/guest/%.c $(GUEST_UTIL) $(KSRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Iselftests/guest -o $@ $< selftests/guest/guest_util.c $(USER_LDLIBS)
+
+TEST_BINS += $(GUEST_TEST_BINS)

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * guest_util.h - helpers every blkiso guest test uses: commands, sysfs and
+ * configfs files, the module, null_blk devices shaped through configfs,
+ * cgroups with +io, fio runs inside a cgroup with their JSON results, and
+ * tolerance checks (values_close, as in the kernel's cgroup selftests).
+ */
+#ifndef BLKISO_GUEST_UTIL_H
+#define BLKISO_GUEST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+/* |a - b| <= err% of b: the tolerance is visible at every call. */
+static inline bool values_close(double a, double b, double err_pct)
+{
+	double d = a > b ? a - b : b - a;
+
+	return d <= (b < 0 ? -b : b) * err_pct / 100.0;
+}
+
+/* Run a shell command (printf-style); returns its exit status. */
+int gu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Run a command and capture its stdout (trailing newline removed). */
+int gu_sh_out(char *out, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+int gu_write(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int gu_read(const char *path, char *buf, size_t size);
+long long gu_read_ll(const char *path);
+
+/* blkiso.ko ($BLKISO_KO) and dm-mod. */
+int gu_module_load(void);
+int gu_module_unload(void);
+
+/* A null_blk device through configfs; all fields 0 mean the default. */
+struct gu_nullb {
+	const char *name;	/* configfs directory and /dev/<name> */
+	unsigned int size_mb;
+	unsigned int blocksize;
+	unsigned int queue_depth;	/* hw_queue_depth */
+	unsigned int irqmode;		/* 0 none, 1 softirq, 2 timer */
+	unsigned long completion_nsec;	/* with irqmode 2 */
+	unsigned int max_sectors;
+	bool memory_backed;		/* keep data (needed for verify) */
+};
+int gu_nullb_create(const struct gu_nullb *nb, char *dev, size_t devsize);
+int gu_nullb_destroy(const char *name);
+
+/* cgroups below /sys/fs/cgroup, with +io enabled in the parents. */
+int gu_cg_create(const char *name);
+int gu_cg_destroy(const char *name);
+unsigned long long gu_cg_id(const char *name);
+
+/* fio inside a cgroup ("" = root); args as on fio's command line. */
+struct gu_fio_dir {
+	double iops, bw_bytes, clat_mean_ns, clat_p50_ns, clat_p99_ns;
+	unsigned long long ios, io_bytes;
+};
+struct gu_fio {
+	int status;		/* fio's exit status */
+	unsigned long long errors;
+	struct gu_fio_dir read, write;
+};
+int gu_fio(const char *cgroup, struct gu_fio *res, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* fio in the background: gu_fio_start(), then gu_fio_wait(). */
+struct gu_fio_job {
+	int pid;
+	char json[64];
+};
+int gu_fio_start(struct gu_fio_job *job, const char *cgroup, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int gu_fio_wait(struct gu_fio_job *job, struct gu_fio *res);
+
+/* A number in fio's JSON: path "read/clat_ns/percentile/99.000000". */
+int gu_json_num(const char *json, const char *path, double *val);
+
+#endif /* BLKISO_GUEST_UTIL_H */

@@ -1,0 +1,18 @@
+#!/bin/bash
+# run-all.sh [TEST...] - inside the guest: run every guest test program
+# (build/guest/*_test), or the named ones, one after the other.  Output is
+# kselftest TAP; each program ends with its "# Totals:" line, which the host
+# adds up.  Exit status: non-zero if any test failed.
+top=${BLKISO_TOP:?run me in the guest through selftests/vm/run.sh}
+cd /tmp
+rc=0
+if [ $# -eq 0 ]; then
+	set -- "$top"/build/guest/*_test
+else
+	set -- "${@/#/$top/build/guest/}"
+fi
+for t in "$@"; do
+	echo "# ==== $(basename "$t") ($BLKISO_KVER) ===="
+	"$t" || rc=1
+done
+exit $rc

@@ -1,0 +1,64 @@
+#!/bin/bash
+# mkinitramfs.sh SERIES OUT - build the guest's initramfs for a guest kernel
+# unpacked by `make deps` (build/kernels/SERIES).
+#
+# It holds only busybox, the init script and the in-tree modules the tests
+# use (with their dependencies, decompressed, depmod'ed).  Everything else
+# (bash, fio and its ~60 libraries, dmsetup, the project tree with
+# blkiso.ko and the test programs) comes read-only from the host over 9p:
+# the host's / is mounted at /host and /usr points there, so host binaries
+# run unchanged in the guest.
+set -euo pipefail
+series=$1 out=$2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kroot=$top/build/kernels/$series
+ver=$(cat "$kroot/.version")
+
+# Modules the tests and the runner use; their dependencies are added.
+modules=(
+	virtio_pci 9pnet_virtio 9p configfs
+	null_blk scsi_debug loop
+	dm-mod dm-delay dm-flakey
+	bfq kyber-iosched
+	ext4 xfs crc32c_generic crc32c-intel libcrc32c
+)
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,host,out,etc,root,mnt,lib/modules}
+cp /bin/busybox "$stage/bin/busybox"
+cp "$top/selftests/vm/init" "$stage/init"
+chmod 755 "$stage/init"
+
+# Host binaries run in the guest through these links.
+ln -s /host/usr "$stage/usr"
+ln -s /usr/lib64 "$stage/lib64"
+ln -s /usr/lib/x86_64-linux-gnu "$stage/lib/x86_64-linux-gnu"
+ln -s /host/etc/ld.so.cache "$stage/etc/ld.so.cache"
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' > "$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$stage/etc/group"
+
+mdest=$stage/lib/modules/$ver
+mkdir -p "$mdest"
+for m in "${modules[@]}"; do
+	modprobe -d "$kroot" -S "$ver" --show-depends "$m" 2>/dev/null |
+		sed -n 's/^insmod \([^ ]*\).*/\1/p'
+done | sort -u | while read -r path; do
+	rel=${path#"$kroot/lib/modules/$ver/"}
+	mkdir -p "$mdest/$(dirname "$rel")"
+	case $path in
+	*.ko.xz)  xz -dc "$path" > "$mdest/${rel%.xz}" ;;
+	*.ko.zst) zstd -dcq "$path" > "$mdest/${rel%.zst}" ;;
+	*)        cp "$path" "$mdest/$rel" ;;
+	esac
+done
+cp "$kroot/lib/modules/$ver"/modules.{order,builtin,builtin.modinfo} "$mdest/" 2>/dev/null || true
+depmod -b "$stage" "$ver"
+for m in null_blk dm-mod 9p; do
+	modprobe -d "$stage" -S "$ver" --show-depends "$m" >/dev/null ||
+		{ echo "mkinitramfs: module $m missing for $ver" >&2; exit 1; }
+done
+
+mkdir -p "$(dirname "$out")"
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$out.tmp"
+mv "$out.tmp" "$out"

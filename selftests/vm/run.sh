@@ -1,0 +1,107 @@
+#!/bin/bash
+# run.sh - boot a Debian guest kernel under QEMU (TCG) and run one script in it.
+#
+#   run.sh [-k SERIES] [-i] [-t SECONDS] [-c CPUS] [-m MEM] SCRIPT [ARGS...]
+#
+#   -k SERIES   guest kernel: 6.1 (default) or 6.12, as unpacked by `make deps`
+#   -i          deterministic mode: -icount shift=0,sleep=off, one vCPU; guest
+#               time counts guest instructions (1 ns each) and idle time
+#               jumps to the next timer, so rates and costs repeat exactly
+#   -t SECONDS  wall-clock limit for the whole run (default 600)
+#   -c CPUS     vCPUs in the ordinary mode (default 2)
+#   -m MEM      guest memory (default 2G)
+#
+# The guest sees the host's / read-only at /host (so SCRIPT, the project
+# tree, blkiso.ko and every host binary are there) and a fresh writable
+# directory at /out, which is build/vm/out/<run>/ on the host (results, JSON).
+# SCRIPT runs under bash in the guest with these variables set:
+#   BLKISO_TOP    the project tree (as seen from the guest)
+#   BLKISO_KO     blkiso.ko built for this kernel
+#   BLKISO_OUT    /out
+#   BLKISO_KVER   the guest kernel release;  BLKISO_ICOUNT  1 in deterministic mode
+# and selftests/guest/lib.sh offers the helpers (null_blk, cgroups, fio...).
+#
+# The exit status is the script's.  A kernel panic or oops (oops=panic,
+# panic=-1, -no-reboot), a WARNING/BUG in dmesg (status 90), or a hang
+# (status 124 after SECONDS) end the run promptly, print the console's tail
+# and leave no qemu process behind.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+series=6.1 icount=0 limit=600 cpus=2 mem=2G
+while getopts "k:it:c:m:" opt; do
+	case $opt in
+	k) series=$OPTARG ;;
+	i) icount=1 ;;
+	t) limit=$OPTARG ;;
+	c) cpus=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	*) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { echo "usage: run.sh [-k SERIES] [-i] [-t S] SCRIPT [ARGS...]" >&2; exit 2; }
+script=$(realpath "$1"); shift
+
+kroot=$top/build/kernels/$series
+[ -f "$kroot/vmlinux" ] || { echo "run.sh: no guest kernel $series: run 'make deps'" >&2; exit 2; }
+ver=$(cat "$kroot/.version")
+ko=$top/build/kmod-$ver/blkiso.ko
+[ -f "$ko" ] || echo "run.sh: note: $ko is not built (make module KVER=$series)" >&2
+
+# The initramfs depends only on the kernel and the runner's own files.
+initrd=$top/build/vm/$series/initramfs.cpio
+if [ ! -f "$initrd" ] || [ "$top/selftests/vm/init" -nt "$initrd" ] ||
+   [ "$top/selftests/vm/mkinitramfs.sh" -nt "$initrd" ] ||
+   [ "$kroot/.version" -nt "$initrd" ]; then
+	bash "$top/selftests/vm/mkinitramfs.sh" "$series" "$initrd" 2>/dev/null || exit 2
+fi
+
+out=$top/build/vm/out/$(date +%Y%m%d-%H%M%S)-$$
+mkdir -p "$out"
+ln -sfn "$out" "$top/build/vm/out/latest"
+{
+	echo "export BLKISO_TOP='/host$top' BLKISO_KO='/host$ko' BLKISO_OUT=/out"
+	echo "export BLKISO_KVER='$ver' BLKISO_ICOUNT=$icount BLKISO_SERIES='$series'"
+	echo "cd /tmp"
+	printf 'exec /usr/bin/bash %q' "/host$script"
+	[ $# -eq 0 ] || printf ' %q' "$@"
+	echo
+} > "$out/job.sh"
+
+if [ "$icount" = 1 ]; then
+	accel=(-accel tcg,thread=single -icount shift=0,sleep=off -smp 1)
+else
+	accel=(-accel tcg,thread=multi -smp "$cpus")
+fi
+log=$out/console.log
+
+qemu=(qemu-system-x86_64 "${accel[@]}" -cpu max -m "$mem" -no-reboot
+	-display none -monitor none -serial stdio -nic none
+	-kernel "$kroot/vmlinux" -initrd "$initrd"
+	-append "console=ttyS0 quiet panic=-1 oops=panic random.trust_cpu=on mitigations=off"
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on"
+	-virtfs "local,path=$out,mount_tag=out,security_model=none")
+
+start=$(date +%s.%N)
+# setsid: qemu and everything under it form one group we can always kill.
+setsid timeout -k 5 "$limit" "${qemu[@]}" < /dev/null 2>&1 |
+	tr -d '\r' | tee "$log" | grep -v -E '^BLKISO_VM_EXIT=|reboot: Power down'
+qrc=${PIPESTATUS[0]}
+elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+
+rc=$(sed -n 's/^BLKISO_VM_EXIT=\([0-9]*\).*/\1/p' "$log" | tail -n 1)
+if [ -z "$rc" ]; then
+	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+		echo "run.sh: guest hung: no result after ${limit}s (killed)" >&2
+		rc=124
+	else
+		echo "run.sh: guest died without a result (panic or oops?), qemu status $qrc" >&2
+		rc=125
+	fi
+	echo "---- console tail ($log) ----" >&2
+	tail -n 40 "$log" >&2
+fi
+printf 'run.sh: kernel %s%s, status %s, %.1fs wall, out %s\n' "$ver" \
+	"$([ "$icount" = 1 ] && echo ', icount')" "$rc" "$elapsed" "$out" >&2
+exit "$rc"
