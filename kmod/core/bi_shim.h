@@ -72,4 +72,84 @@ static inline u64 bi_mul_div_u64(u64 a, u64 b, u64 c)
 }
 #endif
 
+static inline s64 bi_abs_s64(s64 a) { return a < 0 ? -a : a; }
+
+/* Branch hints and out-of-line slow paths, same spelling in both builds. */
+#define bi_likely(x)		__builtin_expect(!!(x), 1)
+#define bi_unlikely(x)		__builtin_expect(!!(x), 0)
+#ifdef __KERNEL__
+#define BI_NOINLINE		noinline
+#else
+#define BI_ATTR(a)		__attribute__((a))
+#define BI_NOINLINE		BI_ATTR(__noinline__)
+#endif
+
+/*
+ * bi_lock - the one lock the core takes itself: a global (per throttle key)
+ * token bucket on the dispense slow path (dispense.c).  Kernel: a spinlock
+ * taken with irqsave, because completions may run in hard-IRQ context.  User
+ * space: a test-and-set spinlock that yields while it waits, so 64 test
+ * threads on 2 CPUs do not spin through a preempted holder's time slice.
+ */
+#ifdef __KERNEL__
+#include <linux/spinlock.h>
+struct bi_lock {
+	spinlock_t sl;
+};
+
+static inline void bi_lock_init(struct bi_lock *l) { spin_lock_init(&l->sl); }
+
+static inline unsigned long bi_lock_irqsave(struct bi_lock *l)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&l->sl, flags);
+	return flags;
+}
+
+static inline void bi_unlock_irqrestore(struct bi_lock *l, unsigned long flags)
+{
+	spin_unlock_irqrestore(&l->sl, flags);
+}
+#else
+#include <sched.h>
+struct bi_lock {
+	int held;
+};
+
+static inline void bi_lock_init(struct bi_lock *l)
+{
+	__atomic_store_n(&l->held, 0, __ATOMIC_RELAXED);
+}
+
+static inline unsigned long bi_lock_irqsave(struct bi_lock *l)
+{
+	while (__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&l->held, __ATOMIC_RELAXED))
+			sched_yield();
+	return 0;
+}
+
+static inline void bi_unlock_irqrestore(struct bi_lock *l, unsigned long flags)
+{
+	(void)flags;
+	__atomic_store_n(&l->held, 0, __ATOMIC_RELEASE);
+}
+#endif
+
+/* Elements of a true array (not a pointer). */
+#define BI_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Zero n bytes, padding included (struct assignment from a compound literal
+ * does not promise to zero padding; configurations are compared bytewise).
+ */
+static inline void bi_memzero(void *p, size_t n)
+{
+	u8 *b = p;
+
+	while (n--)
+		*b++ = 0;
+}
+
 #endif /* BLKISO_BI_SHIM_H */

@@ -1,0 +1,13 @@
+# selftests/fuzz/build.mk - libFuzzer targets (clang, ASan + UBSan); make
+# fuzz-smoke runs each for 30 s, make fuzz longer.  Each target appends its
+# own lines below.
+
+# grammar_fuzz: random bytes into the key=value grammar (parse/merge,
+# tenant/device); checks transactionality and the canonical fixed point.
+GRAMMAR_FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-Ikmod/core -Iuapi
+$(B)/fuzz/grammar_fuzz: selftests/fuzz/grammar_fuzz.c $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(GRAMMAR_FUZZ_CFLAGS) -o $@ $< $(CORE_SRCS)
+FUZZ_TARGETS += $(B)/fuzz/grammar_fuzz
