@@ -2,7 +2,11 @@
 # blkiso.ko (Kbuild) and into the user-space unit tests and tools (Makefile).
 # One source a line; keep it sorted.
 BLKISO_CORE_SRCS :=
+BLKISO_CORE_SRCS += admit.c
+BLKISO_CORE_SRCS += bucket.c
 BLKISO_CORE_SRCS += classify.c
 BLKISO_CORE_SRCS += conf.c
+BLKISO_CORE_SRCS += dispense.c
 BLKISO_CORE_SRCS += grammar.c
+BLKISO_CORE_SRCS += tokadapt.c
 BLKISO_CORE_SRCS += units.c

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dispense.c - global/local token dispensing (seed 004): the per-CPU fast
+ * path, the global slow path, demand-sized batches, the negative cache and
+ * hold interval, and the return of idle local tokens.
+ *
+ * The fast path (bi_local_charge hit, bi_local_correct without overflow)
+ * touches only the CPU's own struct bi_local: no lock, no atomic.  Every
+ * transfer between a local and the global bucket happens under the global
+ * lock and is counted on both sides (local got/returned, global
+ * given/taken), so tokens are conserved whichever CPU completes a bio.
+ *
+ * Concurrency: see the contract table in dispense.h.
+ */
+#include "dispense.h"
+
+/*
+ * bi_global_init - set up a key's global bucket: lazy refill at @rate up to
+ * @max_tokens, dispense threshold 0, hold and demand interval one tick.
+ * Context: configuration, before any CPU uses the key.
+ */
+void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
+		    u64 now_ns)
+{
+	*g = (struct bi_global){ 0 };
+	bi_lock_init(&g->lock);
+	bi_bucket_init(&g->b, rate, max_tokens, tokens, now_ns);
+	g->local_max = bi_max_s64(g->b.max_tokens >> BI_LOCAL_MAX_SHIFT, 1);
+	g->hold_ns = BI_DISPENSE_TICK_NS;
+	g->tick_ns = BI_DISPENSE_TICK_NS;
+}
+
+/*
+ * bi_global_set - retune rate and capacity (S0-31); local_max follows.
+ * Context: configuration or tick; takes the global lock.
+ */
+void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns)
+{
+	unsigned long flags = bi_lock_irqsave(&g->lock);
+
+	bi_bucket_set(&g->b, rate, max_tokens, now_ns);
+	g->local_max = bi_max_s64(g->b.max_tokens >> BI_LOCAL_MAX_SHIFT, 1);
+	bi_unlock_irqrestore(&g->lock, flags);
+}
+
+/*
+ * bi_global_dispense - the global side of claims 1/5 (S4-02, S4-04): refill
+ * lazily, then if available > threshold, and at least @least is available,
+ * hand out up to @want tokens, else answer "insufficient" (0).  With a
+ * negative threshold the global balance may go below zero (borrowing,
+ * S0-06).  If less than @need was handed out, *@retry_ns is when the rest
+ * could be had (U64_MAX: never by refill alone).  @least > 1 lets a local
+ * bucket take whole batches under a biting quota instead of a trickle of
+ * single tokens, each through the global lock.
+ * Context: any; takes the global lock (irqsave).
+ */
+s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
+		       u64 now_ns, u64 *retry_ns)
+{
+	unsigned long flags = bi_lock_irqsave(&g->lock);
+	struct bi_bucket *b = &g->b;
+	s64 n = 0, rest;
+
+	bi_bucket_refill(b, now_ns);
+	g->nr_requests++;
+	want = bi_min_s64(want, BI_TOKENS_LIMIT);
+	if (want > 0 && b->tokens > g->threshold && b->tokens - g->threshold >= least) {
+		n = bi_min_s64(want, b->tokens - g->threshold);
+		b->tokens -= n;
+		b->given += (u64)n;
+	} else {
+		g->nr_refused++;
+	}
+	if (retry_ns) {
+		/* ask again when the rest, or one capacity's worth, is there */
+		rest = bi_min_s64(need - n, bi_max_s64(b->max_tokens - g->threshold, 1));
+		*retry_ns = rest > 0 ? bi_bucket_ready_at_ns(b, g->threshold + rest, now_ns)
+				     : now_ns;
+	}
+	bi_unlock_irqrestore(&g->lock, flags);
+	return n;
+}
+
+/*
+ * bi_global_put - a local bucket hands back @n tokens (n < 0: hands over its
+ * debt).  Tokens above capacity are dropped.  Context: any; takes the lock.
+ */
+void bi_global_put(struct bi_global *g, s64 n, u64 now_ns)
+{
+	unsigned long flags = bi_lock_irqsave(&g->lock);
+	struct bi_bucket *b = &g->b;
+	s64 room;
+
+	bi_bucket_refill(b, now_ns);
+	if (n >= 0) {
+		b->taken += (u64)n;
+		room = bi_max_s64(b->max_tokens - b->tokens, 0);
+		if (n > room) {
+			b->dropped += (u64)(n - room);
+			n = room;
+		}
+	} else {
+		n = bi_max_s64(n, -BI_TOKENS_LIMIT - b->tokens);
+		b->given += (u64)-n;
+	}
+	b->tokens += n;
+	bi_unlock_irqrestore(&g->lock, flags);
+}
+
+/* bi_local_init - empty local bucket.  Context: the owner, or before use. */
+void bi_local_init(struct bi_local *l, u64 now_ns)
+{
+	*l = (struct bi_local){ 0 };
+	l->interval_end_ns = now_ns + BI_DISPENSE_TICK_NS;
+	l->last_use_ns = now_ns;
+}
+
+/*
+ * bi_demand_wavg - linearly weighted average of the last @x intervals'
+ * demand, demand[0] the most recent (A-33), claims 12/20:
+ * (x * tar_1 + (x - 1) * tar_2 + ... + 1 * tar_x) / (1 + 2 + ... + x).
+ */
+u64 bi_demand_wavg(const u64 *demand, int x)
+{
+	u64 sum = 0, wsum = 0;
+	int i;
+
+	for (i = 0; i < x; i++) {
+		sum += (u64)(x - i) * bi_min_u64(demand[i], 1ULL << 56);
+		wsum += (u64)(x - i);
+	}
+	return wsum ? sum / wsum : 0;
+}
+
+/*
+ * bi_local_request_size - how many tokens to ask for (S4-09): the weighted
+ * recent demand (or the current interval's, if higher), at least
+ * BI_DISPENSE_MIN_BIOS bios' worth, capped so the
+ * local balance stays within local_max (the fraction of the global maximum,
+ * claims 10/21), but never less than this bio needs.
+ */
+s64 bi_local_request_size(struct bi_local *l, const struct bi_global *g,
+			  s64 cost)
+{
+	s64 need = cost - l->tokens;
+	s64 want = (s64)bi_min_u64(bi_demand_wavg(l->demand, BI_DEMAND_INTERVALS),
+				   (u64)BI_TOKENS_LIMIT);
+
+	/*
+	 * The demand of the interval under way: a new or busier CPU ramps up
+	 * geometrically instead of asking for the same small batch again.
+	 */
+	want = bi_max_s64(want, (s64)bi_min_u64(l->cur_units, (u64)BI_TOKENS_LIMIT));
+	if (cost < ((s64)1 << 50))
+		want = bi_max_s64(want, cost * BI_DISPENSE_MIN_BIOS);
+	want = bi_min_s64(want, g->local_max - l->tokens);
+	return bi_max_s64(want, need);
+}
+
+/* Close the demand intervals that ended before @now_ns (owner CPU only). */
+static void local_rotate(struct bi_local *l, const struct bi_global *g,
+			 u64 now_ns)
+{
+	u64 tick = bi_max_u64(g->tick_ns, 1), k;
+	int i;
+
+	if (now_ns < l->interval_end_ns)
+		return;
+	k = (now_ns - l->interval_end_ns) / tick + 1;
+	for (i = BI_DEMAND_INTERVALS - 1; i > 0; i--)
+		l->demand[i] = (u64)i >= k ? l->demand[i - k] : 0;
+	l->demand[0] = k == 1 ? l->cur_units : 0;
+	if (k > 1 && k <= BI_DEMAND_INTERVALS)
+		l->demand[k - 1] = l->cur_units;
+	l->cur_units = 0;
+	if (k > (U64_MAX - l->interval_end_ns) / tick)
+		l->interval_end_ns = U64_MAX;
+	else
+		l->interval_end_ns += k * tick;
+}
+
+static BI_NOINLINE bool local_charge_slow(struct bi_local *l, struct bi_global *g,
+					  s64 cost, u64 now_ns, u64 *retry_ns)
+{
+	u64 retry = now_ns, hold;
+	s64 got, want, need, least;
+
+	cost = bi_min_s64(bi_max_s64(cost, 0), BI_TOKENS_LIMIT);
+	local_rotate(l, g, now_ns);
+	if (l->tokens >= cost)
+		goto admit;
+	/* claims 2/3: a recent refusal on this CPU throttles without asking */
+	if (now_ns < l->hold_until_ns) {
+		l->nr_held++;
+		*retry_ns = l->hold_until_ns;
+		return false;
+	}
+	l->nr_slow++;
+	/*
+	 * With g->min_batch set, take a batch or wait for one (claims 10-12):
+	 * under a biting quota the global bucket never holds much, and taking
+	 * what trickles in would send nearly every bio through the global
+	 * lock.  A batch is at most what the global bucket can hold, so the
+	 * wait always ends.  With min_batch 0, any dispense is taken (A-35).
+	 */
+	want = bi_local_request_size(l, g, cost);
+	need = cost - l->tokens;
+	least = 1;
+	if (g->min_batch) {
+		/* a bio dearer than the bucket holds gathers it in full loads */
+		least = bi_max_s64(bi_min_s64(want, g->min_batch), need);
+		least = bi_max_s64(bi_min_s64(least, g->b.max_tokens - g->threshold), 1);
+		need = least;
+	}
+	got = bi_global_dispense(g, want, least, need, now_ns, &retry);
+	l->tokens += got;
+	l->got += (u64)got;
+	if (l->tokens >= cost)
+		goto admit;
+	/*
+	 * A-35: a short dispense stays here for the retry.  The hold (claim 3)
+	 * ends no later than the global bucket can cover this bio: holding
+	 * past that lets the bucket fill to capacity and drop tokens, which
+	 * would cut the rate (a 100 ms hold with a 50 ms burst halves it).
+	 */
+	hold = g->hold_ns > U64_MAX - now_ns ? U64_MAX : now_ns + g->hold_ns;
+	l->hold_until_ns = bi_min_u64(hold, retry);
+	*retry_ns = l->hold_until_ns;
+	return false;
+admit:
+	l->tokens -= cost;
+	l->cur_units += (u64)cost;
+	l->charged += (u64)cost;
+	l->nr_bios++;
+	l->last_use_ns = now_ns;
+	return true;
+}
+
+/*
+ * bi_local_charge - charge @cost (the initial deduction) to this CPU's local
+ * bucket; on a miss, fetch a batch from the global bucket (S4-05).  Returns
+ * true if admitted; otherwise *@retry_ns is when to try again.
+ * Context: submission or dispatcher, on the local's CPU, IRQs off.
+ */
+bool bi_local_charge(struct bi_local *l, struct bi_global *g, s64 cost,
+		     u64 now_ns, u64 *retry_ns)
+{
+	if (bi_likely(cost >= 0 && l->tokens >= cost && now_ns < l->interval_end_ns)) {
+		l->tokens -= cost;
+		l->cur_units += (u64)cost;
+		l->charged += (u64)cost;
+		l->nr_bios++;
+		l->last_use_ns = now_ns;
+		return true;
+	}
+	return local_charge_slow(l, g, cost, now_ns, retry_ns);
+}
+
+/* A refund pushed the local balance above local_max: hand back the excess. */
+static BI_NOINLINE void local_return_excess(struct bi_local *l,
+					    struct bi_global *g, u64 now_ns)
+{
+	s64 excess = l->tokens - g->local_max;
+
+	l->tokens = g->local_max;
+	l->returned += (u64)excess;
+	bi_global_put(g, excess, now_ns);
+}
+
+/*
+ * bi_local_correct - completion correction (S0-25) on the completing CPU's
+ * local bucket, which need not be the one charged at submission: a local
+ * balance is just this CPU's share of the key's tokens, so conservation
+ * holds either way.  A balance pushed above local_max hands the excess back
+ * to the global bucket (under its lock); a negative one is paid from the
+ * next dispense.  Returns the correction (> 0 charged, < 0 refunded).
+ * Context: completion (hard IRQ possible), on the local's CPU, IRQs off.
+ */
+s64 bi_local_correct(struct bi_local *l, struct bi_global *g, s64 initial,
+		     s64 actual, const struct bi_deadband *db, u64 now_ns)
+{
+	s64 diff = actual - initial;
+
+	if (!diff)
+		return 0;
+	if (db && (db->units | db->pct) && bi_deadband_skip(db, initial, diff))
+		return 0;
+	if (diff > 0) {
+		diff = bi_min_s64(diff, BI_TOKENS_LIMIT + l->tokens);
+		l->charged += (u64)diff;
+		l->cur_units += (u64)diff;
+	} else {
+		diff = bi_max_s64(diff, -BI_TOKENS_LIMIT);
+		l->refunded += (u64)-diff;
+	}
+	l->tokens -= diff;
+	l->last_use_ns = now_ns;
+	if (bi_unlikely(l->tokens > g->local_max))
+		local_return_excess(l, g, now_ns);
+	return diff;
+}
+
+/*
+ * bi_local_reclaim - at the tick: a local bucket unused for more than one
+ * tick hands its balance (or its debt) back to the global bucket (A-36).
+ * Returns true if it handed anything back.
+ * Context: tick, on the local's CPU (per-CPU call), IRQs off.
+ */
+bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
+{
+	s64 n = l->tokens;
+
+	local_rotate(l, g, now_ns);
+	if (!n || now_ns < l->last_use_ns || now_ns - l->last_use_ns <= g->tick_ns)
+		return false;
+	l->tokens = 0;
+	if (n > 0)
+		l->returned += (u64)n;
+	else
+		l->got += (u64)-n;
+	bi_global_put(g, n, now_ns);
+	return true;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dispense.h - per-CPU local buckets fed from a global bucket per throttle
+ * key (seed 004, S4-02..S4-11, A-33..A-38).
+ *
+ * The global bucket (struct bi_global) is a lazy bucket.c bucket under its
+ * own lock.  Each CPU keeps a struct bi_local per key: a plain balance the
+ * owning CPU charges without atomics or locks.  When the local balance
+ * cannot cover a bio, the CPU asks the global bucket for a batch sized by
+ * its recent demand (claims 10-12), under the global lock; if the global
+ * bucket has too little it says so, the CPU throttles the bio and remembers
+ * the refusal for hold_ns (claims 2 and 3) so that repeated misses do not
+ * hammer the global lock.
+ *
+ * Concurrency contract (kernel; user-space tests emulate a CPU by a thread
+ * that owns one struct bi_local):
+ *
+ *  entry point            context               caller must
+ *  bi_local_charge        submission (process)  run on the local's CPU with
+ *                         or dispatcher work    preemption and IRQs off
+ *  bi_local_correct       completion (hard IRQ  run on the completing CPU's
+ *                         possible)             local with IRQs off
+ *  bi_local_reclaim       tick, via a per-CPU   run on the local's CPU with
+ *                         call (on_each_cpu)    IRQs off
+ *  bi_global_dispense,    any                   nothing: these take the
+ *  bi_global_put                                global lock (irqsave)
+ *  bi_global_init/set     configuration         exclude the users (or hold
+ *                                               the global lock: _set does)
+ *  bi_local_init          CPU bring-up/key      own the local
+ *
+ * IRQs are off on the local paths because a completion on the same CPU may
+ * interrupt a submission; the global lock is taken irqsave for the same
+ * reason.  No path writes a cache line shared with another CPU except under
+ * the global lock.
+ *
+ * Over-admission bound (A-36): tokens parked in local buckets were already
+ * taken out of the global bucket, which refills behind them; so at most
+ * global max + nr_cpus * local_max tokens can be spent in a burst, i.e. at
+ * most nr_cpus * local_max beyond a single bucket.  local_max defaults to
+ * global max / 16 and a local idle for more than one tick returns its
+ * balance at the next reclaim.
+ */
+#ifndef BLKISO_DISPENSE_H
+#define BLKISO_DISPENSE_H
+
+#include "bi_shim.h"
+#include "bucket.h"
+
+/* x of claims 12/20: intervals in the linearly weighted demand average (§10) */
+#define BI_DEMAND_INTERVALS		4
+/* local_max = global max >> this (max/16, §10) */
+#define BI_LOCAL_MAX_SHIFT		4
+/* a dispense asks for at least this many bios' worth (<= 1 per 32 bios) */
+#define BI_DISPENSE_MIN_BIOS		32
+/* demand interval and hold interval default to the 100 ms tick (§10) */
+#define BI_DISPENSE_TICK_NS		(100 * BI_NSEC_PER_MSEC)
+
+struct bi_global {
+	struct bi_lock lock;
+	struct bi_bucket b;		/* lazy refill, capacity, accounting */
+	s64 threshold;			/* dispense iff available > this */
+	s64 local_max;			/* cap of each local balance */
+	s64 min_batch;			/* dispense no less than this, 0 = any */
+	u64 hold_ns;			/* throttle hold after a refusal (claim 3) */
+	u64 tick_ns;			/* demand interval (claims 11/12) */
+	u64 nr_requests;		/* dispense requests received */
+	u64 nr_refused;			/* answered "insufficient" */
+};
+
+struct bi_local {
+	s64 tokens;			/* may go negative by completion charges */
+	u64 interval_end_ns;		/* end of the current demand interval */
+	u64 hold_until_ns;		/* negative-cache entry (claims 2, 3) */
+	u64 last_use_ns;
+	u64 cur_units;			/* demand in the current interval */
+	u64 demand[BI_DEMAND_INTERVALS];	/* [0] = most recent */
+	/* accounting, owner CPU only */
+	u64 got;			/* from the global bucket */
+	u64 returned;			/* to the global bucket */
+	u64 charged;
+	u64 refunded;
+	u64 nr_bios;			/* admitted */
+	u64 nr_slow;			/* global contacts */
+	u64 nr_held;			/* throttled by the negative cache */
+};
+
+void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
+		    u64 now_ns);
+void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns);
+s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
+		       u64 now_ns, u64 *retry_ns);
+void bi_global_put(struct bi_global *g, s64 n, u64 now_ns);
+
+void bi_local_init(struct bi_local *l, u64 now_ns);
+u64 bi_demand_wavg(const u64 *demand, int x);
+s64 bi_local_request_size(struct bi_local *l, const struct bi_global *g,
+			  s64 cost);
+bool bi_local_charge(struct bi_local *l, struct bi_global *g, s64 cost,
+		     u64 now_ns, u64 *retry_ns);
+s64 bi_local_correct(struct bi_local *l, struct bi_global *g, s64 initial,
+		     s64 actual, const struct bi_deadband *db, u64 now_ns);
+bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns);
+
+#endif /* BLKISO_DISPENSE_H */

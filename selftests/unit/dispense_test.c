@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dispense_test.c - global/local dispensing (kmod/core/dispense.c): S4-02,
+ * S4-03, S4-04, S4-05, S4-06, S4-07, S4-09, A-34, A-35, A-36 (the
+ * over-admission bound), conservation when completions land on another
+ * CPU, and S1-16 with threads: 64 threads, each owning one local bucket (a
+ * pinned task on its own CPU), race through the real local/global path for
+ * 10 tokens, 1000 times; the global-dispense ratio is asserted too.
+ */
+#include <pthread.h>
+#include "dispense.h"
+#include "tokrng.h"
+#include "kselftest_harness.h"
+
+#define MS	BI_NSEC_PER_MSEC
+#define SEC	BI_NSEC_PER_SEC
+
+/* S4-02 / A-34: dispense up to the request if available > threshold. */
+TEST(s4_02_dispense_rule)
+{
+	struct bi_global g;
+	u64 retry;
+
+	bi_global_init(&g, 0, 100, 3, 0);
+	ASSERT_EQ(3, bi_global_dispense(&g, 10, 1, 10, 0, &retry));
+	ASSERT_EQ(U64_MAX, retry);			/* rate 0: never */
+	ASSERT_EQ(0, bi_global_dispense(&g, 10, 1, 10, 0, NULL));	/* insufficient */
+	ASSERT_EQ(1ULL, g.nr_refused);
+	bi_global_init(&g, 0, 100, 4, 0);
+	g.threshold = 5;
+	ASSERT_EQ(0, bi_global_dispense(&g, 10, 1, 10, 0, NULL));
+	bi_global_init(&g, 0, 100, 8, 0);
+	g.threshold = 5;
+	ASSERT_EQ(3, bi_global_dispense(&g, 10, 1, 10, 0, NULL));
+	ASSERT_EQ(5, g.b.tokens);
+	/* negative threshold: borrowing from the global bucket */
+	bi_global_init(&g, 0, 100, 0, 0);
+	g.threshold = -20;
+	ASSERT_EQ(20, bi_global_dispense(&g, 30, 1, 30, 0, NULL));
+	ASSERT_EQ(-20, g.b.tokens);
+}
+
+/* S4-03 / A-38: 1000/s gives +10 per 10 ms interval, capped at max. */
+TEST(s4_03_interval_refill)
+{
+	struct bi_global g;
+	u64 t;
+
+	bi_global_init(&g, 1000, 35, 0, 0);
+	for (t = 10 * MS; t <= 30 * MS; t += 10 * MS) {
+		bi_bucket_refill(&g.b, t);
+		ASSERT_EQ((s64)(t / MS), g.b.tokens);
+	}
+	bi_bucket_refill(&g.b, 40 * MS);
+	ASSERT_EQ(35, g.b.tokens);
+}
+
+/* S4-04: on-demand refill: 1000/s, max 500, current 100. */
+TEST(s4_04_lazy_refill)
+{
+	struct bi_global g;
+
+	bi_global_init(&g, 1000, 500, 100, 0);
+	ASSERT_EQ(1, bi_global_dispense(&g, 1, 1, 1, 250 * MS, NULL));
+	ASSERT_EQ(349, g.b.tokens);			/* 350 before the dispense */
+	bi_global_init(&g, 1000, 500, 100, 0);
+	ASSERT_EQ(1, bi_global_dispense(&g, 1, 1, 1, 2 * SEC, NULL));
+	ASSERT_EQ(499, g.b.tokens);			/* capped at 500 */
+}
+
+/* S4-05 / S4-10: after one dispense, bios are served locally. */
+TEST(s4_05_local_hits)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry;
+	int i;
+
+	bi_global_init(&g, 0, 16000, 16000, 0);		/* local_max 1000 */
+	bi_local_init(&l, 0);
+	for (i = 0; i < 32; i++)
+		ASSERT_TRUE(bi_local_charge(&l, &g, 2, 0, &retry));
+	ASSERT_EQ(1ULL, g.nr_requests);			/* 32 bios x 2 units */
+	ASSERT_EQ(0, l.tokens);
+	ASSERT_EQ(32ULL, l.nr_bios);
+	ASSERT_EQ(1ULL, l.nr_slow);
+}
+
+/*
+ * S4-06 / S4-07 / A-37: negative cache and hold interval.  The global bucket
+ * refills 1 unit per 200 ms, longer than the 100 ms hold: bios within the
+ * hold are throttled without global contact; the first at t0 + hold asks
+ * again.  When the global bucket can cover the bio sooner, the hold ends
+ * then (a longer hold would let it fill and drop tokens).
+ */
+TEST(s4_06_07_negative_cache_and_hold)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry, t0 = 5 * MS;
+
+	bi_global_init(&g, 5, 100, 0, 0);
+	bi_local_init(&l, 0);
+	g.b.last_ns = t0;				/* empty at t0 */
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0, &retry));
+	ASSERT_EQ(1ULL, g.nr_requests);
+	ASSERT_EQ(t0 + g.hold_ns, retry);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0 + 50 * MS, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0 + g.hold_ns - 1, &retry));
+	ASSERT_EQ(1ULL, g.nr_requests);			/* no global contact */
+	ASSERT_EQ(2ULL, l.nr_held);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0 + g.hold_ns, &retry));
+	ASSERT_EQ(2ULL, g.nr_requests);			/* asked again */
+	ASSERT_EQ(t0 + 200 * MS, retry);		/* one token away */
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1, t0 + 200 * MS, &retry));
+
+	/* 1000/s: 2 units are there after 2 ms, so the hold is 2 ms */
+	bi_global_init(&g, 1000, 100, 0, 0);
+	bi_local_init(&l, 0);
+	g.b.last_ns = t0;
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, t0, &retry));
+	ASSERT_EQ(t0 + 2 * MS, retry);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, t0 + 2 * MS - 1, &retry));
+	ASSERT_EQ(1ULL, g.nr_requests);
+	ASSERT_TRUE(bi_local_charge(&l, &g, 2, t0 + 2 * MS, &retry));
+}
+
+/* S4-09: linearly weighted demand, capped at a fraction of the global max. */
+TEST(s4_09_request_size)
+{
+	u64 d[BI_DEMAND_INTERVALS] = { 40, 30, 20, 10 };	/* [0] most recent */
+	struct bi_global g;
+	struct bi_local l;
+
+	ASSERT_EQ(30ULL, bi_demand_wavg(d, 4));
+	bi_global_init(&g, 0, 800, 800, 0);
+	ASSERT_EQ(50, g.local_max);			/* default max/16 */
+	g.local_max = 800 / 8;				/* claim 10: 1/8 of max */
+	bi_local_init(&l, 0);
+	l.demand[0] = l.demand[1] = l.demand[2] = l.demand[3] = 5000;
+	ASSERT_EQ(100, bi_local_request_size(&l, &g, 1));
+	l.demand[0] = l.demand[1] = l.demand[2] = l.demand[3] = 70;
+	ASSERT_EQ(70, bi_local_request_size(&l, &g, 1));
+	ASSERT_EQ(100, bi_local_request_size(&l, &g, 64));	/* 32 x 64, capped */
+	ASSERT_EQ(300, bi_local_request_size(&l, &g, 300));	/* a bio above the cap */
+}
+
+/* The demand history rolls lazily, one slot per elapsed interval. */
+TEST(demand_history_rolls)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry;
+
+	bi_global_init(&g, 0, 1LL << 30, 1LL << 30, 0);
+	bi_local_init(&l, 0);
+	ASSERT_TRUE(bi_local_charge(&l, &g, 7, 0, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 5, 100 * MS, &retry));	/* next interval */
+	ASSERT_EQ(7ULL, l.demand[0]);
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1, 350 * MS, &retry));	/* 2 later */
+	ASSERT_EQ(0ULL, l.demand[0]);
+	ASSERT_EQ(5ULL, l.demand[1]);
+	ASSERT_EQ(7ULL, l.demand[2]);
+}
+
+/* a short dispense stays local; the retry uses it. */
+TEST(a_35_partial_dispense_kept)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry;
+
+	bi_global_init(&g, 1000, 100, 3, 0);
+	bi_local_init(&l, 0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 5, 0, &retry));
+	ASSERT_EQ(3, l.tokens);
+	ASSERT_EQ(2 * MS, retry);			/* the missing 2 units */
+	ASSERT_FALSE(bi_local_charge(&l, &g, 5, 2 * MS - 1, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 5, 2 * MS, &retry));
+	ASSERT_EQ(0, l.tokens);
+}
+
+/*
+ * A-36: worst case over-admission = nr_cpus x local_max.  8 CPUs each park a
+ * full local bucket, the global refills to max, then everything is spent at
+ * one instant: g.max + 8 * local_max, exactly the documented bound.  After
+ * the idle reclaim the burst is back to g.max.
+ */
+static int burst(struct bi_global *g, struct bi_local *l, int ncpu, u64 now)
+{
+	int admitted = 0, c;
+	u64 retry;
+
+	for (c = 0; c < ncpu; c++)
+		while (bi_local_charge(&l[c], g, 1, now, &retry))
+			admitted++;
+	return admitted;
+}
+
+TEST(a_36_over_admission_bound)
+{
+	enum { NCPU = 8 };
+	struct bi_local l[NCPU];
+	struct bi_global g;
+	u64 retry, now;
+	int c;
+
+	bi_global_init(&g, 1600, 1600, 1600, 0);	/* local_max 100 */
+	for (c = 0; c < NCPU; c++) {
+		bi_local_init(&l[c], 0);
+		l[c].demand[0] = 1000;			/* busy: ask for the cap */
+		ASSERT_TRUE(bi_local_charge(&l[c], &g, 1, 0, &retry));
+	}
+	for (c = 0; c < NCPU; c++)
+		bi_local_correct(&l[c], &g, 1, 0, NULL, 0);	/* refund: full */
+	for (c = 0; c < NCPU; c++)
+		ASSERT_EQ(g.local_max, l[c].tokens);
+	now = 500 * MS;					/* global back to max */
+	bi_bucket_refill(&g.b, now);
+	ASSERT_EQ(1600, g.b.tokens);
+	ASSERT_EQ(1600 + NCPU * 100, burst(&g, l, NCPU, now));
+
+	/* idle > 1 tick: reclaim returns local tokens, the global caps them */
+	bi_global_init(&g, 1600, 1600, 1600, 0);
+	for (c = 0; c < NCPU; c++) {
+		bi_local_init(&l[c], 0);
+		l[c].demand[0] = 1000;
+		bi_local_charge(&l[c], &g, 1, 0, &retry);
+		bi_local_correct(&l[c], &g, 1, 0, NULL, 0);
+	}
+	now = 1 * SEC;
+	for (c = 0; c < NCPU; c++)
+		ASSERT_TRUE(bi_local_reclaim(&l[c], &g, now));
+	ASSERT_EQ(1600, g.b.tokens);
+	ASSERT_EQ(800ULL, g.b.dropped);
+	ASSERT_EQ(1600, burst(&g, l, NCPU, now));
+}
+
+struct sys_sums {
+	s64 tokens, charged, refunded;
+	u64 got, returned;
+};
+
+static struct sys_sums sum_locals(const struct bi_local *l, int n)
+{
+	struct sys_sums s = { 0 };
+	int c;
+
+	for (c = 0; c < n; c++) {
+		s.tokens += l[c].tokens;
+		s.charged += (s64)l[c].charged;
+		s.refunded += (s64)l[c].refunded;
+		s.got += l[c].got;
+		s.returned += l[c].returned;
+	}
+	return s;
+}
+
+/*
+ * Conservation with completions on another CPU: random charges on one
+ * local, corrections on a random other, reclaims, retunes.  Tokens in the
+ * system = initial + refilled - dropped - charged + refunded.
+ */
+TEST(conservation_cross_cpu)
+{
+	enum { NCPU = 8, NB = 64 };
+	uint64_t rng = 4004;
+	int round, i;
+
+	for (round = 0; round < 50; round++) {
+		struct bi_local l[NCPU];
+		struct bi_global g;
+		s64 init[NB], t0;
+		u64 now = 0, retry;
+		struct sys_sums s;
+		int c;
+
+		bi_global_init(&g, tokrng_range(&rng, 0, 200000),
+			       tokrng_range(&rng, 16, 20000), 0, 0);
+		g.threshold = tokrng_range(&rng, -100, 10);
+		t0 = g.b.tokens;
+		for (c = 0; c < NCPU; c++)
+			bi_local_init(&l[c], 0);
+		for (i = 0; i < NB; i++)
+			init[i] = -1;
+		for (i = 0; i < 3000; i++) {
+			int k = tokrng_next(&rng) % NB;
+
+			c = tokrng_next(&rng) % NCPU;
+			now += tokrng_range(&rng, 0, 3 * MS);
+			if (init[k] < 0) {
+				s64 cost = tokrng_range(&rng, 1, 64);
+
+				if (bi_local_charge(&l[c], &g, cost, now, &retry))
+					init[k] = cost;
+			} else if (tokrng_next(&rng) % 8) {
+				bi_local_correct(&l[c], &g, init[k],
+						 tokrng_range(&rng, 1, 600), NULL, now);
+				init[k] = -1;
+			} else if (tokrng_next(&rng) & 1) {
+				bi_local_reclaim(&l[c], &g, now);
+			} else {
+				bi_global_set(&g, tokrng_range(&rng, 0, 200000),
+					      tokrng_range(&rng, 16, 20000), now);
+			}
+			s = sum_locals(l, NCPU);
+			ASSERT_EQ(s.got, g.b.given);
+			ASSERT_EQ(s.returned, g.b.taken);
+			ASSERT_EQ(s.tokens, (s64)(s.got - s.returned) - s.charged +
+				  s.refunded);
+			ASSERT_EQ(s.tokens + g.b.tokens - t0,
+				  (s64)(g.b.added - g.b.dropped) - s.charged + s.refunded);
+		}
+	}
+}
+
+/*
+ * S1-16: 64 threads, each the owner of one local bucket (64 CPUs), race for
+ * 10 tokens (rate 0) through bi_local_charge.  Each admits until refused.
+ * Exactly 10 are admitted in each of 1000 rounds.  With local_max 1 every
+ * admission needs its own dispense (10 successes + 64 refusals per round);
+ * with a large local_max the first thread takes all 10 in one dispense.
+ */
+enum { RACE_THREADS = 64, RACE_ROUNDS = 1000 };
+
+struct race {
+	struct bi_global g;
+	struct bi_local l[RACE_THREADS];
+	int admitted[RACE_THREADS];
+	pthread_barrier_t start, done;
+};
+
+struct race_arg {
+	struct race *r;
+	int cpu;
+};
+
+static void *race_thread(void *p)
+{
+	struct race_arg *a = p;
+	struct race *r = a->r;
+	u64 retry;
+	int round;
+
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		pthread_barrier_wait(&r->start);
+		r->admitted[a->cpu] = 0;
+		while (bi_local_charge(&r->l[a->cpu], &r->g, 1, 0, &retry))
+			r->admitted[a->cpu]++;
+		pthread_barrier_wait(&r->done);
+	}
+	return NULL;
+}
+
+static void race(struct __test_metadata *_metadata, s64 gmax,
+		 u64 successes_per_round)
+{
+	static struct race r;
+	struct race_arg args[RACE_THREADS];
+	pthread_t th[RACE_THREADS];
+	u64 slow, bios;
+	int i, round, sum;
+
+	pthread_barrier_init(&r.start, NULL, RACE_THREADS + 1);
+	pthread_barrier_init(&r.done, NULL, RACE_THREADS + 1);
+	for (i = 0; i < RACE_THREADS; i++) {
+		args[i] = (struct race_arg){ .r = &r, .cpu = i };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, race_thread, &args[i]));
+	}
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		bi_global_init(&r.g, 0, gmax, 10, 0);
+		for (i = 0; i < RACE_THREADS; i++)
+			bi_local_init(&r.l[i], 0);
+		pthread_barrier_wait(&r.start);
+		pthread_barrier_wait(&r.done);
+		sum = 0;
+		slow = bios = 0;
+		for (i = 0; i < RACE_THREADS; i++) {
+			sum += r.admitted[i];
+			slow += r.l[i].nr_slow;
+			bios += r.l[i].nr_bios;
+		}
+		ASSERT_EQ(10, sum);
+		ASSERT_EQ(10ULL, bios);
+		ASSERT_EQ(0, r.g.b.tokens);
+		/* the global-dispense ratio */
+		ASSERT_EQ(slow, r.g.nr_requests);
+		ASSERT_EQ((u64)RACE_THREADS, r.g.nr_refused);
+		ASSERT_EQ(successes_per_round, r.g.nr_requests - r.g.nr_refused);
+	}
+	for (i = 0; i < RACE_THREADS; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&r.start);
+	pthread_barrier_destroy(&r.done);
+}
+
+TEST(s1_16_race_64_threads_one_token_per_dispense)
+{
+	race(_metadata, 10, 10);	/* local_max 1: 1 dispense per bio */
+}
+
+TEST(s1_16_race_64_threads_batched)
+{
+	race(_metadata, 1024, 1);	/* local_max 64: one batch of 10 */
+}
+
+/*
+ * Steady state: 4 threads (CPUs) submit 4 KiB bios (2 units) on a shared
+ * simulated clock and complete them on the same CPU (correction 2 -> 2 or
+ * 2 -> 3; cross-CPU completions are covered by conservation_cross_cpu).
+ * At most one global dispense per 32 bios per CPU.
+ */
+enum { SS_THREADS = 4, SS_BIOS = 200000 };
+
+struct steady {
+	struct bi_global g;
+	struct bi_local l[SS_THREADS];
+	u64 clock;
+	int refused;
+};
+
+struct steady_arg {
+	struct steady *s;
+	int cpu;
+};
+
+static void *steady_thread(void *p)
+{
+	struct steady_arg *a = p;
+	struct steady *s = a->s;
+	struct bi_local *l = &s->l[a->cpu];
+	u64 retry, now;
+	int i;
+
+	for (i = 0; i < SS_BIOS; i++) {
+		now = __atomic_add_fetch(&s->clock, 1000, __ATOMIC_RELAXED);
+		if (!bi_local_charge(l, &s->g, 2, now, &retry)) {
+			__atomic_add_fetch(&s->refused, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		bi_local_correct(l, &s->g, 2, 2 + (i & 1), NULL, now);
+	}
+	return NULL;
+}
+
+TEST(steady_state_dispense_ratio)
+{
+	static struct steady s;
+	struct steady_arg args[SS_THREADS];
+	pthread_t th[SS_THREADS];
+	u64 bios = 0, slow = 0;
+	int i;
+
+	/* 10^8 units/s >> 4 CPUs x 2.5 units per us of simulated demand */
+	bi_global_init(&s.g, 100000000ULL, 5000000, 5000000, 0);
+	for (i = 0; i < SS_THREADS; i++)
+		bi_local_init(&s.l[i], 0);
+	for (i = 0; i < SS_THREADS; i++) {
+		args[i] = (struct steady_arg){ .s = &s, .cpu = i };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, steady_thread, &args[i]));
+	}
+	for (i = 0; i < SS_THREADS; i++)
+		pthread_join(th[i], NULL);
+	ASSERT_EQ(0, s.refused);
+	for (i = 0; i < SS_THREADS; i++) {
+		ASSERT_EQ((u64)SS_BIOS, s.l[i].nr_bios);
+		ASSERT_GE(s.l[i].nr_bios / 32, s.l[i].nr_slow);
+		bios += s.l[i].nr_bios;
+		slow += s.l[i].nr_slow;
+	}
+	TH_LOG("steady state: %llu bios, %llu global dispenses (1 per %llu)",
+	       (unsigned long long)bios, (unsigned long long)slow,
+	       (unsigned long long)(bios / (slow ? slow : 1)));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tokadapt_test.c - tick-time adaptation (kmod/core/tokadapt.c): the
+ * adaptive initial deduction (S0-29), min_tokens=auto together with it
+ * (S0-30), and request/work/auto selection (S0-33, S0-34, A-42).
+ */
+#include "tokadapt.h"
+#include "bucket.h"
+#include "admit.h"
+#include "kselftest_harness.h"
+
+#define MS	BI_NSEC_PER_MSEC
+#define SEC	BI_NSEC_PER_SEC
+
+static void feed(struct bi_sample *s, int n, u64 units)
+{
+	while (n--)
+		bi_sample_add(s, units);
+}
+
+/*
+ * S0-29: initial 1, then 100 consecutive 64 KiB writes (50 per tick):
+ * within 2 ticks the initial is in [30, 32]; then 4 KiB reads: 2 within 5.
+ */
+TEST(s0_29_adaptive_initial)
+{
+	struct bi_sample cpu[2] = { 0 }, tick;
+	struct bi_adapt a;
+	int i;
+
+	bi_adapt_init(&a, 1, true);
+	for (i = 0; i < 2; i++) {
+		tick = (struct bi_sample){ 0 };
+		feed(&cpu[0], 25, 32);			/* two CPUs' samples */
+		feed(&cpu[1], 25, 32);
+		bi_sample_fold(&tick, &cpu[0]);
+		bi_sample_fold(&tick, &cpu[1]);
+		ASSERT_EQ(0ULL, cpu[0].n);
+		bi_adapt_tick(&a, &tick);
+	}
+	ASSERT_LE(30, a.initial);
+	ASSERT_GE(32, a.initial);
+	for (i = 0; i < 5; i++) {
+		tick = (struct bi_sample){ 0 };
+		feed(&tick, 50, 2);
+		bi_adapt_tick(&a, &tick);
+	}
+	ASSERT_EQ(2, a.initial);
+}
+
+/* S0-29: no change while differences are small; disabled = seed default. */
+TEST(s0_29_dead_zone)
+{
+	struct bi_sample s = { 0 };
+	struct bi_adapt a;
+
+	bi_adapt_init(&a, 32, true);
+	feed(&s, 100, 36);				/* 12.5 % < 25 % */
+	ASSERT_FALSE(bi_adapt_tick(&a, &s));
+	ASSERT_EQ(32, a.initial);
+	s = (struct bi_sample){ 0 };
+	ASSERT_FALSE(bi_adapt_tick(&a, &s));		/* no completions */
+	bi_adapt_init(&a, 1, false);
+	feed(&s, 100, 32);
+	ASSERT_FALSE(bi_adapt_tick(&a, &s));
+	ASSERT_EQ(1, a.initial);
+}
+
+/* S0-30: min = auto follows the adapted initial: 31 throttled, 32 admitted. */
+TEST(s0_30_min_auto_follows)
+{
+	struct bi_policy p;
+	struct bi_bucket cls[BI_NR_CLASSES];
+	struct bi_sample s = { 0 };
+	struct bi_ticket t;
+	struct bi_adapt a;
+	int c;
+
+	bi_adapt_init(&a, 1, true);
+	feed(&s, 64, 32);
+	bi_adapt_tick(&a, &s);
+	ASSERT_EQ(32, a.initial);
+	bi_policy_priority(&p, BI_CLASS_LO);
+	p.min_tokens = BI_MIN_TOKENS_AUTO;
+	for (c = 0; c < BI_NR_CLASSES; c++)
+		bi_bucket_init(&cls[c], 0, 100, 31, 0);
+	ASSERT_EQ(BI_VERDICT_DELAY, bi_admit(cls, &p, a.initial, 0, &t));
+	cls[BI_CLASS_LO].tokens = 32;
+	ASSERT_EQ(BI_VERDICT_ADMIT, bi_admit(cls, &p, a.initial, 0, &t));
+}
+
+/*
+ * S0-33: auto mode.  A 1 s window of 4 KiB / 1 MiB bios alternating every
+ * 200 ms -> work; uniform 4 KiB at C = 100,000 units/s -> request; a low
+ * committed rate -> work; an explicit mode applies to the next bio.
+ */
+TEST(s0_33_mode_selection)
+{
+	struct bi_sample win = { 0 };
+	struct bi_modesel m;
+	int i;
+
+	bi_mode_init(&m, BI_MODE_AUTO);
+	ASSERT_EQ(BI_MODE_WORK, m.active);
+	for (i = 0; i < 5; i++)
+		feed(&win, i & 1 ? 20 : 400, i & 1 ? 512 : 2);
+	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &win, 100000));
+	win = (struct bi_sample){ 0 };
+	feed(&win, 2000, 2);
+	ASSERT_EQ(BI_MODE_REQUEST, bi_mode_tick(&m, &win, 100000));
+	ASSERT_EQ(1, bi_mode_cost(&m, 512));
+	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &win, 999));
+	/* CV exactly at the limit stays request: two sizes 1 and 3 -> CV 0.5 */
+	win = (struct bi_sample){ 0 };
+	feed(&win, 10, 1);
+	feed(&win, 10, 3);
+	ASSERT_EQ(BI_MODE_REQUEST, bi_mode_tick(&m, &win, 100000));
+	bi_mode_set(&m, BI_MODE_WORK);
+	ASSERT_EQ(512, bi_mode_cost(&m, 512));		/* the next bio */
+	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &win, 100000));	/* sticks */
+	bi_mode_set(&m, BI_MODE_REQUEST);
+	ASSERT_EQ(1, bi_mode_cost(&m, 512));
+}
+
+/*
+ * S0-33 conservation across a switch and S0-34 (unit analogue): a tenant
+ * with a request bucket (cap 100/s, burst 3) and a work bucket (4000
+ * units/s, 50 ms).  Bios go from 4 KiB to 1 MiB at t0 = 1 s.  Every bio is
+ * admitted or throttled (arrived = admitted + throttled); over the next 1 s,
+ * work mode admits at most rate + capacity + one bio of units, request mode
+ * admits far more (the difference the seed describes).
+ */
+static u64 units_after_switch(u8 mode, u64 *arrived, u64 *decided)
+{
+	struct bi_bucket req, work;
+	struct bi_modesel m;
+	u64 t, units = 0;
+
+	bi_mode_init(&m, mode);
+	bi_bucket_init(&req, 100, 3, 3, 0);
+	bi_bucket_init(&work, 4000, (s64)bi_bucket_capacity(4000, 50), 200, 0);
+	*arrived = *decided = 0;
+	for (t = 0; t < 2 * SEC; t += MS) {
+		u64 u = t < SEC ? 2 : 512;
+		struct bi_bucket *b = m.active == BI_MODE_REQUEST ? &req : &work;
+		bool ok;
+
+		if (t == SEC / 2)
+			bi_mode_set(&m, mode == BI_MODE_WORK ? BI_MODE_REQUEST :
+							      BI_MODE_WORK);
+		if (t == SEC)
+			bi_mode_set(&m, mode);
+		(*arrived)++;
+		ok = bi_bucket_try_charge(b, 1, bi_mode_cost(&m, (s64)u),
+					  BI_NO_FLOOR, t);
+		(*decided)++;
+		if (ok && t >= SEC)
+			units += u;
+	}
+	return units;
+}
+
+TEST(s0_33_34_switch_and_overadmission)
+{
+	u64 arrived, decided, work, req;
+
+	work = units_after_switch(BI_MODE_WORK, &arrived, &decided);
+	ASSERT_EQ(arrived, decided);
+	ASSERT_GE(4000ULL + 200 + 512, work);
+	req = units_after_switch(BI_MODE_REQUEST, &arrived, &decided);
+	ASSERT_EQ(arrived, decided);
+	ASSERT_LE(100ULL * 512, req);			/* >= 100 MiB-bios: ~100 MiB/s */
+}
+
+TEST_HARNESS_MAIN
