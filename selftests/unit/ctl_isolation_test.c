@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctl_isolation_test.c - slot limit, delays, hovering, abuse and modes of
+ * the isolation controller (seed 003).  Expected numbers are the
+ * catalogue's (d) parts of S3-04..S3-18.  The closed-loop tests use a
+ * fluid plant: a tenant with demand D on slots of L = 10 ms (100 IOPS per
+ * slot) gets min(D, capacity(n, delta)) each tick.
+ */
+#include <stdlib.h>
+#include "ctl_isolation.h"
+#include "kselftest_harness.h"
+
+#define ASSERT_CLOSE(want, seen, tol) \
+	ASSERT_LE(llabs((long long)(seen) - (long long)(want)), (long long)(tol))
+
+#define TICK_NS		(100 * BI_NSEC_PER_MSEC)
+#define LAT_NS		(10 * BI_NSEC_PER_MSEC)
+
+struct plant {
+	struct bi_iso t;
+	struct bi_iso_params p;
+	u64 now;
+	u64 last_usage;		/* IOPS delivered in the last tick */
+};
+
+/* IOPS n slots can deliver with the controller's current delay. */
+static u64 capacity(const struct plant *pl)
+{
+	u32 n = bi_iso_limit(&pl->t, &pl->p);
+	u64 d = pl->t.mode == BI_ISO_DELAY ? pl->t.delay_ns : 0;
+
+	if (pl->p.delay_mode == BI_ISO_SINGLE && d)
+		return (u64)(n - 1) * BI_NSEC_PER_SEC / LAT_NS +
+		       BI_NSEC_PER_SEC / (LAT_NS + d);
+	return (u64)n * BI_NSEC_PER_SEC / (LAT_NS + d);
+}
+
+static void plant_init(struct plant *pl, u64 alloc)
+{
+	bi_iso_params_init(&pl->p, alloc);
+	pl->now = 0;
+	pl->last_usage = 0;
+}
+
+static void plant_start(struct plant *pl)
+{
+	bi_iso_init(&pl->t, &pl->p);
+}
+
+/* One tick with demand @demand IOPS; returns the IOPS delivered. */
+static u64 plant_tick(struct plant *pl, u64 demand, bool overloaded)
+{
+	u64 cap = capacity(pl);
+	u64 got = demand < cap ? demand : cap;
+	struct bi_iso_stats s;
+
+	s.done = got / 10;		/* bios in 100 ms */
+	s.ops = s.done;
+	s.units = 2 * s.ops;
+	s.dev_ns = s.ops * LAT_NS;
+	s.dev_min_ns = s.ops ? LAT_NS : 0;
+	if (demand > cap)
+		pl->t.refused++;	/* bios waited for a slot */
+	pl->now += TICK_NS;
+	bi_iso_tick(&pl->t, &pl->p, &s, overloaded, pl->now);
+	pl->last_usage = got;
+	return got;
+}
+
+/* S3-06 / A-29: n 10, r 1000, target 750 -> r_pt 100, n_target 7.5 */
+TEST(target_slots_both_estimates)
+{
+	ASSERT_EQ(100, bi_iso_rpt_avg(1000, 10));
+	ASSERT_EQ(7 * 1024 + 512, bi_iso_n_target_fp(10, 1000, 750, 100));
+	ASSERT_EQ(100, bi_iso_rpt_marginal(1000, 900, 10, 9));
+	ASSERT_EQ(7 * 1024 + 512,
+		  bi_iso_n_target_fp(10, 1000, 750, bi_iso_rpt_marginal(1000, 900, 10, 9)));
+}
+
+/*
+ * S3-07: n 8, L 10 ms, 750 IOPS.  Spread: delta ~0.667 ms on all 8;
+ * single: one slot with 10 ms -> 7 x 100 + 50 = 750.
+ */
+TEST(delay_values)
+{
+	u64 spread = bi_iso_compute_delay_ns(BI_ISO_SPREAD, 8, 750, 100);
+	u64 single = bi_iso_compute_delay_ns(BI_ISO_SINGLE, 8, 750, 100);
+	u64 rate;
+
+	ASSERT_CLOSE(666667, spread, 1000);
+	ASSERT_LE(spread, BI_NSEC_PER_MSEC);
+	rate = 8 * BI_NSEC_PER_SEC / (LAT_NS + spread);
+	ASSERT_CLOSE(750, rate, 37);
+	ASSERT_EQ(10 * BI_NSEC_PER_MSEC, single);
+	rate = 700 + BI_NSEC_PER_SEC / (LAT_NS + single);
+	ASSERT_CLOSE(750, rate, 37);
+	/* one delayed slot cannot bring 9 slots to 750: drop a slot */
+	ASSERT_EQ(U64_MAX, bi_iso_compute_delay_ns(BI_ISO_SINGLE, 9, 750, 100));
+	ASSERT_EQ(0, bi_iso_compute_delay_ns(BI_ISO_SPREAD, 7, 750, 100));
+}
+
+/* S3-04: allocation 500, start at 10 slots: n -> 5, 500 +-5 % within 2 s */
+TEST(iterative_reduction)
+{
+	struct plant pl;
+	int i;
+
+	plant_init(&pl, 500);
+	pl.p.n_max = 10;
+	plant_start(&pl);
+	for (i = 0; i < 20; i++)
+		plant_tick(&pl, 3200, false);
+	ASSERT_EQ(5, pl.t.n);
+	ASSERT_CLOSE(500, pl.last_usage, 25);
+
+	/* the literal one-slot-at-a-time variant gets there too */
+	plant_init(&pl, 500);
+	pl.p.n_max = 10;
+	pl.p.predict_underuse = false;
+	pl.p.eval_ticks = 1;
+	plant_start(&pl);
+	for (i = 0; i < 20; i++)
+		plant_tick(&pl, 3200, false);
+	ASSERT_EQ(5, pl.t.n);
+	ASSERT_CLOSE(500, pl.last_usage, 25);
+}
+
+/*
+ * S3-05: allocation 750 at 100 IOPS per slot: n = 8 plus delay, 750 +-5 %,
+ * never 7 slots (700) or 8 without delay (800), <= 2 slot changes in the
+ * last 30 s.  Both delay modes.
+ */
+TEST(underuse_avoidance)
+{
+	u8 modes[] = { BI_ISO_SPREAD, BI_ISO_SINGLE };
+	unsigned int m;
+
+	for (m = 0; m < 2; m++) {
+		struct plant pl;
+		u64 changes = 0;
+		int i;
+
+		plant_init(&pl, 750);
+		pl.p.delay_mode = modes[m];
+		plant_start(&pl);
+		for (i = 0; i < 600; i++) {
+			if (i == 300)
+				changes = pl.t.slot_changes;
+			plant_tick(&pl, 5000, false);
+		}
+		ASSERT_EQ(8, pl.t.n);
+		ASSERT_EQ(BI_ISO_DELAY, pl.t.mode);
+		ASSERT_GT(pl.t.delay_ns, 0);
+		ASSERT_CLOSE(750, pl.last_usage, 37);
+		ASSERT_LE(pl.t.slot_changes - changes, 2);
+	}
+}
+
+/* S3-12: reduce_below_alloc=1 settles below the allocation (near 700) */
+TEST(reduce_below_allocation)
+{
+	struct plant pl;
+	int i;
+
+	plant_init(&pl, 750);
+	pl.p.reduce_below_alloc = true;
+	plant_start(&pl);
+	for (i = 0; i < 300; i++)
+		plant_tick(&pl, 5000, false);
+	ASSERT_LE(pl.last_usage, 750);
+	ASSERT_CLOSE(700, pl.last_usage, 35);
+}
+
+/*
+ * S3-08: usage alternating 800 / 700 around 750 (as the slot count flips
+ * between 8 and 7): delay mode engages at hover_ms +-1 tick with n = 8.
+ */
+TEST(hovering_switches_to_delay)
+{
+	struct bi_iso_params p;
+	struct bi_iso t;
+	u64 now = 0;
+	int i;
+
+	bi_iso_params_init(&p, 750);
+	p.predict_underuse = false;
+	p.alpha_fp = BI_FP_ONE;
+	p.eval_ticks = 1;
+	bi_iso_init(&t, &p);
+	t.n = 8;
+	t.prev_n = 8;
+	for (i = 1; i <= 12; i++) {
+		struct bi_iso_stats s;
+
+		s.done = i & 1 ? 80 : 70;
+		s.ops = s.done;
+		s.units = s.done;
+		s.dev_ns = s.ops * LAT_NS;
+		s.dev_min_ns = LAT_NS;
+		t.refused = 1;
+		now += TICK_NS;
+		bi_iso_tick(&t, &p, &s, false, now);
+		if (t.mode == BI_ISO_DELAY)
+			break;
+	}
+	ASSERT_EQ(BI_ISO_DELAY, t.mode);
+	ASSERT_CLOSE(p.hover_ns, now, TICK_NS);
+	ASSERT_EQ(8, t.n);
+	ASSERT_CLOSE(666667, t.delay_ns, 1000);
+}
+
+/* S3-09: one test per transition of the delay state machine */
+TEST(delay_rules)
+{
+	struct bi_iso_params p;
+	struct bi_iso_stats hi = { 90, 90, 90, 90 * LAT_NS, LAT_NS };	/* 900 */
+	struct bi_iso_stats lo = { 60, 60, 60, 60 * LAT_NS, LAT_NS };	/* 600 */
+	struct bi_iso t;
+
+	bi_iso_params_init(&p, 750);
+	p.alpha_fp = BI_FP_ONE;
+	p.eval_ticks = 1;
+	p.abuse_permille = 0;
+	p.delay_max_ns = 5 * BI_NSEC_PER_MSEC;
+	bi_iso_init(&t, &p);
+	t.n = 8;
+	t.mode = BI_ISO_DELAY;
+
+	/* below, delay > 0 -> less delay */
+	t.delay_ns = 250 * BI_NSEC_PER_USEC;
+	bi_iso_tick(&t, &p, &lo, false, 1 * TICK_NS);
+	ASSERT_EQ(150 * BI_NSEC_PER_USEC, t.delay_ns);
+	ASSERT_EQ(8, t.n);
+
+	/* below, delay 0, slot-limited -> a slot more (9 x 100 > band: keep delay mode) */
+	t.delay_ns = 0;
+	t.refused = 1;
+	bi_iso_tick(&t, &p, &lo, false, 2 * TICK_NS);
+	ASSERT_EQ(9, t.n);
+	ASSERT_EQ(BI_ISO_DELAY, t.mode);
+
+	/* above, below the maximum delay -> more delay */
+	t.delay_ns = 1 * BI_NSEC_PER_MSEC;
+	bi_iso_tick(&t, &p, &hi, false, 3 * TICK_NS);
+	ASSERT_EQ(1100 * BI_NSEC_PER_USEC, t.delay_ns);
+
+	/* above at the maximum delay -> delay 0 and a slot less */
+	t.delay_ns = p.delay_max_ns;
+	t.n = 8;
+	bi_iso_tick(&t, &p, &hi, false, 4 * TICK_NS);
+	ASSERT_EQ(0, t.delay_ns);
+	ASSERT_EQ(7, t.n);
+	ASSERT_EQ(BI_ISO_SLOTS, t.mode);
+}
+
+/*
+ * S3-10: at n = 10 with 10 in flight, lowering to 9 aborts nothing; new
+ * bios wait until fewer than 9 are in flight.
+ */
+TEST(lowering_never_aborts)
+{
+	struct bi_iso_params p;
+	struct bi_iso t;
+	int slot[10], i, s;
+	u64 d;
+
+	bi_iso_params_init(&p, 1000);
+	p.n_max = 10;
+	bi_iso_init(&t, &p);
+	for (i = 0; i < 10; i++) {
+		slot[i] = bi_iso_slot_get(&t, &p, 2, 0, &d);
+		ASSERT_GE(slot[i], 0);
+	}
+	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, &d));
+	t.n = 9;
+	ASSERT_EQ(10, t.inflight);
+	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, &d));
+	bi_iso_slot_put(&t, slot[0], 0);
+	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, &d));	/* 9 in flight */
+	bi_iso_slot_put(&t, slot[1], 0);
+	s = bi_iso_slot_get(&t, &p, 2, 0, &d);
+	ASSERT_GE(s, 0);
+	ASSERT_LT(s, 9);
+	ASSERT_EQ(9, t.inflight);
+	ASSERT_EQ(3, t.refused);
+}
+
+/*
+ * S3-10 invariants under random gets, puts and limit changes: a slot is
+ * never handed out twice, never at or above the limit in force, in-flight
+ * equals the busy bitmap, and a get succeeds whenever in-flight < limit.
+ */
+TEST(slot_invariants_random)
+{
+	struct bi_iso_params p;
+	int held[BI_ISO_MAX_SLOTS], nr = 0, i;
+	struct bi_iso t;
+	u64 x = 88172645463325252ULL, d;
+
+	bi_iso_params_init(&p, 1000);
+	p.n_max = 64;
+	bi_iso_init(&t, &p);
+	for (i = 0; i < 200000; i++) {
+		u32 r, lim;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		r = (u32)(x % 100);
+		if (r < 5) {
+			t.n = 1 + (u32)(x >> 20) % 64;		/* the controller moves n */
+		} else if (r < 55) {
+			int slot;
+
+			lim = bi_iso_limit(&t, &p);
+			slot = bi_iso_slot_get(&t, &p, 2, 0, &d);
+			if (t.inflight < lim || slot >= 0) {
+				ASSERT_GE(slot, 0);
+				ASSERT_LT((u32)slot, lim);
+				held[nr++] = slot;
+			}
+		} else if (nr) {
+			int k = (int)((x >> 30) % (u64)nr);
+
+			bi_iso_slot_put(&t, held[k], 0);
+			held[k] = held[--nr];
+		}
+		ASSERT_EQ((u32)nr, t.inflight);
+		ASSERT_EQ(t.inflight, (u32)__builtin_popcountll(t.slot_busy));
+	}
+}
+
+/*
+ * S3-13: an idle tenant spikes to 3x its allocation for 200 ms: with
+ * alpha 0.1 no slot changes; with alpha 1.0 slots drop within 1 tick.
+ */
+TEST(smoothing_spike)
+{
+	u32 alphas[] = { 102, BI_FP_ONE };
+	unsigned int a;
+
+	for (a = 0; a < 2; a++) {
+		struct plant pl;
+		int i;
+
+		plant_init(&pl, 500);
+		pl.p.alpha_fp = alphas[a];
+		pl.p.eval_ticks = 1;
+		plant_start(&pl);
+		for (i = 0; i < 10; i++)
+			plant_tick(&pl, 0, false);
+		plant_tick(&pl, 1500, false);
+		if (a == 1) {
+			ASSERT_LT(pl.t.n, 32);
+			continue;
+		}
+		plant_tick(&pl, 1500, false);
+		for (i = 0; i < 30; i++)
+			plant_tick(&pl, 0, false);
+		ASSERT_EQ(0, pl.t.slot_changes);
+		ASSERT_EQ(32, pl.t.n);
+	}
+}
+
+/*
+ * S3-14: demand ramps 600 -> 800 over 2 s with allocation 750: predictive
+ * mode never lets usage above 1.02 x 750; without prediction it goes above.
+ */
+TEST(predictive_levels_off)
+{
+	bool modes[] = { true, false };
+	unsigned int m;
+
+	for (m = 0; m < 2; m++) {
+		struct plant pl;
+		u64 peak = 0;
+		int i;
+
+		plant_init(&pl, 750);
+		pl.p.predictive = modes[m];
+		plant_start(&pl);
+		for (i = 0; i < 30; i++)
+			plant_tick(&pl, 600, false);
+		for (i = 0; i < 50; i++) {
+			u64 demand = 600 + (i < 20 ? 10 * (i + 1) : 200);
+			u64 got = plant_tick(&pl, demand, false);
+
+			peak = got > peak ? got : peak;
+		}
+		if (modes[m]) {
+			ASSERT_LE(peak, 765);
+		} else {
+			ASSERT_GT(peak, 765);
+		}
+		ASSERT_CLOSE(750, pl.last_usage, 37);
+	}
+}
+
+/*
+ * S3-15: allocation 300, offered 3000: n = 1 within 1 tick of smoothed
+ * usage >= 600, restored (to the allocation's slots) once below.
+ */
+TEST(abuse_threshold)
+{
+	struct plant pl;
+	int i, crossed = -1, cut = -1;
+
+	plant_init(&pl, 300);
+	plant_start(&pl);
+	for (i = 0; i < 10 && cut < 0; i++) {
+		plant_tick(&pl, 3000, false);
+		if (crossed < 0 && pl.t.usage >= 600)
+			crossed = i;
+		if (pl.t.mode == BI_ISO_ABUSE) {
+			cut = i;
+			ASSERT_EQ(1, pl.t.n);
+		}
+	}
+	ASSERT_GE(crossed, 0);
+	ASSERT_GE(cut, 0);
+	ASSERT_LE(cut - crossed, 1);
+	for (i = 0; i < 4; i++)
+		plant_tick(&pl, 3000, false);
+	ASSERT_EQ(BI_ISO_SLOTS, pl.t.mode);
+	ASSERT_EQ(3, pl.t.n);
+	for (i = 0; i < 30; i++)
+		plant_tick(&pl, 3000, false);
+	ASSERT_CLOSE(300, pl.last_usage, 15);
+}
+
+/*
+ * S3-16: small reads get at most 200 us while the large bios absorb the
+ * rest: over 9 small + 1 large bio the total delay is conserved (+-1 %).
+ * A 1 MiB bio in flight takes one slot off the limit.
+ */
+TEST(request_type_aware_delay)
+{
+	struct bi_iso_params p;
+	struct bi_iso t;
+	u64 d, total = 0;
+	int i, s;
+
+	bi_iso_params_init(&p, 750);
+	p.delay_max_ns = 50 * BI_NSEC_PER_MSEC;
+	bi_iso_init(&t, &p);
+	t.mode = BI_ISO_DELAY;
+	t.n = 32;
+	t.delay_ns = 10 * BI_NSEC_PER_MSEC;
+	t.units_fp = 53 << BI_FP_SHIFT;		/* 9 x 2 + 1 x 512 over 10 bios */
+	for (i = 0; i < 9; i++) {
+		s = bi_iso_slot_get(&t, &p, 2, BI_ISO_IO_SMALL_READ, &d);
+		ASSERT_GE(s, 0);
+		ASSERT_LE(d, p.small_delay_ns);
+		total += d;
+		bi_iso_slot_put(&t, s, BI_ISO_IO_SMALL_READ);
+	}
+	s = bi_iso_slot_get(&t, &p, 512, BI_ISO_IO_BIG, &d);
+	ASSERT_GE(s, 0);
+	ASSERT_GT(d, t.delay_ns);
+	total += d;
+	ASSERT_CLOSE(10 * 10 * BI_NSEC_PER_MSEC, total, BI_NSEC_PER_MSEC);
+	ASSERT_EQ(31, bi_iso_limit(&t, &p));
+	bi_iso_slot_put(&t, s, BI_ISO_IO_BIG);
+	ASSERT_EQ(32, bi_iso_limit(&t, &p));
+}
+
+/*
+ * S3-18: allocation 500 on an idle device: strict -> 500 +-5 %;
+ * work-conserving -> above 500 until the device is overloaded, then back
+ * to <= 525.
+ */
+TEST(strict_vs_work_conserving)
+{
+	struct plant pl;
+	int i;
+
+	plant_init(&pl, 500);
+	plant_start(&pl);
+	for (i = 0; i < 30; i++)
+		plant_tick(&pl, 1400, false);
+	ASSERT_CLOSE(500, pl.last_usage, 25);
+
+	plant_init(&pl, 500);
+	pl.p.strict = false;
+	plant_start(&pl);
+	for (i = 0; i < 30; i++)
+		plant_tick(&pl, 1400, false);
+	ASSERT_EQ(1400, pl.last_usage);
+	ASSERT_EQ(BI_ISO_RELAXED, pl.t.mode);
+	for (i = 0; i < 20; i++)
+		plant_tick(&pl, 1400, true);
+	ASSERT_LE(pl.last_usage, 525);
+}
+
+TEST_HARNESS_MAIN

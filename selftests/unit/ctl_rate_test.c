@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctl_rate_test.c - the request-rate cap controller (seed 000): EWMA,
+ * cases A/B/C/D, initial caps, combined read/write, shedding.
+ * Expected numbers are the catalogue's (d) parts of S0-02, S0-08..S0-13,
+ * S0-15, S0-16, S0-20, S0-21, S0-35.
+ */
+#include <stdlib.h>
+#include "ctl_rate.h"
+#include "ewma.h"
+#include "kselftest_harness.h"
+
+/* |seen - want| <= tol, with the tolerance visible at the call */
+#define ASSERT_CLOSE(want, seen, tol) \
+	ASSERT_LE(llabs((long long)(seen) - (long long)(want)), (long long)(tol))
+
+#define FP(x)		((u64)(x) << BI_FP_SHIFT)
+#define TICK_NS		(100 * BI_NSEC_PER_MSEC)
+
+static void setup(struct bi_rate_ctl *c, struct bi_rate_params *p, u64 cap_rps,
+		  u64 l_ups, u64 f_units, u64 committed)
+{
+	bi_rate_params_init(p, committed);
+	p->cap_max_mrps = 1000000000ULL;	/* no upper clamp in these tests */
+	p->overshoot_guard = false;		/* the seed's formulas, unguarded */
+	bi_rate_init(c, cap_rps * BI_MRPS_PER_RPS);
+	c->l_fp = FP(l_ups);
+	c->f_fp = FP(f_units);
+	c->f_primed = true;
+}
+
+/* S0-15 / A-01: from S0 = 10 with inputs 0, 0, 0; +-0.01 = +-10/1024 */
+TEST(ewma_seed_alphas)
+{
+	u64 s = FP(10);
+
+	s = bi_ewma_u64(s, 0, BI_ALPHA_F_FP);
+	ASSERT_CLOSE(3072, s, 10);		/* 3.00 */
+	s = bi_ewma_u64(s, 0, BI_ALPHA_F_FP);
+	ASSERT_CLOSE(922, s, 10);		/* 0.90 */
+	s = bi_ewma_u64(s, 0, BI_ALPHA_F_FP);
+	ASSERT_CLOSE(276, s, 10);		/* 0.27 */
+
+	s = FP(10);
+	s = bi_ewma_u64(s, 0, BI_ALPHA_L_FP);
+	ASSERT_CLOSE(7168, s, 10);		/* 7.00 */
+	s = bi_ewma_u64(s, 0, BI_ALPHA_L_FP);
+	ASSERT_CLOSE(5018, s, 10);		/* 4.90 */
+	s = bi_ewma_u64(s, 0, BI_ALPHA_L_FP);
+	ASSERT_CLOSE(3512, s, 10);		/* 3.43 */
+}
+
+/* S0-08: X = 40, f = 4, n = 3 -> -3.33 per tick; 26.67, then 20.00 (+-0.01) */
+TEST(case_a_lowers)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	setup(&c, &p, 30, 140, 4, 100);
+	ASSERT_EQ(BI_RATE_CASE_A, bi_rate_adjust(&c, &p, true));
+	ASSERT_CLOSE(26667, c.cap_mrps, 10);
+	bi_rate_adjust(&c, &p, true);
+	bi_rate_adjust(&c, &p, true);
+	ASSERT_CLOSE(20000, c.cap_mrps, 10);
+}
+
+/* S0-12: with constant inputs the change after n ticks is X/f +-1 % */
+TEST(incremental_sums_to_x_over_f)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+	int i;
+
+	setup(&c, &p, 100, 300, 4, 100);	/* X / f = 200 / 4 = 50 rps */
+	for (i = 0; i < 3; i++)
+		bi_rate_adjust(&c, &p, true);
+	ASSERT_CLOSE(50000, 100000 - c.cap_mrps, 500);
+}
+
+/* S0-09: Y = 40, f = 4, m = 4 -> +2.5; without rejections no change */
+TEST(case_b_raises_only_when_rejecting)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	setup(&c, &p, 20, 60, 4, 100);
+	ASSERT_EQ(BI_RATE_CASE_B, bi_rate_adjust(&c, &p, true));
+	ASSERT_EQ(22500, c.cap_mrps);
+
+	setup(&c, &p, 20, 60, 4, 100);
+	ASSERT_EQ(BI_RATE_CASE_D, bi_rate_adjust(&c, &p, false));
+	ASSERT_EQ(20000, c.cap_mrps);
+}
+
+/*
+ * S0-10: cap 10, C = 100, 5 rps of 500 units -> L = 2500: s L / f = 6.0.
+ * A-05: still over at the next tick -> the case-A step without rejections.
+ * With L <= C the rule is not triggered.
+ */
+TEST(case_c_proposes_then_steps)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	setup(&c, &p, 10, 2500, 500, 100);
+	ASSERT_EQ(BI_RATE_CASE_C, bi_rate_adjust(&c, &p, false));
+	ASSERT_EQ(6000, c.cap_mrps);
+	/* (2500 - 100) / (500 * 3) = 1.6 */
+	ASSERT_EQ(BI_RATE_CASE_C_STEP, bi_rate_adjust(&c, &p, false));
+	ASSERT_EQ(4400, c.cap_mrps);
+
+	setup(&c, &p, 10, 100, 500, 100);
+	ASSERT_EQ(BI_RATE_CASE_D, bi_rate_adjust(&c, &p, false));
+	ASSERT_EQ(10000, c.cap_mrps);
+}
+
+/*
+ * S0-02 / S0-11: counters producing each of the four combinations give
+ * A/B/C/D through the whole tick (EWMA with alpha 1 so L is the sample).
+ */
+TEST(four_cases_from_counters)
+{
+	static const struct {
+		u64 arrived, throttled, completed, units;
+		enum bi_rate_case want;
+	} tab[] = {
+		{ 40, 10, 30, 150, BI_RATE_CASE_A },	/* L 1500 > C, rejecting */
+		{ 40, 10, 30, 30, BI_RATE_CASE_B },	/* L 300 < C, rejecting */
+		{ 20, 0, 20, 200, BI_RATE_CASE_C },	/* L 2000 > C, none rejected */
+		{ 20, 0, 20, 20, BI_RATE_CASE_D },	/* L 200 < C, none rejected */
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		struct bi_rate_stats s = { tab[i].arrived, tab[i].throttled,
+					   tab[i].completed, tab[i].units };
+		struct bi_rate_params p;
+		struct bi_rate_ctl c;
+
+		bi_rate_params_init(&p, 1000);
+		p.alpha_l_fp = BI_FP_ONE;
+		p.alpha_rej_fp = BI_FP_ONE;
+		bi_rate_init(&c, 300 * BI_MRPS_PER_RPS);
+		ASSERT_EQ(tab[i].want, bi_rate_tick(&c, &p, &s, TICK_NS));
+	}
+}
+
+/* S0-13: C = 10,000, F = 512 -> 19.53; b = 0.3 -> 3,000; max -> 10,000 */
+TEST(initial_caps)
+{
+	ASSERT_CLOSE(19531, bi_rate_initial_cap_mrps(BI_RATE_INIT_MIN, 10000, 512, 0), 1);
+	ASSERT_EQ(3000000, bi_rate_initial_cap_mrps(BI_RATE_INIT_FRAC, 10000, 0, 300));
+	ASSERT_EQ(10000000, bi_rate_initial_cap_mrps(BI_RATE_INIT_MAX, 10000, 0, 0));
+}
+
+/* S0-16: 2000 bios/s of 4 KiB -> arrival 2000 +-2 %, L 4000 +-2 %, f 2.00 +-0.05 */
+TEST(monitored_quantities)
+{
+	struct bi_rate_stats s = { 200, 0, 200, 400 };
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+	u64 now = 0;
+	int i;
+
+	bi_rate_params_init(&p, 100000);
+	bi_rate_init(&c, 10000 * BI_MRPS_PER_RPS);
+	for (i = 0; i < 30; i++) {
+		now += TICK_NS;
+		bi_rate_tick(&c, &p, &s, now);
+	}
+	ASSERT_CLOSE(FP(2000), c.rps_fp, FP(40));
+	ASSERT_CLOSE(FP(4000), c.l_fp, FP(80));
+	ASSERT_CLOSE(FP(2), c.f_fp, 51);
+}
+
+/*
+ * A-02: one tick with rejections, then none: the smoothed throttle rate
+ * (alpha 0.7) falls below epsilon and the controller stops raising.
+ */
+TEST(rejection_rate_decays_to_zero)
+{
+	struct bi_rate_stats rej = { 100, 50, 50, 50 };
+	struct bi_rate_stats clean = { 50, 0, 50, 50 };
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+	u64 now = TICK_NS;
+	int i;
+
+	bi_rate_params_init(&p, 100000);
+	bi_rate_init(&c, 1000 * BI_MRPS_PER_RPS);
+	ASSERT_EQ(BI_RATE_CASE_B, bi_rate_tick(&c, &p, &rej, now));
+	ASSERT_CLOSE(350000, c.rej_ppm, 400);	/* 0.7 x 50 % */
+	/* 350000 x 0.3^k < 1000 once k >= 5 */
+	for (i = 0; i < 4; i++) {
+		now += TICK_NS;
+		ASSERT_EQ(BI_RATE_CASE_B, bi_rate_tick(&c, &p, &clean, now));
+	}
+	now += TICK_NS;
+	ASSERT_EQ(BI_RATE_CASE_D, bi_rate_tick(&c, &p, &clean, now));
+	ASSERT_LT(c.rej_ppm, p.eps_ppm + 1);
+}
+
+/*
+ * S0-20: combined cap 300 write-eq/s, write cap 200/s: pure reads 100 rps,
+ * pure writes 200 rps, 50/50 mix 3R + W <= 300 and W <= 200.
+ */
+TEST(combined_read_write)
+{
+	struct bi_rate_stats rd = { 10, 1, 10, 20 }, wr = { 5, 0, 5, 10 }, comb;
+	struct bi_io rio = { .bytes = 4096, .op = BI_OP_READ };
+	struct bi_io wio = { .bytes = 4096, .op = BI_OP_WRITE };
+	struct bi_rate_rw rw;
+	u64 mix;
+
+	bi_rate_init(&rw.rd, 0);
+	bi_rate_init(&rw.wr, 200 * BI_MRPS_PER_RPS);
+	bi_rate_init(&rw.comb, 300 * BI_MRPS_PER_RPS);
+	rw.read_factor = BI_RATE_READ_FACTOR_DEF;
+	ASSERT_EQ(100000, bi_rate_rw_max_mrps(&rw, 1000));
+	ASSERT_EQ(200000, bi_rate_rw_max_mrps(&rw, 0));
+	mix = bi_rate_rw_max_mrps(&rw, 500);
+	ASSERT_LE(3 * mix / 2 + mix / 2, 300000);
+	ASSERT_LE(mix / 2, 200000);
+	ASSERT_EQ(150000, mix);
+	ASSERT_EQ(3, bi_rate_rw_cost(&rw, &rio));
+	ASSERT_EQ(1, bi_rate_rw_cost(&rw, &wio));
+
+	bi_rate_rw_fold(&rd, &wr, rw.read_factor, &comb);
+	ASSERT_EQ(35, comb.arrived);
+	ASSERT_EQ(3, comb.throttled);
+	ASSERT_EQ(35, comb.completed);
+	ASSERT_EQ(30, comb.units);
+}
+
+/* S0-35: device cap 1000 above a tenant cap 600 */
+TEST(device_cap_bounds_tenant)
+{
+	ASSERT_EQ(600000, bi_rate_effective_cap_mrps(600000, 1000000));
+	ASSERT_EQ(400000, bi_rate_effective_cap_mrps(600000, 400000));
+	ASSERT_EQ(600000, bi_rate_effective_cap_mrps(600000, 0));
+	ASSERT_EQ(1000000, bi_rate_effective_cap_mrps(0, 1000000));
+}
+
+/* S0-21: only large non-metadata reads are shed, only while overloaded */
+TEST(large_read_shedding)
+{
+	struct bi_io big = { .bytes = 1 << 20, .op = BI_OP_READ };
+	struct bi_io small = { .bytes = 4096, .op = BI_OP_READ };
+	struct bi_io wr = { .bytes = 1 << 20, .op = BI_OP_WRITE };
+	struct bi_io meta = { .bytes = 1 << 20, .op = BI_OP_READ, .flags = BI_IO_META };
+
+	ASSERT_TRUE(bi_rate_shed_large_read(&big, true, BI_LARGE_READ_BYTES_DEF));
+	ASSERT_FALSE(bi_rate_shed_large_read(&big, false, BI_LARGE_READ_BYTES_DEF));
+	ASSERT_FALSE(bi_rate_shed_large_read(&small, true, BI_LARGE_READ_BYTES_DEF));
+	ASSERT_FALSE(bi_rate_shed_large_read(&wr, true, BI_LARGE_READ_BYTES_DEF));
+	ASSERT_FALSE(bi_rate_shed_large_read(&meta, true, BI_LARGE_READ_BYTES_DEF));
+}
+
+/*
+ * Overshoot guard: with L lagging at 140 and f = 4, case A stops at
+ * C / f = 25 instead of going on to 20; case B stops at C / f too.
+ */
+TEST(overshoot_guard_stops_at_c_over_f)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+	int i;
+
+	setup(&c, &p, 30, 140, 4, 100);
+	p.overshoot_guard = true;
+	for (i = 0; i < 3; i++)
+		bi_rate_adjust(&c, &p, true);
+	ASSERT_EQ(25000, c.cap_mrps);
+
+	setup(&c, &p, 24, 20, 4, 100);
+	p.overshoot_guard = true;
+	bi_rate_adjust(&c, &p, true);		/* +5 would give 29 */
+	ASSERT_EQ(25000, c.cap_mrps);
+}
+
+/* The cap never leaves [cap_min, C] */
+TEST(cap_is_clamped)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	bi_rate_params_init(&p, 100);
+	bi_rate_init(&c, 5 * BI_MRPS_PER_RPS);
+	c.l_fp = FP(100000);
+	c.f_fp = FP(1);
+	bi_rate_adjust(&c, &p, true);
+	ASSERT_EQ(p.cap_min_mrps, c.cap_mrps);
+	c.l_fp = 0;
+	c.cap_mrps = 99 * BI_MRPS_PER_RPS;
+	bi_rate_adjust(&c, &p, true);
+	ASSERT_EQ(100 * BI_MRPS_PER_RPS, c.cap_mrps);
+}
+
+TEST_HARNESS_MAIN
