@@ -71,7 +71,8 @@ UNIT_LIB_HDRS := $(wildcard selftests/unit/*.h)
 
 $(B)/unit/%: selftests/unit/%.c $(CORE_SRCS) $(CORE_HDRS) $(UNIT_LIB_SRCS) $(UNIT_LIB_HDRS) $(KSRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -Iselftests/unit -o $@ $< $(CORE_SRCS) $(UNIT_LIB_SRCS) $(USER_LDLIBS)
+	@echo "  CC      $(@F)"
+	@$(CC) $(USER_CFLAGS) -Iselftests/unit -o $@ $< $(CORE_SRCS) $(UNIT_LIB_SRCS) $(USER_LDLIBS)
 
 tools: $(TOOL_BINS)
 
@@ -80,11 +81,14 @@ tests: $(UNIT_BINS) $(TEST_BINS)
 unit: $(UNIT_BINS)
 	@bash selftests/run-suite.sh unit $(UNIT_BINS)
 
-# ---- guest tests: one boot per kernel runs every program of build/guest ----
+# ---- guest tests: two boots per kernel run every program of build/guest ----
+# one in the deterministic mode (rates, capacities), one with 2 vCPUs.
 GUEST_SERIES ?= 6.1
 guest: tests
 	@$(MAKE) --no-print-directory module KVER=$(GUEST_SERIES) >/dev/null
-	@bash selftests/vm/guest-suite.sh $(GUEST_SERIES)
+	@bash selftests/vm/guest-suite.sh $(GUEST_SERIES) 1; a=$$?; \
+		bash selftests/vm/guest-suite.sh $(GUEST_SERIES) 0; b=$$?; \
+		exit $$((a | b))
 
 # Run any script in a guest: make vm-run SCRIPT=path [KVER=6.12] [ICOUNT=1]
 vm-run: tests

@@ -1,19 +1,133 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * blkiso.h - what the files of kmod/ share: the module's sysfs root and the
- * target's registration.
+ * blkiso.h - what the files of kmod/ share: devices, tenants, per-bio state.
+ *
+ * A struct blkiso_dev is one dm device using the blkiso target.  It lives in
+ * a registry keyed by the dm device's dev_t, not in a table instance, so
+ * `dmsetup reload` + `resume`, lvextend-style table swaps and renames keep
+ * every tenant and quota: each table instance (struct blkiso_target) holds a
+ * reference.  A struct blkiso_tenant is one cgroup's metering on one device
+ * (kmod/core/meter.c does the arithmetic); the "kernel" tenant takes the
+ * bios kernel threads submit (writeback, deferred work, stacked targets).
  */
 #ifndef BLKISO_H
 #define BLKISO_H
 
+#include <linux/bio.h>
+#include <linux/hashtable.h>
+#include <linux/hrtimer.h>
 #include <linux/kobject.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
-#define BLKISO_VERSION	"0.1.0"
+#include "core/conf.h"
+#include "core/meter.h"
+
+#define BLKISO_VERSION		"0.2.0"
+
+/* The kernel tenant's id: cgroup ids start at 1 (the root). */
+#define BLKISO_KERNEL_CGID	0ULL
+
+/* Per-tenant counters, per CPU, folded when read. */
+enum blkiso_stat {
+	BLKISO_ARRIVED,		/* bios seen by .map */
+	BLKISO_ADMITTED,	/* passed at once */
+	BLKISO_PARKED,		/* held on the tenant's queue */
+	BLKISO_DISPATCHED,	/* released from the queue */
+	BLKISO_DEBT,		/* released unpaid (suspend drain) */
+	BLKISO_REJECTED_NOWAIT,	/* REQ_NOWAIT that would wait: BLK_STS_AGAIN */
+	BLKISO_REJECTED,	/* reject mode: BLK_STS_IOERR */
+	BLKISO_COMPLETED,
+	BLKISO_ERRORS,		/* completed with an error status */
+	BLKISO_RIOS,
+	BLKISO_WIOS,
+	BLKISO_RBYTES,
+	BLKISO_WBYTES,
+	BLKISO_RUNITS,
+	BLKISO_WUNITS,
+	BLKISO_NR_STATS,
+};
+
+/* End-to-end latency histogram: bucket i counts latencies < 2^i us. */
+#define BLKISO_LAT_BUCKETS	32
+
+struct blkiso_tenant_pcpu {
+	struct bi_meter_cpu meter;
+	u64 stat[BLKISO_NR_STATS];
+	u64 lat[BLKISO_LAT_BUCKETS];
+};
+
+struct blkiso_dev;
+
+struct blkiso_tenant {
+	struct hlist_node hash;		/* dev->tenants, RCU */
+	struct list_head list;		/* dev->tenant_list, under dev->lock */
+	struct list_head park;		/* dev->parked while it has parked bios */
+	struct blkiso_dev *dev;
+	u64 cgid;
+	bool configured;		/* has a quota line (else: counted only) */
+	struct bi_tenant_conf conf;	/* under dev->conf_mutex */
+	struct bi_meter meter;
+	struct blkiso_tenant_pcpu __percpu *pcpu;
+	struct bio_list parked_bios;	/* FIFO, under dev->lock */
+	unsigned int nr_parked;		/* read locklessly by .map */
+	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
+	bool sysfs_tried;		/* the sysfs work looked at it */
+	bool in_sysfs;			/* and its directory exists */
+};
+
+struct blkiso_dev {
+	struct list_head node;		/* blkiso_devs, under blkiso_devs_mutex */
+	dev_t devt;
+	int users;			/* table instances using it */
+	struct mapped_device *md;
+	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N */
+	bool in_sysfs;
+
+	struct mutex conf_mutex;	/* configuration changes */
+	struct bi_dev_conf conf;
+
+	spinlock_t lock;		/* tenant list and parking (slow paths) */
+	DECLARE_HASHTABLE(tenants, 8);	/* by cgroup id, RCU */
+	struct list_head tenant_list;
+	struct list_head parked;	/* tenants with parked bios, round robin */
+	unsigned int nr_tenants;
+	unsigned int nr_parked;
+	u64 alloc_failures;		/* bios passed unmetered: no memory */
+	bool draining;			/* presuspend: everything goes, as debt */
+
+	struct hrtimer timer;		/* earliest retry of a parked bio */
+	struct work_struct dispatch_work;
+	struct work_struct sysfs_work;	/* tenant directories, off the hot path */
+	struct workqueue_struct *wq;
+};
+
+/* Per-bio state (dm per_io_data). */
+struct blkiso_bio {
+	struct blkiso_tenant *tenant;	/* NULL: not metered */
+	struct bi_charge charge;
+	u64 arrive_ns;
+	u32 bytes;
+};
 
 /* /sys/kernel/blkiso, parent of every per-device directory. */
 extern struct kobject *blkiso_sysfs_root;
 
 int blkiso_target_init(void);
 void blkiso_target_exit(void);
+
+/* blkiso_dev.c */
+struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error);
+void blkiso_dev_put(struct blkiso_dev *dev);
+struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev, u64 cgid);
+struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid);
+int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len);
+int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len);
+void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat);
+
+/* blkiso_target.c */
+void blkiso_dispatch_work(struct work_struct *work);
+enum hrtimer_restart blkiso_timer_fn(struct hrtimer *timer);
 
 #endif /* BLKISO_H */

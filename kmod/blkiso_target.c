@@ -7,8 +7,38 @@
  *
  *	<dev> <offset> [<#params> <key=value>...]
  *
- * Every bio of the mapped device passes blkiso_map(); at this stage the
- * target remaps it to the lower device as dm-linear does.
+ * The parameters are a device line in the grammar of kmod/core/conf.h
+ * (doc/grammar.md), e.g. "2 unit_bytes=4096 tick_ms=50".
+ *
+ * A bio's way through the target:
+ *
+ *  blkiso_map()      remap to the lower device (which also ties the bio to
+ *                    the submitting task's cgroup), find the tenant by cgroup
+ *                    id (RCU hash; created on first sight without sleeping;
+ *                    bios of kernel threads go to the "kernel" tenant), and
+ *                    charge the bio through the tenant's per-CPU local
+ *                    buckets (kmod/core/meter.c).  Admitted: back to dm at
+ *                    once.  Not admitted: a REQ_NOWAIT bio ends with
+ *                    BLK_STS_AGAIN (io_uring retries it from a worker), in
+ *                    reject mode a bio fails with BLK_STS_IOERR, any other
+ *                    bio is parked at the tail of its tenant's FIFO.  While
+ *                    a tenant has parked bios its new bios park behind them.
+ *                    System-class bios (flush, FUA, meta) are charged but
+ *                    never parked.
+ *  dispatch          an hrtimer at the earliest retry time kicks a work item
+ *                    (a timer cannot submit bios) that serves the tenants
+ *                    round robin, one bio each per pass, and submits what it
+ *                    admitted with dm_submit_bio_remap().
+ *  blkiso_end_io()   corrects the charge to the bio's actual cost (may run in
+ *                    hard-IRQ context: per-CPU data with IRQs off only) and
+ *                    counts the completion and its latency.
+ *  presuspend        sets the device draining and dispatches every parked bio
+ *                    at once, counted as debt, so suspend, reload and remove
+ *                    never wait behind a low quota; resume ends draining.
+ *
+ * The admit-at-once path takes no device-wide lock and writes no shared
+ * cache line: the tenant hash is read under RCU, the charge hits this CPU's
+ * local buckets, the counters are per CPU.
  */
 #include <linux/module.h>
 #include <linux/device-mapper.h>
@@ -16,21 +46,52 @@
 #include <linux/blkdev.h>
 #include <linux/slab.h>
 
+#include <linux/ktime.h>
+#include <linux/ioprio.h>
+#include <linux/blk-cgroup.h>
+#include <linux/cgroup.h>
+
 #include "blkiso.h"
 #include "compat.h"
 
 #define DM_MSG_PREFIX "blkiso"
 
+/* At most this many bios leave the queues per dispatch run (then requeue). */
+#define BLKISO_DISPATCH_BATCH	256
+
 struct blkiso_target {
 	struct dm_dev *dev;
 	sector_t start;		/* offset into the lower device, in sectors */
+	struct blkiso_dev *bdev;	/* device state, shared across reloads */
 };
 
-static int blkiso_parse_params(struct dm_target *ti, unsigned int argc,
-			       char **argv)
+/* Join argv into one space-separated line in @buf. */
+static int blkiso_join(char *buf, size_t size, unsigned int argc, char **argv)
+{
+	size_t n = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < argc; i++) {
+		size_t len = strlen(argv[i]);
+
+		if (n + len + 2 > size)
+			return -E2BIG;
+		if (i)
+			buf[n++] = ' ';
+		memcpy(buf + n, argv[i], len + 1);
+		n += len;
+	}
+	return n;
+}
+
+/* "[<#params> <key=value>...]" after <dev> <offset>. */
+static int blkiso_parse_params(struct dm_target *ti, struct blkiso_dev *dev,
+			       unsigned int argc, char **argv)
 {
 	unsigned int nr_params;
-	char dummy;
+	char dummy, *line;
+	int len, ret;
 
 	if (argc == 0)
 		return 0;
@@ -39,12 +100,19 @@ static int blkiso_parse_params(struct dm_target *ti, unsigned int argc,
 		ti->error = "Parameter count does not match the parameters that follow it";
 		return -EINVAL;
 	}
-	if (nr_params) {
-		/* No device parameter is defined yet. */
-		ti->error = "Unknown device parameter";
-		return -EINVAL;
+	if (!nr_params)
+		return 0;
+	line = kmalloc(BI_CONF_LINE_MAX, GFP_KERNEL);
+	if (!line) {
+		ti->error = "Cannot allocate memory";
+		return -ENOMEM;
 	}
-	return 0;
+	len = blkiso_join(line, BI_CONF_LINE_MAX, nr_params, argv + 1);
+	ret = len < 0 ? len : blkiso_dev_configure(dev, line, len);
+	kfree(line);
+	if (ret)
+		ti->error = "Invalid device parameter (the kernel log says which and why)";
+	return ret ? -EINVAL : 0;
 }
 
 static int blkiso_ctr(struct dm_target *ti, unsigned int argc, char **argv)
@@ -64,30 +132,38 @@ static int blkiso_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Invalid device sector offset";
 		return -EINVAL;
 	}
-	ret = blkiso_parse_params(ti, argc - 2, argv + 2);
-	if (ret)
-		return ret;
-
 	bt = kzalloc(sizeof(*bt), GFP_KERNEL);
 	if (!bt) {
 		ti->error = "Cannot allocate blkiso context";
 		return -ENOMEM;
 	}
 	bt->start = start;
+	bt->bdev = blkiso_dev_get(dm_table_get_md(ti->table), &ti->error);
+	if (!bt->bdev) {
+		ret = -ENOMEM;
+		goto free_bt;
+	}
+	ret = blkiso_parse_params(ti, bt->bdev, argc - 2, argv + 2);
+	if (ret)
+		goto put_bdev;
 
 	mode = dm_table_get_mode(ti->table);
 	ret = dm_get_device(ti, argv[0], mode, &bt->dev);
 	if (ret) {
 		ti->error = "Device lookup failed";
-		goto free_bt;
+		goto put_bdev;
 	}
 
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	ti->num_write_zeroes_bios = 1;
+	ti->per_io_data_size = sizeof(struct blkiso_bio);
+	ti->accounts_remapped_io = true;
 	ti->private = bt;
 	return 0;
 
+put_bdev:
+	blkiso_dev_put(bt->bdev);
 free_bt:
 	kfree(bt);
 	return ret;
@@ -98,18 +174,299 @@ static void blkiso_dtr(struct dm_target *ti)
 	struct blkiso_target *bt = ti->private;
 
 	dm_put_device(ti, bt->dev);
+	blkiso_dev_put(bt->bdev);
 	kfree(bt);
+}
+
+/* What the decision core needs to know of a bio. */
+static void blkiso_describe(struct bio *bio, struct bi_io *io)
+{
+	unsigned short prio = bio_prio(bio);
+	blk_opf_t opf = bio->bi_opf;
+
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		io->op = BI_OP_READ;
+		break;
+	case REQ_OP_WRITE:
+		io->op = bio_sectors(bio) ? BI_OP_WRITE : BI_OP_FLUSH;
+		break;
+	case REQ_OP_FLUSH:
+		io->op = BI_OP_FLUSH;
+		break;
+	case REQ_OP_DISCARD:
+	case REQ_OP_SECURE_ERASE:
+		io->op = BI_OP_DISCARD;
+		break;
+	case REQ_OP_WRITE_ZEROES:
+		io->op = BI_OP_WRITE_ZEROES;
+		break;
+	default:
+		io->op = BI_OP_OTHER;
+		break;
+	}
+	io->bytes = bio->bi_iter.bi_size;
+	io->flags = (op_is_sync(opf) ? BI_IO_SYNC : 0) |
+		    ((opf & REQ_META) ? BI_IO_META : 0) |
+		    ((opf & REQ_FUA) ? BI_IO_FUA : 0) |
+		    ((opf & REQ_PREFLUSH) ? BI_IO_PREFLUSH : 0) |
+		    ((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
+	io->prio_class = IOPRIO_PRIO_CLASS(prio);
+	io->prio_level = IOPRIO_PRIO_DATA(prio) & 7;
+}
+
+/* The cgroup a bio is charged to: the submitter's, or the kernel tenant. */
+static u64 blkiso_bio_cgid(struct bio *bio)
+{
+	struct cgroup_subsys_state *css;
+
+	if (current->flags & PF_KTHREAD)
+		return BLKISO_KERNEL_CGID;
+	css = bio_blkcg_css(bio);
+	return css ? cgroup_id(css->cgroup) : 1;
+}
+
+/* Arm the dispatch timer for @when unless it fires earlier already. */
+static void blkiso_arm(struct blkiso_dev *dev, u64 when)
+{
+	ktime_t t = ns_to_ktime(when);
+
+	if (hrtimer_active(&dev->timer) &&
+	    ktime_before(hrtimer_get_expires(&dev->timer), t))
+		return;
+	hrtimer_start(&dev->timer, t, HRTIMER_MODE_ABS);
+}
+
+static void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			struct bio *bio, u64 retry_ns)
+{
+	unsigned long flags;
+
+	this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
+	spin_lock_irqsave(&dev->lock, flags);
+	bio_list_add(&t->parked_bios, bio);
+	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
+	WRITE_ONCE(dev->nr_parked, dev->nr_parked + 1);
+	if (list_empty(&t->park)) {
+		list_add_tail(&t->park, &dev->parked);
+		blkiso_arm(dev, retry_ns);
+	}
+	/* Draining began while this bio was on its way: let it go now. */
+	if (dev->draining)
+		queue_work(dev->wq, &dev->dispatch_work);
+	spin_unlock_irqrestore(&dev->lock, flags);
 }
 
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
 {
 	struct blkiso_target *bt = ti->private;
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_dev *dev = bt->bdev;
+	struct blkiso_tenant_pcpu *pcpu;
+	struct blkiso_tenant *t;
+	unsigned long flags;
+	struct bi_io io;
+	u64 now, retry = 0;
+	bool admitted;
 
 	bio_set_dev(bio, bt->dev->bdev);
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = bt->start +
 			dm_target_offset(ti, bio->bi_iter.bi_sector);
-	return DM_MAPIO_REMAPPED;
+
+	rcu_read_lock();
+	t = blkiso_tenant_lookup(dev, blkiso_bio_cgid(bio));
+	rcu_read_unlock();
+	pb->tenant = t;
+	if (unlikely(!t))
+		return DM_MAPIO_REMAPPED;
+	now = ktime_get_ns();
+	pb->arrive_ns = now;
+	pb->bytes = bio->bi_iter.bi_size;
+	blkiso_describe(bio, &io);
+	bi_meter_classify(&t->meter, &io, &pb->charge);
+
+	local_irq_save(flags);
+	pcpu = this_cpu_ptr(t->pcpu);
+	pcpu->stat[BLKISO_ARRIVED]++;
+	if (pb->charge.cls == BI_CLASS_SYS || READ_ONCE(dev->draining)) {
+		bi_meter_force(&t->meter, &pcpu->meter, &pb->charge, now);
+		admitted = true;
+	} else if (READ_ONCE(t->nr_parked)) {
+		admitted = false;	/* FIFO: queue behind the parked ones */
+		retry = now;
+	} else {
+		admitted = bi_meter_admit(&t->meter, &pcpu->meter, &pb->charge,
+					  now, &retry);
+	}
+	if (admitted)
+		pcpu->stat[BLKISO_ADMITTED]++;
+	local_irq_restore(flags);
+	if (admitted)
+		return DM_MAPIO_REMAPPED;
+
+	if (bio->bi_opf & REQ_NOWAIT) {
+		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED_NOWAIT]);
+		pb->tenant = NULL;
+		bio->bi_status = BLK_STS_AGAIN;
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (READ_ONCE(dev->conf.reject_mode)) {
+		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
+		pb->tenant = NULL;
+		return DM_MAPIO_KILL;
+	}
+	blkiso_park(dev, t, bio, retry);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/* Take at most one admissible bio from each parked tenant, round robin. */
+static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
+					 struct bio_list *out, u64 *next_ns)
+{
+	struct blkiso_tenant *t, *tmp;
+	unsigned int n = 0;
+	u64 now = ktime_get_ns();
+	LIST_HEAD(served);
+
+	list_for_each_entry_safe(t, tmp, &dev->parked, park) {
+		struct bio *bio = bio_list_peek(&t->parked_bios);
+		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+		struct blkiso_tenant_pcpu *pcpu = this_cpu_ptr(t->pcpu);
+		u64 retry = now;
+
+		if (dev->draining) {
+			bi_meter_force(&t->meter, &pcpu->meter, &pb->charge, now);
+			pcpu->stat[BLKISO_DEBT]++;
+		} else if (!bi_meter_admit(&t->meter, &pcpu->meter, &pb->charge,
+					   now, &retry)) {
+			*next_ns = min(*next_ns, retry);
+			continue;
+		}
+		bio_list_pop(&t->parked_bios);
+		bio_list_add(out, bio);
+		pcpu->stat[BLKISO_DISPATCHED]++;
+		WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
+		WRITE_ONCE(dev->nr_parked, dev->nr_parked - 1);
+		/* Served tenants go to the back: round robin across passes. */
+		list_move_tail(&t->park, &served);
+		n++;
+	}
+	list_splice_tail(&served, &dev->parked);
+	list_for_each_entry_safe(t, tmp, &dev->parked, park)
+		if (!t->nr_parked)
+			list_del_init(&t->park);
+	return n;
+}
+
+void blkiso_dispatch_work(struct work_struct *work)
+{
+	struct blkiso_dev *dev = container_of(work, struct blkiso_dev, dispatch_work);
+	struct bio_list out = BIO_EMPTY_LIST;
+	unsigned int n = 0, got;
+	u64 next = U64_MAX;
+	struct bio *bio;
+
+	spin_lock_irq(&dev->lock);
+	do {
+		got = blkiso_dispatch_pass(dev, &out, &next);
+		n += got;
+	} while (got && n < BLKISO_DISPATCH_BATCH);
+	if (!list_empty(&dev->parked)) {
+		if (got)
+			queue_work(dev->wq, &dev->dispatch_work);
+		else if (next != U64_MAX)
+			blkiso_arm(dev, next);
+	}
+	spin_unlock_irq(&dev->lock);
+
+	while ((bio = bio_list_pop(&out)))
+		dm_submit_bio_remap(bio, NULL);
+}
+
+enum hrtimer_restart blkiso_timer_fn(struct hrtimer *timer)
+{
+	struct blkiso_dev *dev = container_of(timer, struct blkiso_dev, timer);
+
+	queue_work(dev->wq, &dev->dispatch_work);
+	return HRTIMER_NORESTART;
+}
+
+static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
+			 blk_status_t *error)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_tenant *t = pb->tenant;
+	struct blkiso_tenant_pcpu *pcpu;
+	unsigned long flags;
+	u64 now, lat_us;
+	bool read;
+
+	if (!t)
+		return DM_ENDIO_DONE;
+	now = ktime_get_ns();
+	read = pb->charge.dir == BI_DIR_READ;
+	lat_us = div_u64(now - pb->arrive_ns, NSEC_PER_USEC);
+	local_irq_save(flags);
+	pcpu = this_cpu_ptr(t->pcpu);
+	bi_meter_complete(&t->meter, &pcpu->meter, &pb->charge, now);
+	pcpu->stat[BLKISO_COMPLETED]++;
+	if (*error)
+		pcpu->stat[BLKISO_ERRORS]++;
+	pcpu->stat[read ? BLKISO_RIOS : BLKISO_WIOS]++;
+	pcpu->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES] += pb->bytes;
+	pcpu->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS] += pb->charge.units;
+	pcpu->lat[min_t(u32, lat_us ? fls64(lat_us) : 0, BLKISO_LAT_BUCKETS - 1)]++;
+	local_irq_restore(flags);
+	return DM_ENDIO_DONE;
+}
+
+static void blkiso_presuspend(struct dm_target *ti)
+{
+	struct blkiso_dev *dev = ((struct blkiso_target *)ti->private)->bdev;
+
+	spin_lock_irq(&dev->lock);
+	WRITE_ONCE(dev->draining, true);
+	spin_unlock_irq(&dev->lock);
+	queue_work(dev->wq, &dev->dispatch_work);
+	flush_work(&dev->dispatch_work);
+}
+
+static void blkiso_resume(struct dm_target *ti)
+{
+	struct blkiso_dev *dev = ((struct blkiso_target *)ti->private)->bdev;
+
+	WRITE_ONCE(dev->draining, false);
+}
+
+/*
+ * dmsetup message <dev> 0 tenant <cgroup> key=value...
+ * dmsetup message <dev> 0 device key=value...
+ */
+static int blkiso_message(struct dm_target *ti, unsigned int argc, char **argv,
+			  char *result, unsigned int maxlen)
+{
+	struct blkiso_dev *dev = ((struct blkiso_target *)ti->private)->bdev;
+	char *line;
+	int len, ret;
+
+	if (argc < 2 || (strcmp(argv[0], "tenant") && strcmp(argv[0], "device"))) {
+		DMWARN("message: expected \"tenant <cgroup> key=value...\" or \"device key=value...\"");
+		return -EINVAL;
+	}
+	line = kmalloc(BI_CONF_LINE_MAX, GFP_KERNEL);
+	if (!line)
+		return -ENOMEM;
+	len = blkiso_join(line, BI_CONF_LINE_MAX, argc - 1, argv + 1);
+	if (len < 0)
+		ret = -EINVAL;
+	else if (!strcmp(argv[0], "tenant"))
+		ret = blkiso_tenant_configure(dev, line, len);
+	else
+		ret = blkiso_dev_configure(dev, line, len);
+	kfree(line);
+	return ret;
 }
 
 static void blkiso_status(struct dm_target *ti, status_type_t type,
@@ -121,7 +478,9 @@ static void blkiso_status(struct dm_target *ti, status_type_t type,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		result[0] = '\0';
+		DMEMIT("tenants=%u queued=%u draining=%d",
+		       READ_ONCE(bt->bdev->nr_tenants), READ_ONCE(bt->bdev->nr_parked),
+		       READ_ONCE(bt->bdev->draining));
 		break;
 	case STATUSTYPE_TABLE:
 		DMEMIT("%s %llu", bt->dev->name, (unsigned long long)bt->start);
@@ -156,12 +515,16 @@ static int blkiso_iterate_devices(struct dm_target *ti,
 
 static struct target_type blkiso_target_type = {
 	.name = "blkiso",
-	.version = {0, 1, 0},
+	.version = {0, 2, 0},
 	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = blkiso_ctr,
 	.dtr = blkiso_dtr,
 	.map = blkiso_map,
+	.end_io = blkiso_end_io,
+	.presuspend = blkiso_presuspend,
+	.resume = blkiso_resume,
+	.message = blkiso_message,
 	.status = blkiso_status,
 	.prepare_ioctl = blkiso_prepare_ioctl,
 	.iterate_devices = blkiso_iterate_devices,

@@ -11,5 +11,6 @@ BLKISO_CORE_SRCS += ctl_overload.c
 BLKISO_CORE_SRCS += ctl_rate.c
 BLKISO_CORE_SRCS += dispense.c
 BLKISO_CORE_SRCS += grammar.c
+BLKISO_CORE_SRCS += meter.c
 BLKISO_CORE_SRCS += tokadapt.c
 BLKISO_CORE_SRCS += units.c

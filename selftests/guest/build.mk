@@ -6,6 +6,7 @@ GUEST_UTIL := selftests/guest/guest_util.c selftests/guest/guest_util.h
 
 $(B)/guest/%: selftests/guest/%.c $(GUEST_UTIL) $(KSRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -Iselftests/guest -o $@ $< selftests/guest/guest_util.c $(USER_LDLIBS)
+	@echo "  CC      guest/$(@F)"
+	@$(CC) $(USER_CFLAGS) -Iselftests/guest -o $@ $< selftests/guest/guest_util.c $(USER_LDLIBS)
 
 TEST_BINS += $(GUEST_TEST_BINS)

@@ -156,8 +156,10 @@ int gu_nullb_create(const struct gu_nullb *nb, char *dev, size_t devsize)
 
 	if (gu_sh("modprobe null_blk nr_devices=0"))
 		return -1;
+	/* A device left behind by a failed test is made anew. */
+	gu_nullb_destroy(nb->name);
 	snprintf(path, sizeof(path), NULLB_CFS "/%s", nb->name);
-	if (mkdir(path, 0755) && errno != EEXIST)
+	if (mkdir(path, 0755))
 		return -errno;
 	if (nullb_attr(nb->name, "size", nb->size_mb ? nb->size_mb : 1024) ||
 	    nullb_attr(nb->name, "blocksize", nb->blocksize ? nb->blocksize : 512) ||
@@ -265,6 +267,7 @@ static void parse_dir(const char *js, const char *dir, struct gu_fio_dir *d)
 	} fields[] = {
 		{ "iops", offsetof(struct gu_fio_dir, iops) },
 		{ "bw_bytes", offsetof(struct gu_fio_dir, bw_bytes) },
+		{ "runtime", offsetof(struct gu_fio_dir, runtime_ms) },
 		{ "clat_ns/mean", offsetof(struct gu_fio_dir, clat_mean_ns) },
 		{ "clat_ns/percentile/50.000000", offsetof(struct gu_fio_dir, clat_p50_ns) },
 		{ "clat_ns/percentile/99.000000", offsetof(struct gu_fio_dir, clat_p99_ns) },
@@ -357,4 +360,55 @@ int gu_json_num(const char *json, const char *path, double *val)
 	}
 	*val = strtod(p, NULL);
 	return 0;
+}
+
+int gu_blkiso_dir(const char *dm_name, char *dir, size_t size)
+{
+	char out[64];
+
+	/* No udev: /dev/mapper nodes are plain nodes, so ask sysfs. */
+	if (gu_sh_out(out, sizeof(out), "for d in /sys/block/dm-*; do "
+		      "[ \"$(cat $d/dm/name)\" = '%s' ] && basename $d; done", dm_name) ||
+	    !out[0])
+		return -1;
+	snprintf(dir, size, "/sys/kernel/blkiso/%s", out);
+	return access(dir, F_OK) ? -1 : 0;
+}
+
+int gu_tenant_set(const char *dir, const char *cgroup, const char *line)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/tenant", dir);
+	return gu_write(path, "%s %s", cgroup, line);
+}
+
+long long gu_tenant_stat(const char *dir, unsigned long long cgid, const char *key)
+{
+	char path[256], buf[1024], pat[64], *p;
+
+	if (cgid)
+		snprintf(path, sizeof(path), "%s/%llu/stats", dir, cgid);
+	else
+		snprintf(path, sizeof(path), "%s/kernel/stats", dir);
+	if (gu_read(path, buf, sizeof(buf)) < 0)
+		return -1;
+	snprintf(pat, sizeof(pat), "%s=", key);
+	for (p = buf; (p = strstr(p, pat)); p++)
+		if (p == buf || p[-1] == ' ')
+			return strtoll(p + strlen(pat), NULL, 10);
+	return -1;
+}
+
+int gu_wait_stat(const char *dir, unsigned long long cgid, const char *key,
+		 long long min, int timeout_ms)
+{
+	int waited;
+
+	for (waited = 0; waited <= timeout_ms; waited += 10) {
+		if (gu_tenant_stat(dir, cgid, key) >= min)
+			return 0;
+		usleep(10 * 1000);
+	}
+	return -1;
 }

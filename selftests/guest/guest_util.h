@@ -20,6 +20,14 @@ static inline bool values_close(double a, double b, double err_pct)
 	return d <= (b < 0 ? -b : b) * err_pct / 100.0;
 }
 
+/* Is the guest in the runner's deterministic (icount) mode? */
+static inline bool gu_icount(void)
+{
+	const char *v = getenv("BLKISO_ICOUNT");
+
+	return v && v[0] == '1';
+}
+
 /* Run a shell command (printf-style); returns its exit status. */
 int gu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Run a command and capture its stdout (trailing newline removed). */
@@ -56,6 +64,7 @@ unsigned long long gu_cg_id(const char *name);
 /* fio inside a cgroup ("" = root); args as on fio's command line. */
 struct gu_fio_dir {
 	double iops, bw_bytes, clat_mean_ns, clat_p50_ns, clat_p99_ns;
+	double runtime_ms;
 	unsigned long long ios, io_bytes;
 };
 struct gu_fio {
@@ -73,6 +82,17 @@ struct gu_fio_job {
 int gu_fio_start(struct gu_fio_job *job, const char *cgroup, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int gu_fio_wait(struct gu_fio_job *job, struct gu_fio *res);
+
+/* blkiso sysfs: the directory of a dm device (by its dm name). */
+int gu_blkiso_dir(const char *dm_name, char *dir, size_t size);
+/* Write "<cgroup> <line>" to <dir>/tenant; returns 0 or -errno. */
+int gu_tenant_set(const char *dir, const char *cgroup, const char *line);
+/* One counter ("admitted", "p99_us"...) of a tenant's stats file. */
+long long gu_tenant_stat(const char *dir, unsigned long long cgid, const char *key);
+
+/* Wait until a tenant counter reaches @min (0), or @timeout_ms passes (-1). */
+int gu_wait_stat(const char *dir, unsigned long long cgid, const char *key,
+		 long long min, int timeout_ms);
 
 /* A number in fio's JSON: path "read/clat_ns/percentile/99.000000". */
 int gu_json_num(const char *json, const char *path, double *val);

@@ -1,12 +1,15 @@
 #!/bin/bash
 # guest-suite.sh SERIES [ICOUNT] - boot one guest kernel once and run every
-# guest test program in it (selftests/guest/run-all.sh).  The console goes
-# to build/results/guest-SERIES.log; a guest that dies or hangs before every
-# program printed its totals counts as one more failure there.
+# guest test program in it (selftests/guest/run-all.sh), in the
+# deterministic mode (ICOUNT=1: rates and capacities) or the ordinary one
+# (2 vCPUs: per-CPU behaviour).  Tests that need the other mode skip.  The
+# console goes to build/results/guest-SERIES-MODE.log; a guest that dies
+# or hangs before every program printed its totals counts as one more
+# failure there.
 set -uo pipefail
 series=$1 icount=${2:-0}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-log=$top/build/results/guest-$series.log
+log=$top/build/results/guest-$series-$([ "$icount" = 1 ] && echo icount || echo smp).log
 mkdir -p "$(dirname "$log")"
 nr=$(ls "$top"/build/guest/*_test 2>/dev/null | wc -l)
 opts=(-k "$series" -t "${BLKISO_GUEST_TIMEOUT:-1500}")

@@ -27,6 +27,8 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,host,out,etc,root,mnt,lib/modules}
 cp /bin/busybox "$stage/bin/busybox"
+# Scripts say #!/bin/bash: the host's bash, through /usr.
+ln -s /usr/bin/bash "$stage/bin/bash"
 cp "$top/selftests/vm/init" "$stage/init"
 chmod 755 "$stage/init"
 

@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkiso_dev.c - the device registry, tenants and their configuration, and
+ * the sysfs tree:
+ *
+ *   /sys/kernel/blkiso/dm-N/name        the dm device's name (follows renames)
+ *   /sys/kernel/blkiso/dm-N/conf        device line (rw; a write merges)
+ *   /sys/kernel/blkiso/dm-N/tenant      "<cgroup> key=value..." (w): set a quota
+ *   /sys/kernel/blkiso/dm-N/stats       device summary (r)
+ *   /sys/kernel/blkiso/dm-N/<id>/conf   the tenant's canonical line (rw; merges)
+ *   /sys/kernel/blkiso/dm-N/<id>/stats  the tenant's counters (r)
+ *   /sys/kernel/blkiso/dm-N/<id>/cgroup the tenant's cgroup path (r)
+ *
+ * <id> is the cgroup id (the inode number of its directory under
+ * /sys/fs/cgroup), or "kernel".  A <cgroup> in a line is an id, an absolute
+ * cgroup path ("/a/b", optionally under "/sys/fs/cgroup") or "kernel".
+ * Every file holds one line, whatever the number of tenants.  A bad line is
+ * refused with EINVAL and its reason in the kernel log, and changes nothing.
+ * Only root (CAP_SYS_ADMIN) may write.
+ */
+#include <linux/capability.h>
+#include <linux/cgroup.h>
+#include <linux/device-mapper.h>
+#include <linux/blkdev.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+
+#include "blkiso.h"
+
+static LIST_HEAD(blkiso_devs);
+static DEFINE_MUTEX(blkiso_devs_mutex);
+
+/* ---- tenants ---- */
+
+static void blkiso_tenant_release(struct kobject *kobj)
+{
+	struct blkiso_tenant *t = container_of(kobj, struct blkiso_tenant, kobj);
+
+	free_percpu(t->pcpu);
+	kfree(t);
+}
+
+static const struct attribute_group *blkiso_tenant_groups[];
+
+static struct kobj_type blkiso_tenant_ktype = {
+	.release = blkiso_tenant_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = blkiso_tenant_groups,
+};
+
+static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgid,
+						 gfp_t gfp)
+{
+	struct blkiso_tenant *t;
+	u64 now = ktime_get_ns();
+	int cpu;
+
+	t = kzalloc(sizeof(*t), gfp | __GFP_NOWARN);
+	if (!t)
+		return NULL;
+	t->pcpu = alloc_percpu_gfp(struct blkiso_tenant_pcpu, gfp | __GFP_NOWARN);
+	if (!t->pcpu) {
+		kfree(t);
+		return NULL;
+	}
+	t->dev = dev;
+	t->cgid = cgid;
+	INIT_LIST_HEAD(&t->park);
+	bio_list_init(&t->parked_bios);
+	bi_tenant_conf_init(&t->conf);
+	bi_meter_init(&t->meter, now);
+	bi_meter_configure(&t->meter, &t->conf, &dev->conf, now);
+	for_each_possible_cpu(cpu)
+		bi_meter_init_cpu(&per_cpu_ptr(t->pcpu, cpu)->meter, now);
+	kobject_init(&t->kobj, &blkiso_tenant_ktype);
+	return t;
+}
+
+/* Hot path: the tenant of @cgid, or NULL.  Caller holds rcu_read_lock(). */
+struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev, u64 cgid)
+{
+	struct blkiso_tenant *t;
+
+	hash_for_each_possible_rcu(dev->tenants, t, hash, cgid)
+		if (t->cgid == cgid)
+			return t;
+	return NULL;
+}
+
+/*
+ * The tenant of @cgid, created on first sight without sleeping (this runs
+ * in .map).  Its sysfs directory follows from a work item.  NULL when no
+ * memory could be had: the bio then passes unmetered, and is counted.
+ */
+struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid)
+{
+	struct blkiso_tenant *t, *found;
+	unsigned long flags;
+
+	t = blkiso_tenant_find(dev, cgid);
+	if (likely(t))
+		return t;
+	t = blkiso_tenant_alloc(dev, cgid, GFP_NOWAIT);
+	spin_lock_irqsave(&dev->lock, flags);
+	found = blkiso_tenant_find(dev, cgid);
+	if (!found && t) {
+		hash_add_rcu(dev->tenants, &t->hash, cgid);
+		list_add_tail(&t->list, &dev->tenant_list);
+		dev->nr_tenants++;
+		found = t;
+		t = NULL;
+		queue_work(dev->wq, &dev->sysfs_work);
+	} else if (!found) {
+		dev->alloc_failures++;
+	}
+	spin_unlock_irqrestore(&dev->lock, flags);
+	if (t)
+		kobject_put(&t->kobj);
+	return found;
+}
+
+/* Configuration path: find or create, sleeping allowed. */
+static struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev,
+							  u64 cgid)
+{
+	struct blkiso_tenant *t;
+
+	rcu_read_lock();
+	t = blkiso_tenant_find(dev, cgid);
+	rcu_read_unlock();
+	if (t)
+		return t;
+	t = blkiso_tenant_alloc(dev, cgid, GFP_KERNEL);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	spin_lock_irq(&dev->lock);
+	if (blkiso_tenant_find(dev, cgid)) {
+		spin_unlock_irq(&dev->lock);
+		kobject_put(&t->kobj);
+		return blkiso_tenant_find(dev, cgid);
+	}
+	hash_add_rcu(dev->tenants, &t->hash, cgid);
+	list_add_tail(&t->list, &dev->tenant_list);
+	dev->nr_tenants++;
+	spin_unlock_irq(&dev->lock);
+	queue_work(dev->wq, &dev->sysfs_work);
+	return t;
+}
+
+void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat)
+{
+	int cpu, i;
+
+	memset(stat, 0, sizeof(u64) * BLKISO_NR_STATS);
+	if (lat)
+		memset(lat, 0, sizeof(u64) * BLKISO_LAT_BUCKETS);
+	for_each_possible_cpu(cpu) {
+		struct blkiso_tenant_pcpu *p = per_cpu_ptr(t->pcpu, cpu);
+
+		for (i = 0; i < BLKISO_NR_STATS; i++)
+			stat[i] += READ_ONCE(p->stat[i]);
+		for (i = 0; lat && i < BLKISO_LAT_BUCKETS; i++)
+			lat[i] += READ_ONCE(p->lat[i]);
+	}
+}
+
+/* ---- naming tenants ---- */
+
+/* "<cgroup>": an id, "kernel", or an absolute cgroup path. */
+static int blkiso_parse_cgroup(const char *tok, u64 *cgid)
+{
+	static const char prefix[] = "/sys/fs/cgroup";
+	struct cgroup *cgrp;
+	const char *path = tok;
+
+	if (!strcmp(tok, "kernel")) {
+		*cgid = BLKISO_KERNEL_CGID;
+		return 0;
+	}
+	if (tok[0] != '/')
+		return kstrtou64(tok, 10, cgid) || !*cgid ? -EINVAL : 0;
+	if (!strncmp(path, prefix, sizeof(prefix) - 1) &&
+	    (path[sizeof(prefix) - 1] == '/' || !path[sizeof(prefix) - 1]))
+		path += sizeof(prefix) - 1;
+	if (!*path)
+		path = "/";
+	cgrp = cgroup_get_from_path(path);
+	if (IS_ERR(cgrp))
+		return PTR_ERR(cgrp);
+	*cgid = cgroup_id(cgrp);
+	cgroup_put(cgrp);
+	return 0;
+}
+
+/* ---- configuration ---- */
+
+static void blkiso_report(struct blkiso_dev *dev, const char *what,
+			  const struct bi_parse_err *err)
+{
+	pr_warn_ratelimited("blkiso: %s: %s: %s\n",
+			    dm_disk(dev->md)->disk_name, what, err->msg);
+}
+
+static void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf)
+{
+	t->conf = *conf;
+	t->configured = true;
+	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
+	/* A new quota may admit parked bios at once. */
+	queue_work(t->dev->wq, &t->dev->dispatch_work);
+}
+
+/* Merge @line into @t's configuration; nothing changes on error. */
+static int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
+{
+	struct blkiso_dev *dev = t->dev;
+	struct bi_tenant_conf *conf;
+	struct bi_parse_err err;
+	int ret;
+
+	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
+	if (!conf)
+		return -ENOMEM;
+	mutex_lock(&dev->conf_mutex);
+	*conf = t->conf;
+	ret = bi_conf_merge(conf, line, len, &err);
+	if (ret)
+		blkiso_report(dev, "tenant", &err);
+	else
+		blkiso_tenant_apply(t, conf);
+	mutex_unlock(&dev->conf_mutex);
+	kfree(conf);
+	return ret;
+}
+
+/* "<cgroup> key=value...": from the "tenant" file and `dmsetup message`. */
+int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len)
+{
+	struct blkiso_tenant *t;
+	struct bi_tenant_conf *conf;
+	struct bi_parse_err err;
+	char name[256];
+	size_t n = 0;
+	u64 cgid;
+	int ret;
+
+	while (len && isspace(*line))
+		line++, len--;
+	while (n < len && !isspace(line[n]))
+		n++;
+	if (!n || n >= sizeof(name)) {
+		pr_warn_ratelimited("blkiso: %s: expected \"<cgroup> key=value...\"\n",
+				    dm_disk(dev->md)->disk_name);
+		return -EINVAL;
+	}
+	memcpy(name, line, n);
+	name[n] = '\0';
+	ret = blkiso_parse_cgroup(name, &cgid);
+	if (ret) {
+		pr_warn_ratelimited("blkiso: %s: \"%s\": no such cgroup (want an id, an absolute path or \"kernel\")\n",
+				    dm_disk(dev->md)->disk_name, name);
+		return ret == -ENOMEM ? ret : -EINVAL;
+	}
+	/* Validate before creating anything: a bad line leaves no tenant. */
+	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
+	if (!conf)
+		return -ENOMEM;
+	bi_tenant_conf_init(conf);
+	ret = bi_conf_merge(conf, line + n, len - n, &err);
+	kfree(conf);
+	if (ret) {
+		blkiso_report(dev, name, &err);
+		return ret;
+	}
+	t = blkiso_tenant_get_or_create(dev, cgid);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	/* The tenant's directory exists when the write returns. */
+	flush_work(&dev->sysfs_work);
+	return blkiso_tenant_merge(t, line + n, len - n);
+}
+
+/* A device line (table parameters, "conf" file, `dmsetup message device`). */
+int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len)
+{
+	struct bi_dev_conf conf;
+	struct bi_parse_err err;
+	struct blkiso_tenant *t;
+	int ret;
+
+	mutex_lock(&dev->conf_mutex);
+	conf = dev->conf;
+	ret = bi_dev_conf_merge(&conf, line, len, &err);
+	if (ret) {
+		blkiso_report(dev, "device", &err);
+		goto unlock;
+	}
+	dev->conf = conf;
+	/* The cost model and dispense settings feed every tenant's meter. */
+	spin_lock_irq(&dev->lock);
+	list_for_each_entry(t, &dev->tenant_list, list)
+		bi_meter_configure(&t->meter, &t->conf, &dev->conf, ktime_get_ns());
+	spin_unlock_irq(&dev->lock);
+unlock:
+	mutex_unlock(&dev->conf_mutex);
+	return ret;
+}
+
+/* ---- sysfs ---- */
+
+static bool blkiso_may_configure(void)
+{
+	return capable(CAP_SYS_ADMIN);
+}
+
+#define to_tenant(k) container_of(k, struct blkiso_tenant, kobj)
+#define to_dev(k) container_of(k, struct blkiso_dev, kobj)
+
+static ssize_t tenant_conf_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
+{
+	struct blkiso_tenant *t = to_tenant(kobj);
+	int n;
+
+	mutex_lock(&t->dev->conf_mutex);
+	n = bi_conf_format(&t->conf, buf, PAGE_SIZE - 1);
+	mutex_unlock(&t->dev->conf_mutex);
+	if (n < 0)
+		return -E2BIG;
+	buf[n++] = '\n';
+	return n;
+}
+
+static ssize_t tenant_conf_store(struct kobject *kobj, struct kobj_attribute *a,
+				 const char *buf, size_t len)
+{
+	int ret;
+
+	if (!blkiso_may_configure())
+		return -EPERM;
+	ret = blkiso_tenant_merge(to_tenant(kobj), buf, len);
+	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
+}
+
+static const char * const blkiso_stat_names[BLKISO_NR_STATS] = {
+	[BLKISO_ARRIVED] = "arrived",
+	[BLKISO_ADMITTED] = "admitted",
+	[BLKISO_PARKED] = "parked",
+	[BLKISO_DISPATCHED] = "dispatched",
+	[BLKISO_DEBT] = "debt",
+	[BLKISO_REJECTED_NOWAIT] = "rejected_nowait",
+	[BLKISO_REJECTED] = "rejected",
+	[BLKISO_COMPLETED] = "completed",
+	[BLKISO_ERRORS] = "errors",
+	[BLKISO_RIOS] = "rios",
+	[BLKISO_WIOS] = "wios",
+	[BLKISO_RBYTES] = "rbytes",
+	[BLKISO_WBYTES] = "wbytes",
+	[BLKISO_RUNITS] = "runits",
+	[BLKISO_WUNITS] = "wunits",
+};
+
+/* Upper bound, in us, of the bucket holding the @pct-th percentile. */
+static u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct)
+{
+	u64 want = div_u64(total * pct + 99, 100), seen = 0;
+	int i;
+
+	for (i = 0; i < BLKISO_LAT_BUCKETS && total; i++) {
+		seen += lat[i];
+		if (seen >= want)
+			return 1ULL << i;
+	}
+	return 0;
+}
+
+/* Batches the global buckets handed to per-CPU local buckets (S4-05). */
+static u64 blkiso_tenant_dispenses(struct blkiso_tenant *t)
+{
+	u64 n = 0;
+	int k;
+
+	for (k = 0; k < BI_NR_KEYS; k++)
+		n += READ_ONCE(t->meter.key[k].nr_requests) -
+		     READ_ONCE(t->meter.key[k].nr_refused);
+	return n;
+}
+
+static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
+{
+	struct blkiso_tenant *t = to_tenant(kobj);
+	u64 stat[BLKISO_NR_STATS], lat[BLKISO_LAT_BUCKETS];
+	int i, n = 0;
+
+	blkiso_tenant_stats(t, stat, lat);
+	for (i = 0; i < BLKISO_NR_STATS; i++)
+		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], stat[i]);
+	n += sysfs_emit_at(buf, n, "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu\n",
+			   blkiso_tenant_dispenses(t), READ_ONCE(t->nr_parked),
+			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 50),
+			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 99));
+	return n;
+}
+
+static ssize_t tenant_cgroup_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
+{
+	struct blkiso_tenant *t = to_tenant(kobj);
+	struct cgroup *cgrp;
+	int ret;
+
+	if (t->cgid == BLKISO_KERNEL_CGID)
+		return sysfs_emit(buf, "kernel\n");
+	cgrp = cgroup_get_from_id(t->cgid);
+	if (IS_ERR(cgrp))
+		return sysfs_emit(buf, "(removed)\n");
+	ret = cgroup_path(cgrp, buf, PAGE_SIZE - 1);
+	cgroup_put(cgrp);
+	if (ret < 0)
+		return ret;
+	return strlcat(buf, "\n", PAGE_SIZE);
+}
+
+static struct kobj_attribute tenant_conf_attr =
+	__ATTR(conf, 0600, tenant_conf_show, tenant_conf_store);
+static struct kobj_attribute tenant_stats_attr =
+	__ATTR(stats, 0444, tenant_stats_show, NULL);
+static struct kobj_attribute tenant_cgroup_attr =
+	__ATTR(cgroup, 0444, tenant_cgroup_show, NULL);
+
+static struct attribute *blkiso_tenant_attrs[] = {
+	&tenant_conf_attr.attr,
+	&tenant_stats_attr.attr,
+	&tenant_cgroup_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group blkiso_tenant_group = {
+	.attrs = blkiso_tenant_attrs,
+};
+
+static const struct attribute_group *blkiso_tenant_groups[] = {
+	&blkiso_tenant_group,
+	NULL,
+};
+
+static ssize_t dev_name_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", dm_device_name(to_dev(kobj)->md));
+}
+
+static ssize_t dev_conf_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
+{
+	struct blkiso_dev *dev = to_dev(kobj);
+	int n;
+
+	mutex_lock(&dev->conf_mutex);
+	n = bi_dev_conf_format(&dev->conf, buf, PAGE_SIZE - 1);
+	mutex_unlock(&dev->conf_mutex);
+	if (n < 0)
+		return -E2BIG;
+	buf[n++] = '\n';
+	return n;
+}
+
+static ssize_t dev_conf_store(struct kobject *kobj, struct kobj_attribute *a,
+			      const char *buf, size_t len)
+{
+	int ret;
+
+	if (!blkiso_may_configure())
+		return -EPERM;
+	ret = blkiso_dev_configure(to_dev(kobj), buf, len);
+	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
+}
+
+static ssize_t dev_tenant_store(struct kobject *kobj, struct kobj_attribute *a,
+				const char *buf, size_t len)
+{
+	int ret;
+
+	if (!blkiso_may_configure())
+		return -EPERM;
+	ret = blkiso_tenant_configure(to_dev(kobj), buf, len);
+	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
+}
+
+static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
+{
+	struct blkiso_dev *dev = to_dev(kobj);
+
+	return sysfs_emit(buf, "tenants=%u queued=%u alloc_failures=%llu draining=%d\n",
+			  READ_ONCE(dev->nr_tenants), READ_ONCE(dev->nr_parked),
+			  READ_ONCE(dev->alloc_failures), READ_ONCE(dev->draining));
+}
+
+static struct kobj_attribute dev_name_attr = __ATTR(name, 0444, dev_name_show, NULL);
+static struct kobj_attribute dev_conf_attr =
+	__ATTR(conf, 0600, dev_conf_show, dev_conf_store);
+static struct kobj_attribute dev_tenant_attr = __ATTR(tenant, 0200, NULL, dev_tenant_store);
+static struct kobj_attribute dev_stats_attr = __ATTR(stats, 0444, dev_stats_show, NULL);
+
+static struct attribute *blkiso_dev_attrs[] = {
+	&dev_name_attr.attr,
+	&dev_conf_attr.attr,
+	&dev_tenant_attr.attr,
+	&dev_stats_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group blkiso_dev_group = {
+	.attrs = blkiso_dev_attrs,
+};
+
+static const struct attribute_group *blkiso_dev_groups[] = {
+	&blkiso_dev_group,
+	NULL,
+};
+
+static void blkiso_dev_release(struct kobject *kobj)
+{
+	kfree(to_dev(kobj));
+}
+
+static struct kobj_type blkiso_dev_ktype = {
+	.release = blkiso_dev_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = blkiso_dev_groups,
+};
+
+/* The next tenant without a sysfs directory, or NULL. */
+static struct blkiso_tenant *blkiso_next_homeless(struct blkiso_dev *dev)
+{
+	struct blkiso_tenant *t, *found = NULL;
+
+	spin_lock_irq(&dev->lock);
+	list_for_each_entry(t, &dev->tenant_list, list) {
+		if (!t->sysfs_tried) {
+			found = t;
+			break;
+		}
+	}
+	spin_unlock_irq(&dev->lock);
+	return found;
+}
+
+/*
+ * Tenant directories are made here, never on the hot path.  Tenants leave
+ * the list only when the device goes, after this work was flushed, so a
+ * tenant found under the lock stays valid after it is dropped.
+ */
+static void blkiso_sysfs_work(struct work_struct *work)
+{
+	struct blkiso_dev *dev = container_of(work, struct blkiso_dev, sysfs_work);
+	struct blkiso_tenant *t;
+	int ret;
+
+	while ((t = blkiso_next_homeless(dev))) {
+		if (t->cgid == BLKISO_KERNEL_CGID)
+			ret = kobject_add(&t->kobj, &dev->kobj, "kernel");
+		else
+			ret = kobject_add(&t->kobj, &dev->kobj, "%llu", t->cgid);
+		t->in_sysfs = !ret;
+		t->sysfs_tried = true;
+	}
+}
+
+/* ---- the registry ---- */
+
+static void blkiso_dev_destroy(struct blkiso_dev *dev);
+
+static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt)
+{
+	struct blkiso_dev *dev;
+	struct blkiso_tenant *kt;
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return NULL;
+	dev->md = md;
+	dev->devt = devt;
+	INIT_LIST_HEAD(&dev->node);
+	mutex_init(&dev->conf_mutex);
+	spin_lock_init(&dev->lock);
+	hash_init(dev->tenants);
+	INIT_LIST_HEAD(&dev->tenant_list);
+	INIT_LIST_HEAD(&dev->parked);
+	bi_dev_conf_init(&dev->conf);
+	hrtimer_init(&dev->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	dev->timer.function = blkiso_timer_fn;
+	INIT_WORK(&dev->dispatch_work, blkiso_dispatch_work);
+	INIT_WORK(&dev->sysfs_work, blkiso_sysfs_work);
+	kobject_init(&dev->kobj, &blkiso_dev_ktype);
+	/* Dispatch submits bios and may run while memory is short. */
+	dev->wq = alloc_workqueue("blkiso-%u:%u", WQ_MEM_RECLAIM, 0,
+				  MAJOR(devt), MINOR(devt));
+	if (!dev->wq)
+		goto put;
+	if (kobject_add(&dev->kobj, blkiso_sysfs_root, "%s", dm_disk(md)->disk_name))
+		goto put;
+	dev->in_sysfs = true;
+	/* The kernel tenant always exists: writeback must find it. */
+	kt = blkiso_tenant_get_or_create(dev, BLKISO_KERNEL_CGID);
+	if (IS_ERR(kt))
+		goto put;
+	return dev;
+put:
+	blkiso_dev_destroy(dev);
+	return NULL;
+}
+
+/* The registry entry of @md's device, created on first use (ctr). */
+struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error)
+{
+	dev_t devt = disk_devt(dm_disk(md));
+	struct blkiso_dev *dev;
+
+	mutex_lock(&blkiso_devs_mutex);
+	list_for_each_entry(dev, &blkiso_devs, node) {
+		if (dev->devt == devt) {
+			dev->users++;
+			goto out;
+		}
+	}
+	dev = blkiso_dev_create(md, devt);
+	if (!dev) {
+		*error = "Cannot allocate blkiso device state";
+		goto out;
+	}
+	dev->users = 1;
+	list_add(&dev->node, &blkiso_devs);
+out:
+	mutex_unlock(&blkiso_devs_mutex);
+	return dev;
+}
+
+static void blkiso_dev_destroy(struct blkiso_dev *dev)
+{
+	struct blkiso_tenant *t, *tmp;
+
+	hrtimer_cancel(&dev->timer);
+	if (dev->wq) {
+		flush_work(&dev->dispatch_work);
+		flush_work(&dev->sysfs_work);
+		destroy_workqueue(dev->wq);
+	}
+	/* presuspend drained every queue before the last table went. */
+	WARN_ON_ONCE(!list_empty(&dev->parked));
+	list_for_each_entry_safe(t, tmp, &dev->tenant_list, list) {
+		list_del(&t->list);
+		if (t->in_sysfs)
+			kobject_del(&t->kobj);
+		kobject_put(&t->kobj);
+	}
+	if (dev->in_sysfs)
+		kobject_del(&dev->kobj);
+	kobject_put(&dev->kobj);
+}
+
+/* Drop a table instance's reference; the last one frees the device state. */
+void blkiso_dev_put(struct blkiso_dev *dev)
+{
+	bool last;
+
+	mutex_lock(&blkiso_devs_mutex);
+	last = --dev->users == 0;
+	if (last)
+		list_del_init(&dev->node);
+	mutex_unlock(&blkiso_devs_mutex);
+	if (last)
+		blkiso_dev_destroy(dev);
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * meter_test.c - blkiso meters a cgroup's I/O through the target (guest test).
+ *
+ * Each test maps a null_blk device through a blkiso table, makes a cgroup,
+ * gives it a quota through /sys/kernel/blkiso/dm-N/tenant and drives fio or
+ * direct preadv2() calls from inside the cgroup.  Rates are asserted with
+ * the tolerance stated at each call; asserted rates stay far below the
+ * device's capacity (>20k IOPS even under TCG), so the quota is what bites.
+ * The deterministic mode (make vm-run ICOUNT=1) makes them exact; the
+ * margins hold under ordinary TCG too.  Waits poll for a condition rather
+ * than sleep: in deterministic mode the guest clock jumps while the guest
+ * waits for the host (9p), so program start-up takes seconds of guest time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guest_util.h"
+#include "kselftest_harness.h"
+
+#define DM_NAME		"bimeter"
+#define DM_DEV		"/dev/mapper/" DM_NAME
+#define CG		"blkiso_meter"
+#define UNIT_BYTES	2048.0
+
+/* Rates and capacities are asserted in the deterministic mode only. */
+#define NEED_ICOUNT() do { \
+	if (!gu_icount()) \
+		SKIP(return, "asserts a rate: runs in the deterministic mode"); \
+} while (0)
+
+FIXTURE(meter) {
+	char lower[64];
+	char dir[128];
+	unsigned long long cgid;
+};
+
+FIXTURE_SETUP(meter)
+{
+	struct gu_nullb nb = { .name = "nullb_meter", .size_mb = 4096 };
+
+	/* A test killed by its timeout skips its teardown: clean up here. */
+	gu_sh("pkill -KILL -x fio; dmsetup remove --retry " DM_NAME " 2>/dev/null");
+	ASSERT_EQ(0, gu_module_load());
+	ASSERT_EQ(0, gu_nullb_create(&nb, self->lower, sizeof(self->lower)));
+	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME " --table "
+			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", self->lower, self->lower));
+	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME, self->dir, sizeof(self->dir)));
+	ASSERT_EQ(0, gu_cg_create(CG));
+	self->cgid = gu_cg_id(CG);
+	ASSERT_NE(0ULL, self->cgid);
+}
+
+FIXTURE_TEARDOWN(meter)
+{
+	/* A test that failed half-way may leave its fio behind. */
+	gu_sh("pkill -KILL -x fio; sleep 0.2");
+	gu_sh("dmsetup remove --retry " DM_NAME " 2>/dev/null");
+	gu_cg_destroy(CG);
+	gu_nullb_destroy("nullb_meter");
+	gu_module_unload();
+}
+
+/* fio in the test cgroup: randread at @bs, @engine/@qd, for @secs. */
+static int fio_read(struct gu_fio *r, const char *bs, const char *engine, int qd, int secs)
+{
+	return gu_fio(CG, r, "--name=m --filename=" DM_DEV " --direct=1 --rw=randread"
+		      " --bs=%s --ioengine=%s --iodepth=%d --runtime=%d --time_based",
+		      bs, engine, qd, secs);
+}
+
+TEST_F_TIMEOUT(meter, riops_holds_within_2pct, 60)
+{
+	struct gu_fio r;
+
+	NEED_ICOUNT();
+
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=1000"));
+	ASSERT_EQ(0, fio_read(&r, "4k", "psync", 1, 10));
+	/* 1000/s, plus a 50 ms burst spread over 10 s (+0.5%): within 2% */
+	EXPECT_TRUE(values_close(r.read.iops, 1000, 2)) TH_LOG("IOPS %.1f", r.read.iops);
+}
+
+TEST_F_TIMEOUT(meter, work_units_hold_within_3pct_at_every_block_size, 120)
+{
+	static const char * const sizes[] = { "4k", "64k", "1M" };
+	unsigned int i;
+	struct gu_fio r;
+
+	NEED_ICOUNT();
+
+	/* 10,000 units/s of 2 KiB = 20.48 MB/s whatever the block size */
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "runits=10000 initial=exact"));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, fio_read(&r, sizes[i], "libaio", 4, 10));
+		EXPECT_TRUE(values_close(r.read.bw_bytes, 10000 * UNIT_BYTES, 3))
+			TH_LOG("bs %s: %.0f B/s", sizes[i], r.read.bw_bytes);
+	}
+}
+
+TEST_F_TIMEOUT(meter, bytes_cap_is_enforced_like_io_max, 60)
+{
+	struct gu_fio r;
+
+	NEED_ICOUNT();
+
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "rbps=8M initial=exact"));
+	ASSERT_EQ(0, fio_read(&r, "64k", "libaio", 8, 10));
+	EXPECT_TRUE(values_close(r.read.bw_bytes, 8 << 20, 3)) TH_LOG("%.0f B/s", r.read.bw_bytes);
+}
+
+TEST_F_TIMEOUT(meter, burst_after_idle_is_capacity, 60)
+{
+	long long before, after;
+	struct gu_fio r;
+
+	NEED_ICOUNT();
+
+	/* A request bucket's capacity is its burst limit: 200 bios at once. */
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=1000 burst_limit=200"));
+	sleep(1);
+	before = gu_tenant_stat(self->dir, self->cgid, "admitted");
+	ASSERT_EQ(0, gu_fio(CG, &r, "--name=b --filename=" DM_DEV " --direct=1"
+			    " --rw=randread --bs=4k --ioengine=psync --number_ios=400 --size=64M"));
+	after = gu_tenant_stat(self->dir, self->cgid, "admitted");
+	/* capacity, plus what refills while the burst runs, within one bio */
+	EXPECT_GE(after - before, 199);
+	EXPECT_LE(after - before, 205) TH_LOG("admitted at once: %lld", after - before);
+}
+
+TEST_F_TIMEOUT(meter, io_uring_1m_through_biting_quota_completes, 60)
+{
+	struct gu_fio r;
+
+	NEED_ICOUNT();
+
+	/* On 6.1, io.max makes exactly this fail with EAGAIN. */
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=50"));
+	ASSERT_EQ(0, fio_read(&r, "1M", "io_uring", 32, 5));
+	EXPECT_EQ(0ULL, r.errors);
+	EXPECT_TRUE(values_close(r.read.iops, 50, 10)) TH_LOG("IOPS %.1f", r.read.iops);
+}
+
+/* In the cgroup: @n preadv2(RWF_NOWAIT) calls; returns how many got EAGAIN. */
+static int nowait_reads(int n)
+{
+	int pipefd[2], pid, again = 0, i, fd;
+	static char buf[4096] __attribute__((aligned(4096)));
+	struct iovec iov = { buf, sizeof(buf) };
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		if (gu_write("/sys/fs/cgroup/" CG "/cgroup.procs", "0"))
+			_exit(1);
+		fd = open(DM_DEV, O_RDONLY | O_DIRECT);
+		for (i = 0; fd >= 0 && i < n; i++)
+			if (preadv2(fd, &iov, 1, (off_t)i * 4096, RWF_NOWAIT) < 0 && errno == EAGAIN)
+				again++;
+		if (write(pipefd[1], &again, sizeof(again)) != sizeof(again))
+			_exit(1);
+		_exit(fd < 0);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &again, sizeof(again)) != sizeof(again))
+		again = -1;
+	close(pipefd[0]);
+	waitpid(pid, NULL, 0);
+	return again;
+}
+
+TEST_F(meter, nowait_gets_eagain_and_is_counted)
+{
+	long long before, after;
+	int again;
+
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=10"));
+	before = gu_tenant_stat(self->dir, self->cgid, "rejected_nowait");
+	again = nowait_reads(200);
+	after = gu_tenant_stat(self->dir, self->cgid, "rejected_nowait");
+	/* 200 back-to-back reads against a 10/s bucket: almost all refused */
+	EXPECT_GE(again, 150);
+	EXPECT_EQ(again, after - before) TH_LOG("EAGAIN %d, counted %lld", again, after - before);
+}
+
+TEST_F_TIMEOUT(meter, quota_survives_reload_and_suspend_with_parked_bios, 120)
+{
+	char conf[512], conf2[512], path[256];
+	struct gu_fio_job job;
+	struct gu_fio r;
+	struct timespec t0, t1;
+	double secs;
+
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=20"));
+	snprintf(path, sizeof(path), "%s/%llu/conf", self->dir, self->cgid);
+	ASSERT_LT(0, gu_read(path, conf, sizeof(conf)));
+	/* 64 bios in flight against 20/s: most of them parked */
+	ASSERT_EQ(0, gu_fio_start(&job, CG, "--name=p --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=64"
+				  " --runtime=4 --time_based"));
+	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(0, gu_sh("dmsetup suspend " DM_NAME));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	EXPECT_LT(secs, 2.0) TH_LOG("suspend took %.2fs", secs);
+	EXPECT_EQ(0, gu_tenant_stat(self->dir, self->cgid, "queued"));
+	EXPECT_LT(0, gu_tenant_stat(self->dir, self->cgid, "debt"));
+	EXPECT_EQ(0, gu_sh("dmsetup resume " DM_NAME));
+	EXPECT_EQ(0, gu_sh("dmsetup table " DM_NAME " | dmsetup reload " DM_NAME));
+	EXPECT_EQ(0, gu_sh("dmsetup resume " DM_NAME));
+	ASSERT_EQ(0, gu_fio_wait(&job, &r));
+	EXPECT_EQ(0ULL, r.errors);
+	ASSERT_LT(0, gu_read(path, conf2, sizeof(conf2)));
+	EXPECT_STREQ(conf, conf2);
+	/* every bio that arrived completed exactly once */
+	EXPECT_EQ(gu_tenant_stat(self->dir, self->cgid, "arrived"),
+		  gu_tenant_stat(self->dir, self->cgid, "completed"));
+}
+
+TEST_F_TIMEOUT(meter, deferred_remove_completes_when_fio_exits, 120)
+{
+	struct gu_fio_job job;
+	struct gu_fio r;
+
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=100"));
+	ASSERT_EQ(0, gu_fio_start(&job, CG, "--name=d --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=16"
+				  " --runtime=2 --time_based"));
+	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "arrived", 1, 60000));
+	ASSERT_EQ(0, gu_sh("dmsetup remove --deferred " DM_NAME));
+	/* still there while fio holds it open (dmsetup drops the node at once) */
+	EXPECT_EQ(0, gu_sh("dmsetup info " DM_NAME " >/dev/null 2>&1"));
+	ASSERT_EQ(0, gu_fio_wait(&job, &r));
+	EXPECT_EQ(0ULL, r.errors);
+	EXPECT_NE(0, gu_sh("dmsetup info " DM_NAME " >/dev/null 2>&1"));
+}
+
+/* Per-CPU local buckets: needs the ordinary mode with 2 vCPUs. */
+TEST_F_TIMEOUT(meter, per_cpu_buckets_hold_the_quota_across_cpus, 90)
+{
+	long long bios, disp;
+	struct gu_fio r;
+	double burst;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 vCPUs (the ordinary mode)");
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=2000"));
+	/* two jobs pinned to CPU 0 and CPU 1 in one cgroup */
+	ASSERT_EQ(0, gu_fio(CG, &r, "--name=c0 --cpus_allowed=0 --filename=" DM_DEV
+			    " --direct=1 --rw=randread --bs=4k --ioengine=libaio --iodepth=4"
+			    " --runtime=10 --time_based --name=c1 --cpus_allowed=1"
+			    " --filename=" DM_DEV " --direct=1 --rw=randread --bs=4k"
+			    " --ioengine=libaio --iodepth=4 --runtime=10 --time_based"));
+	EXPECT_TRUE(values_close(r.read.iops, 2000, 3)) TH_LOG("IOPS %.1f", r.read.iops);
+	bios = gu_tenant_stat(self->dir, self->cgid, "arrived");
+	disp = gu_tenant_stat(self->dir, self->cgid, "dispenses");
+	TH_LOG("2 CPUs, riops=2000: %.1f IOPS, %lld bios, %lld global dispenses",
+	       r.read.iops, bios, disp);
+	/* at steady state at most one global dispense per 32 bios per CPU */
+	EXPECT_LE(disp * 32, bios) TH_LOG("%lld dispenses for %lld bios", disp, bios);
+
+	/*
+	 * After idling, a burst on both CPUs: at most capacity + 2 x local_max
+	 * = 100 + 2 x 64 bios pass at once.  Estimated from how long 600 bios
+	 * take at 2000/s: burst = 600 - 2000 x runtime, +-20 (10 ms of timing).
+	 */
+	sleep(2);
+	ASSERT_EQ(0, gu_fio(CG, &r, "--name=b0 --cpus_allowed=0 --filename=" DM_DEV
+			    " --direct=1 --rw=randread --bs=4k --ioengine=psync --number_ios=300"
+			    " --size=64M --name=b1 --cpus_allowed=1 --filename=" DM_DEV
+			    " --direct=1 --rw=randread --bs=4k --ioengine=psync --number_ios=300"
+			    " --size=64M"));
+	burst = 600 - 2000 * r.read.runtime_ms / 1000;
+	TH_LOG("burst after idle: %.0f bios (runtime %.0f ms)", burst, r.read.runtime_ms);
+	EXPECT_LE(burst, 100 + 2 * 64 + 20) TH_LOG("burst %.0f (runtime %.0f ms)", burst, r.read.runtime_ms);
+	EXPECT_GE(burst, 100 - 20) TH_LOG("burst %.0f (runtime %.0f ms)", burst, r.read.runtime_ms);
+}
+
+TEST_F(meter, bad_lines_are_refused_and_change_nothing)
+{
+	static const char * const bad[] = {
+		"riops=12x", "riops=-1", "riops=0x10", "nosuchkey=1", "riops=1 riops=2",
+		"riops=99999999999999999999999", "rbps=10Q", "burst_ms=0",
+	};
+	char before[512], after[512], path[256];
+	unsigned int i;
+
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=1000 wbps=1M"));
+	snprintf(path, sizeof(path), "%s/%llu/conf", self->dir, self->cgid);
+	ASSERT_LT(0, gu_read(path, before, sizeof(before)));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, gu_tenant_set(self->dir, "/" CG, bad[i])) TH_LOG("%s", bad[i]);
+		EXPECT_EQ(-EINVAL, gu_write(path, "%s", bad[i])) TH_LOG("%s", bad[i]);
+	}
+	EXPECT_EQ(-EINVAL, gu_tenant_set(self->dir, "/no/such/cgroup", "riops=1"));
+	ASSERT_LT(0, gu_read(path, after, sizeof(after)));
+	EXPECT_STREQ(before, after);
+}
+
+TEST_HARNESS_MAIN
