@@ -59,7 +59,7 @@ MODDIR := $(B)/kmod-$(KREL)
 module:
 	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps'"; exit 1; }
 	@mkdir -p $(MODDIR)
-	@cp -rsf $(TOP)/Kbuild $(TOP)/kmod $(TOP)/uapi $(MODDIR)/
+	@cp -rsf $(wildcard $(TOP)/Kbuild $(TOP)/kmod $(TOP)/uapi) $(MODDIR)/
 	$(MAKE) -C $(KDIR) M=$(MODDIR) BLKISO_DIR=$(MODDIR) W=1 modules
 	@echo "built $(MODDIR)/blkiso.ko"
 
