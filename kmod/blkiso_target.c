@@ -284,11 +284,18 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	pb->arrive_ns = now;
 	pb->bytes = bio->bi_iter.bi_size;
 	blkiso_describe(bio, &io);
+	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
+	if (!bi_meter_capped(&t->meter, bi_io_dir(&io))) {
+		/* No cap in this direction: count it and let it go. */
+		pb->charge = (struct bi_charge){ .dir = bi_io_dir(&io),
+						 .units = bi_io_units(&t->meter.cost, &io) };
+		this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
+		return DM_MAPIO_REMAPPED;
+	}
 	bi_meter_classify(&t->meter, &io, &pb->charge);
 
 	local_irq_save(flags);
 	pcpu = this_cpu_ptr(t->pcpu);
-	pcpu->stat[BLKISO_ARRIVED]++;
 	if (pb->charge.cls == BI_CLASS_SYS || READ_ONCE(dev->draining)) {
 		bi_meter_force(&t->meter, &pcpu->meter, &pb->charge, now);
 		admitted = true;
@@ -407,18 +414,20 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	now = ktime_get_ns();
 	read = pb->charge.dir == BI_DIR_READ;
-	lat_us = div_u64(now - pb->arrive_ns, NSEC_PER_USEC);
-	local_irq_save(flags);
-	pcpu = this_cpu_ptr(t->pcpu);
-	bi_meter_complete(&t->meter, &pcpu->meter, &pb->charge, now);
-	pcpu->stat[BLKISO_COMPLETED]++;
+	lat_us = (now - pb->arrive_ns) >> 10;	/* ~us: a power-of-two histogram */
+	if (pb->charge.keys) {
+		local_irq_save(flags);
+		pcpu = this_cpu_ptr(t->pcpu);
+		bi_meter_complete(&t->meter, &pcpu->meter, &pb->charge, now);
+		local_irq_restore(flags);
+	}
+	this_cpu_inc(t->pcpu->stat[BLKISO_COMPLETED]);
 	if (*error)
-		pcpu->stat[BLKISO_ERRORS]++;
-	pcpu->stat[read ? BLKISO_RIOS : BLKISO_WIOS]++;
-	pcpu->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES] += pb->bytes;
-	pcpu->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS] += pb->charge.units;
-	pcpu->lat[min_t(u32, lat_us ? fls64(lat_us) : 0, BLKISO_LAT_BUCKETS - 1)]++;
-	local_irq_restore(flags);
+		this_cpu_inc(t->pcpu->stat[BLKISO_ERRORS]);
+	this_cpu_inc(t->pcpu->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
+	this_cpu_add(t->pcpu->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->bytes);
+	this_cpu_add(t->pcpu->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->charge.units);
+	this_cpu_inc(t->pcpu->lat[min_t(u32, fls64(lat_us), BLKISO_LAT_BUCKETS - 1)]);
 	return DM_ENDIO_DONE;
 }
 

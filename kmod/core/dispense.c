@@ -49,13 +49,12 @@ void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns)
  * hand out up to @want tokens, else answer "insufficient" (0).  With a
  * negative threshold the global balance may go below zero (borrowing,
  * S0-06).  If less than @need was handed out, *@retry_ns is when the rest
- * could be had (U64_MAX: never by refill alone).  @least > 1 lets a local
- * bucket take whole batches under a biting quota instead of a trickle of
- * single tokens, each through the global lock.
+ * could be had (U64_MAX: never by refill alone); *@left (if given) is what
+ * the global bucket still holds above its threshold.
  * Context: any; takes the global lock (irqsave).
  */
 s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
-		       u64 now_ns, u64 *retry_ns)
+		       u64 now_ns, u64 *retry_ns, s64 *left)
 {
 	unsigned long flags = bi_lock_irqsave(&g->lock);
 	struct bi_bucket *b = &g->b;
@@ -77,6 +76,8 @@ s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 		*retry_ns = rest > 0 ? bi_bucket_ready_at_ns(b, g->threshold + rest, now_ns)
 				     : now_ns;
 	}
+	if (left)
+		*left = b->tokens - g->threshold;
 	bi_unlock_irqrestore(&g->lock, flags);
 	return n;
 }
@@ -183,7 +184,7 @@ static BI_NOINLINE bool local_charge_slow(struct bi_local *l, struct bi_global *
 					  s64 cost, u64 now_ns, u64 *retry_ns)
 {
 	u64 retry = now_ns, hold;
-	s64 got, want, need, least;
+	s64 got, want, need, least, left = 0;
 
 	cost = bi_min_s64(bi_max_s64(cost, 0), BI_TOKENS_LIMIT);
 	local_rotate(l, g, now_ns);
@@ -196,23 +197,26 @@ static BI_NOINLINE bool local_charge_slow(struct bi_local *l, struct bi_global *
 		return false;
 	}
 	l->nr_slow++;
-	/*
-	 * With g->min_batch set, take a batch or wait for one (claims 10-12):
-	 * under a biting quota the global bucket never holds much, and taking
-	 * what trickles in would send nearly every bio through the global
-	 * lock.  A batch is at most what the global bucket can hold, so the
-	 * wait always ends.  With min_batch 0, any dispense is taken (A-35).
-	 */
 	want = bi_local_request_size(l, g, cost);
 	need = cost - l->tokens;
 	least = 1;
-	if (g->min_batch) {
-		/* a bio dearer than the bucket holds gathers it in full loads */
+	if (g->min_batch && !l->draining) {
+		/*
+		 * With g->min_batch set, take a whole batch or wait for one
+		 * (claims 10-12): under a biting quota the global bucket never
+		 * holds much, and taking what trickles in would send nearly
+		 * every bio through the global lock.  A bio dearer than the
+		 * bucket holds gathers it in full loads, so the wait ends.
+		 * Only while a burst is draining a well-filled global bucket
+		 * (it still held tokens after this CPU's last batch) is the
+		 * remainder taken as it is, so a burst gets the whole capacity.
+		 */
 		least = bi_max_s64(bi_min_s64(want, g->min_batch), need);
 		least = bi_max_s64(bi_min_s64(least, g->b.max_tokens - g->threshold), 1);
 		need = least;
 	}
-	got = bi_global_dispense(g, want, least, need, now_ns, &retry);
+	got = bi_global_dispense(g, want, least, need, now_ns, &retry, &left);
+	l->draining = got > 0 && left > 0;
 	l->tokens += got;
 	l->got += (u64)got;
 	if (l->tokens >= cost)

@@ -60,7 +60,7 @@ struct bi_global {
 	struct bi_bucket b;		/* lazy refill, capacity, accounting */
 	s64 threshold;			/* dispense iff available > this */
 	s64 local_max;			/* cap of each local balance */
-	s64 min_batch;			/* dispense no less than this, 0 = any */
+	s64 min_batch;			/* dispense whole batches of this; 0 = any */
 	u64 hold_ns;			/* throttle hold after a refusal (claim 3) */
 	u64 tick_ns;			/* demand interval (claims 11/12) */
 	u64 nr_requests;		/* dispense requests received */
@@ -71,6 +71,7 @@ struct bi_local {
 	s64 tokens;			/* may go negative by completion charges */
 	u64 interval_end_ns;		/* end of the current demand interval */
 	u64 hold_until_ns;		/* negative-cache entry (claims 2, 3) */
+	bool draining;			/* the global still held tokens after our last batch */
 	u64 last_use_ns;
 	u64 cur_units;			/* demand in the current interval */
 	u64 demand[BI_DEMAND_INTERVALS];	/* [0] = most recent */
@@ -88,7 +89,7 @@ void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
 		    u64 now_ns);
 void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns);
 s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
-		       u64 now_ns, u64 *retry_ns);
+		       u64 now_ns, u64 *retry_ns, s64 *left);
 void bi_global_put(struct bi_global *g, s64 n, u64 now_ns);
 
 void bi_local_init(struct bi_local *l, u64 now_ns);

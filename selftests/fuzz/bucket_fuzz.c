@@ -278,7 +278,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bi_global_set(&st.g, get(&in, 4), sget(&in, 3, 1, 1 << 22), now);
 			break;
 		case 17:
-			st.ext += bi_global_dispense(&st.g, x, 1, x, now, &retry);
+			st.ext += bi_global_dispense(&st.g, x, 1, x, now, &retry, NULL);
 			break;
 		case 18:
 			bi_sample_add(&st.smp, get(&in, 3));

@@ -22,6 +22,7 @@ else
 fi
 for t in "$@"; do
 	echo "# ==== $(basename "$t") ($BLKISO_KVER) ===="
-	"$t" || rc=1
+	# Run a local copy: its pages then never come over 9p mid-test.
+	cp "$t" /tmp/ && "/tmp/$(basename "$t")" || rc=1
 done
 exit $rc

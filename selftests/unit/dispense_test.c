@@ -22,21 +22,21 @@ TEST(s4_02_dispense_rule)
 	u64 retry;
 
 	bi_global_init(&g, 0, 100, 3, 0);
-	ASSERT_EQ(3, bi_global_dispense(&g, 10, 1, 10, 0, &retry));
+	ASSERT_EQ(3, bi_global_dispense(&g, 10, 1, 10, 0, &retry, NULL));
 	ASSERT_EQ(U64_MAX, retry);			/* rate 0: never */
-	ASSERT_EQ(0, bi_global_dispense(&g, 10, 1, 10, 0, NULL));	/* insufficient */
+	ASSERT_EQ(0, bi_global_dispense(&g, 10, 1, 10, 0, NULL, NULL));	/* insufficient */
 	ASSERT_EQ(1ULL, g.nr_refused);
 	bi_global_init(&g, 0, 100, 4, 0);
 	g.threshold = 5;
-	ASSERT_EQ(0, bi_global_dispense(&g, 10, 1, 10, 0, NULL));
+	ASSERT_EQ(0, bi_global_dispense(&g, 10, 1, 10, 0, NULL, NULL));
 	bi_global_init(&g, 0, 100, 8, 0);
 	g.threshold = 5;
-	ASSERT_EQ(3, bi_global_dispense(&g, 10, 1, 10, 0, NULL));
+	ASSERT_EQ(3, bi_global_dispense(&g, 10, 1, 10, 0, NULL, NULL));
 	ASSERT_EQ(5, g.b.tokens);
 	/* negative threshold: borrowing from the global bucket */
 	bi_global_init(&g, 0, 100, 0, 0);
 	g.threshold = -20;
-	ASSERT_EQ(20, bi_global_dispense(&g, 30, 1, 30, 0, NULL));
+	ASSERT_EQ(20, bi_global_dispense(&g, 30, 1, 30, 0, NULL, NULL));
 	ASSERT_EQ(-20, g.b.tokens);
 }
 
@@ -61,10 +61,10 @@ TEST(s4_04_lazy_refill)
 	struct bi_global g;
 
 	bi_global_init(&g, 1000, 500, 100, 0);
-	ASSERT_EQ(1, bi_global_dispense(&g, 1, 1, 1, 250 * MS, NULL));
+	ASSERT_EQ(1, bi_global_dispense(&g, 1, 1, 1, 250 * MS, NULL, NULL));
 	ASSERT_EQ(349, g.b.tokens);			/* 350 before the dispense */
 	bi_global_init(&g, 1000, 500, 100, 0);
-	ASSERT_EQ(1, bi_global_dispense(&g, 1, 1, 1, 2 * SEC, NULL));
+	ASSERT_EQ(1, bi_global_dispense(&g, 1, 1, 1, 2 * SEC, NULL, NULL));
 	ASSERT_EQ(499, g.b.tokens);			/* capped at 500 */
 }
 
@@ -471,6 +471,39 @@ TEST(steady_state_dispense_ratio)
 	TH_LOG("steady state: %llu bios, %llu global dispenses (1 per %llu)",
 	       (unsigned long long)bios, (unsigned long long)slow,
 	       (unsigned long long)(bios / (slow ? slow : 1)));
+}
+
+/*
+ * min_batch: a burst after idle still takes the whole capacity (the last,
+ * partial batch is taken while the global bucket drains), and under a
+ * biting quota a CPU meets the global bucket once per whole batch.
+ */
+TEST(min_batch_burst_and_steady_state)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 now = 0, retry, admitted = 0, end;
+
+	bi_global_init(&g, 1000, 200, 200, 0);
+	g.local_max = 64;
+	g.min_batch = 64;
+	bi_local_init(&l, 0);
+	while (bi_local_charge(&l, &g, 1, now, &retry))
+		admitted++;
+	ASSERT_EQ(200ULL, admitted);		/* capacity, exactly */
+	/* 10 s at QD1, retrying when told: 10,000 more, in batches of 64 */
+	admitted = 0;
+	g.nr_requests = g.nr_refused = 0;
+	for (end = now + 10 * SEC; now < end;) {
+		if (bi_local_charge(&l, &g, 1, now, &retry))
+			admitted++;
+		else
+			now = retry > now ? retry : now + 1;
+	}
+	ASSERT_GE(admitted, 10000ULL - 64);
+	ASSERT_LE(admitted, 10000ULL + 1);
+	/* successful dispenses: about one per 64 bios */
+	ASSERT_LE((g.nr_requests - g.nr_refused) * 60, admitted);
 }
 
 TEST_HARNESS_MAIN
