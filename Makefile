@@ -129,6 +129,16 @@ check-all: deps
 clean:
 	rm -rf $(B)/kmod-* $(B)/unit $(B)/guest $(B)/tools $(B)/fuzz $(B)/results $(B)/vm
 
+# Benchmarks (figures, not tests): the token engine's fast path under
+# callgrind, and guest instructions per I/O through blkiso vs dm-linear vs
+# raw in the deterministic mode.  JSON in build/bench/.
+bench: tools
+	@mkdir -p $(B)/bench
+	@bash selftests/bench/fastpath.sh | tee $(B)/bench/fastpath.json
+	@$(MAKE) --no-print-directory module KVER=6.1 >/dev/null
+	@bash selftests/vm/run.sh -i -k 6.1 selftests/bench/overhead-guest.sh && \
+		cp $(B)/vm/out/latest/overhead.json $(B)/bench/overhead.json
+
 # The main job.  For now: blkiso attached over null_blk with fio through it.
 demo: deps
 	@$(MAKE) --no-print-directory all >/dev/null

@@ -484,13 +484,27 @@ static ssize_t dev_tenant_store(struct kobject *kobj, struct kobj_attribute *a,
 	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
 }
 
+/* The device's counters: every tenant's, added up. */
 static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
 {
 	struct blkiso_dev *dev = to_dev(kobj);
+	u64 sum[BLKISO_NR_STATS] = { 0 }, one[BLKISO_NR_STATS];
+	struct blkiso_tenant *t;
+	int i, n = 0;
 
-	return sysfs_emit(buf, "tenants=%u queued=%u alloc_failures=%llu draining=%d\n",
-			  READ_ONCE(dev->nr_tenants), READ_ONCE(dev->nr_parked),
-			  READ_ONCE(dev->alloc_failures), READ_ONCE(dev->draining));
+	spin_lock_irq(&dev->lock);
+	list_for_each_entry(t, &dev->tenant_list, list) {
+		blkiso_tenant_stats(t, one, NULL);
+		for (i = 0; i < BLKISO_NR_STATS; i++)
+			sum[i] += one[i];
+	}
+	spin_unlock_irq(&dev->lock);
+	for (i = 0; i < BLKISO_NR_STATS; i++)
+		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], sum[i]);
+	n += sysfs_emit_at(buf, n, "tenants=%u queued=%u alloc_failures=%llu draining=%d\n",
+			   READ_ONCE(dev->nr_tenants), READ_ONCE(dev->nr_parked),
+			   READ_ONCE(dev->alloc_failures), READ_ONCE(dev->draining));
+	return n;
 }
 
 static struct kobj_attribute dev_name_attr = __ATTR(name, 0444, dev_name_show, NULL);
@@ -631,6 +645,28 @@ struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error)
 out:
 	mutex_unlock(&blkiso_devs_mutex);
 	return dev;
+}
+
+/*
+ * Run @fn on the device state of the dm device @devt, under the registry
+ * mutex so that the device cannot go meanwhile (its last table's removal
+ * waits).  -ENODEV if no blkiso table uses @devt.  For the ioctl interface.
+ */
+int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
+		    void *arg)
+{
+	struct blkiso_dev *dev;
+	int ret = -ENODEV;
+
+	mutex_lock(&blkiso_devs_mutex);
+	list_for_each_entry(dev, &blkiso_devs, node) {
+		if (dev->devt == devt) {
+			ret = fn(dev, arg);
+			break;
+		}
+	}
+	mutex_unlock(&blkiso_devs_mutex);
+	return ret;
 }
 
 static void blkiso_dev_destroy(struct blkiso_dev *dev)
