@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * meter.c - a tenant's admission through its throttle keys (see meter.h).
+ * meter.c - a tenant's admission through its class stage and throttle keys,
+ * and a bio's admission along its chain of tenants (see meter.h).
  */
 #include "meter.h"
 #include "classify.h"
@@ -11,20 +12,18 @@ static const u8 bi_dir_keys[BI_NR_DIRS][2] = {
 	[BI_DIR_WRITE] = { BI_KEY_WUNITS, BI_KEY_WREQS },
 };
 
-static bool bi_key_is_units(u8 key)
-{
-	return key == BI_KEY_RUNITS || key == BI_KEY_WUNITS;
-}
-
 void bi_meter_init(struct bi_meter *m, u64 now_ns)
 {
-	u8 k;
+	u8 k, c;
 
 	*m = (struct bi_meter){ 0 };
 	for (k = 0; k < BI_NR_KEYS; k++)
 		bi_global_init(&m->key[k], 0, 1, 0, now_ns);
 	bi_cost_model_init(&m->cost);
 	bi_rules_default(&m->rules);
+	bi_lock_init(&m->cls_lock);
+	for (c = 0; c < BI_NR_CLASSES; c++)
+		bi_bucket_init(&m->cls[c], 0, 1, 0, now_ns);
 }
 
 void bi_meter_init_cpu(struct bi_meter_cpu *cpu, u64 now_ns)
@@ -53,9 +52,75 @@ static s64 bi_meter_local_max(const struct bi_dev_conf *dev, u8 key, u64 cap)
 }
 
 /*
+ * The policy a class is admitted by, as the class stage applies it: the
+ * configured one (bi_conf_policy) without the buckets that have no rate.
+ * An unrated primary bucket leaves the list empty: the class is not limited
+ * and admits without charge.  An unrated bucket further down is skipped:
+ * consulting it would admit everything and lift the class's own cap.
+ * min_tokens=auto stays symbolic (BI_MIN_TOKENS_AUTO: the bio's initial
+ * deduction, S0-30); SYS is charged but never held back (A-17).
+ */
+static void bi_meter_class_policy(const struct bi_tenant_conf *conf, u8 cls,
+				  u8 rated, struct bi_policy *out)
+{
+	const struct bi_class_conf *cc = &conf->cls[cls];
+	s64 min = cc->min_tokens == BI_CONF_INHERIT ? conf->min_tokens :
+						      cc->min_tokens;
+	struct bi_policy p;
+	u8 i;
+
+	bi_conf_policy(conf, cls, 1, &p);
+	*out = p;
+	out->nr_buckets = 0;
+	if (min == BI_CONF_MIN_AUTO)
+		out->min_tokens = BI_MIN_TOKENS_AUTO;
+	if (cls == BI_CLASS_SYS)
+		out->min_tokens = BI_MIN_TOKENS_NEVER;
+	if (!p.nr_buckets || p.bucket[0] >= BI_NR_CLASSES ||
+	    !(rated & (1U << p.bucket[0])))
+		return;
+	for (i = 0; i < p.nr_buckets && i < BI_POLICY_MAX_BUCKETS; i++)
+		if (p.bucket[i] < BI_NR_CLASSES && (rated & (1U << p.bucket[i])))
+			out->bucket[out->nr_buckets++] = p.bucket[i];
+}
+
+/*
+ * Class buckets follow the keys' rules: one that gains a rate starts full,
+ * one that keeps it is retuned keeping its balance (S0-31), one that loses
+ * it is no longer consulted (bios in flight still correct it: harmless).
+ */
+static void bi_meter_configure_classes(struct bi_meter *m,
+				       const struct bi_tenant_conf *conf,
+				       u64 now_ns)
+{
+	unsigned long flags;
+	u8 rated = 0, c;
+	u64 rate, cap;
+
+	flags = bi_lock_irqsave(&m->cls_lock);
+	for (c = 0; c < BI_NR_CLASSES; c++) {
+		rate = bi_conf_class_rate(conf, c);
+		if (rate == BI_CONF_UNLIMITED)
+			continue;
+		cap = bi_min_u64(bi_conf_capacity(conf, rate), BI_TOKENS_LIMIT);
+		if (m->cls_rated & (1U << c))
+			bi_bucket_set(&m->cls[c], rate, (s64)cap, now_ns);
+		else
+			bi_bucket_init(&m->cls[c], rate, (s64)cap, (s64)cap, now_ns);
+		rated |= 1U << c;
+	}
+	for (c = 0; c < BI_NR_CLASSES; c++)
+		bi_meter_class_policy(conf, c, rated, &m->policy[c]);
+	m->cls_rated = rated;
+	m->cls_on = rated != 0;
+	bi_unlock_irqrestore(&m->cls_lock, flags);
+}
+
+/*
  * Apply a tenant's caps.  A key that becomes capped starts full (a burst's
  * worth, like a fresh io.max limit); a key that stays capped is retuned
  * keeping its balance (S0-31); an uncapped key is no longer consulted.
+ * Class buckets likewise (bi_meter_configure_classes).
  */
 void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			const struct bi_dev_conf *dev, u64 now_ns)
@@ -93,6 +158,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 		}
 	}
 	m->key_on = on;
+	bi_meter_configure_classes(m, conf, now_ns);
 }
 
 /* Fill in what the charge depends on: direction, class and units. */
@@ -105,11 +171,35 @@ void bi_meter_classify(const struct bi_meter *m, const struct bi_io *io,
 	ch->cls = bi_classify(&m->rules, io);
 }
 
-static s64 bi_initial_cost(const struct bi_meter *m, u8 key, u64 units)
+/*
+ * The initial deduction of the work key and the class stage (A-07), fixed
+ * at the first charge so that the correction matches it whatever the
+ * configuration says by then.
+ */
+static inline void bi_set_initial(const struct bi_meter *m, struct bi_charge *ch)
 {
-	if (!bi_key_is_units(key))
-		return BI_REQUEST_COST;
-	return m->initial == BI_INITIAL_ONE ? 1 : (s64)units;
+	ch->flags |= m->initial == BI_INITIAL_ONE ? BI_CHARGE_INIT_ONE : 0;
+}
+
+static inline s64 bi_work_initial(const struct bi_charge *ch)
+{
+	return ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units;
+}
+
+/* Give back what the keys were charged (an exact undo at the same time). */
+static void bi_meter_keys_undo(struct bi_meter *m, struct bi_meter_cpu *cpu,
+			       struct bi_charge *ch, u64 now_ns)
+{
+	u8 i;
+
+	for (i = 0; i < 2; i++) {
+		u8 key = bi_dir_keys[ch->dir][i];
+
+		if (ch->keys & (1U << key))
+			bi_local_correct(&cpu->local[key], &m->key[key],
+					 bi_charge_initial(ch, key), 0, NULL, now_ns);
+	}
+	ch->keys = 0;
 }
 
 /*
@@ -117,61 +207,179 @@ static s64 bi_initial_cost(const struct bi_meter *m, u8 key, u64 units)
  * cannot admit, the keys already charged get their tokens back and
  * *retry_ns says when the refusing key expects enough.
  */
-bool bi_meter_admit(struct bi_meter *m, struct bi_meter_cpu *cpu,
-		    struct bi_charge *ch, u64 now_ns, u64 *retry_ns)
+static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *cpu,
+				       struct bi_charge *ch, u64 now_ns,
+				       u64 *retry_ns)
 {
-	u8 i, j;
+	u8 i;
 
+	bi_set_initial(m, ch);
 	for (i = 0; i < 2; i++) {
 		u8 key = bi_dir_keys[ch->dir][i];
 		s64 cost;
 
 		if (!(m->key_on & (1U << key)))
 			continue;
-		cost = bi_initial_cost(m, key, ch->units);
+		cost = bi_key_is_units(key) ? bi_work_initial(ch) : BI_REQUEST_COST;
 		if (!bi_local_charge(&cpu->local[key], &m->key[key], cost,
 				     now_ns, retry_ns)) {
-			for (j = 0; j < i; j++) {
-				u8 done = bi_dir_keys[ch->dir][j];
-
-				if (ch->keys & (1U << done))
-					bi_local_correct(&cpu->local[done], &m->key[done],
-							 ch->initial[done], 0, NULL, now_ns);
-			}
-			ch->keys = 0;
+			bi_meter_keys_undo(m, cpu, ch, now_ns);
 			return false;
 		}
-		ch->initial[key] = cost;
 		ch->keys |= 1U << key;
 	}
 	return true;
+}
+
+/*
+ * The class stage: admit by the class's policy over the class buckets, or
+ * with @force charge without asking.  On admission @took[c] is what class
+ * bucket c actually lost (a floor may forgive part of a charge, so the
+ * ticket's record is not the exact undo).  On refusal *@retry_ns is the
+ * earliest time a bucket of the policy could admit.  An unlimited class
+ * leaves the ticket empty.
+ */
+static BI_NOINLINE bool bi_meter_classes_admit(struct bi_meter *m,
+					       struct bi_charge *ch, bool force,
+					       u64 now_ns, u64 *retry_ns,
+					       s64 *took)
+{
+	const struct bi_policy *p;
+	struct bi_policy forced;
+	u64 before[BI_NR_CLASSES];
+	enum bi_verdict v = BI_VERDICT_ADMIT;
+	unsigned long flags;
+	s64 initial;
+	u8 c;
+
+	ch->flags &= ~BI_CHARGE_REJECT;
+	bi_set_initial(m, ch);
+	initial = bi_work_initial(ch);
+	flags = bi_lock_irqsave(&m->cls_lock);
+	p = &m->policy[ch->cls < BI_NR_CLASSES ? ch->cls : BI_CLASS_SYS];
+	if (!m->cls_on || !p->nr_buckets)
+		goto out;
+	if (force) {
+		forced = *p;
+		forced.min_tokens = BI_MIN_TOKENS_NEVER;
+		p = &forced;
+	}
+	for (c = 0; c < BI_NR_CLASSES; c++)
+		before[c] = m->cls[c].charged;
+	v = bi_admit(m->cls, p, initial, now_ns, &ch->ticket);
+	if (v == BI_VERDICT_ADMIT) {
+		for (c = 0; c < BI_NR_CLASSES; c++)
+			took[c] = (s64)(m->cls[c].charged - before[c]);
+	} else {
+		ch->ticket.nr = 0;
+		*retry_ns = bi_admit_ready_at_ns(m->cls, p, initial, now_ns);
+		if (v == BI_VERDICT_REJECT)
+			ch->flags |= BI_CHARGE_REJECT;
+	}
+out:
+	bi_unlock_irqrestore(&m->cls_lock, flags);
+	return v == BI_VERDICT_ADMIT;
+}
+
+/* Give back a class-stage admission: each bucket exactly what it lost. */
+static void bi_meter_classes_undo(struct bi_meter *m, struct bi_charge *ch,
+				  const s64 *took, u64 now_ns)
+{
+	unsigned long flags;
+	u8 c;
+
+	if (!ch->ticket.nr)
+		return;
+	flags = bi_lock_irqsave(&m->cls_lock);
+	for (c = 0; c < BI_NR_CLASSES; c++)
+		if (took[c] > 0)
+			bi_bucket_refund(&m->cls[c], took[c], now_ns);
+	bi_unlock_irqrestore(&m->cls_lock, flags);
+	ch->ticket = (struct bi_ticket){ 0 };
+}
+
+/* One level with a class stage: classes, then keys; all or nothing. */
+static bool bi_meter_admit_level(struct bi_meter *m, struct bi_meter_cpu *cpu,
+				 struct bi_charge *ch, u64 now_ns, u64 *retry_ns,
+				 s64 *took)
+{
+	if (!bi_meter_classes_admit(m, ch, false, now_ns, retry_ns, took))
+		return false;
+	if (bi_meter_keys_admit(m, cpu, ch, now_ns, retry_ns))
+		return true;
+	bi_meter_classes_undo(m, ch, took, now_ns);
+	return false;
+}
+
+static BI_NOINLINE bool bi_meter_admit_classes(struct bi_meter *m,
+					       struct bi_meter_cpu *cpu,
+					       struct bi_charge *ch, u64 now_ns,
+					       u64 *retry_ns)
+{
+	s64 took[BI_NR_CLASSES];
+
+	return bi_meter_admit_level(m, cpu, ch, now_ns, retry_ns, took);
+}
+
+/*
+ * Admit a classified bio to one tenant: its class stage (if any class is
+ * rated), then every capped key of its direction; all or nothing.  Refused,
+ * nothing stays charged, *retry_ns is the earliest time the refusing stage
+ * could admit, and BI_CHARGE_REJECT in ch->flags asks to fail the bio
+ * rather than park it.  System-class bios are the caller's to force
+ * (bi_meter_force), as the classes never hold them but the keys might.
+ */
+bool bi_meter_admit(struct bi_meter *m, struct bi_meter_cpu *cpu,
+		    struct bi_charge *ch, u64 now_ns, u64 *retry_ns)
+{
+	if (bi_unlikely(m->cls_on))
+		return bi_meter_admit_classes(m, cpu, ch, now_ns, retry_ns);
+	return bi_meter_keys_admit(m, cpu, ch, now_ns, retry_ns);
 }
 
 /* Charge without asking: system-class bios, and bios let through as debt. */
 void bi_meter_force(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		    struct bi_charge *ch, u64 now_ns)
 {
+	s64 took[BI_NR_CLASSES];
+	u64 retry;
 	u8 i;
 
+	bi_set_initial(m, ch);
+	if (bi_unlikely(m->cls_on))
+		bi_meter_classes_admit(m, ch, true, now_ns, &retry, took);
 	for (i = 0; i < 2; i++) {
 		u8 key = bi_dir_keys[ch->dir][i];
 		s64 cost;
 
 		if (!(m->key_on & (1U << key)))
 			continue;
-		cost = bi_initial_cost(m, key, ch->units);
+		cost = bi_key_is_units(key) ? bi_work_initial(ch) : BI_REQUEST_COST;
 		bi_local_correct(&cpu->local[key], &m->key[key], 0, cost, NULL, now_ns);
-		ch->initial[key] = cost;
 		ch->keys |= 1U << key;
 	}
 }
 
+/* Completion side of the class stage: the ticket's own chain (S1-25). */
+static BI_NOINLINE void bi_meter_classes_complete(struct bi_meter *m,
+						  struct bi_charge *ch,
+						  u64 now_ns)
+{
+	unsigned long flags = bi_lock_irqsave(&m->cls_lock);
+
+	bi_ticket_correct(m->cls, &ch->ticket, (s64)bi_min_u64(ch->units, S64_MAX),
+			  &m->db, now_ns);
+	bi_unlock_irqrestore(&m->cls_lock, flags);
+	ch->ticket.nr = 0;
+}
+
 /*
- * Correct the work keys to the bio's actual cost, its submitted units: a
- * target sees a completion's status, not how much of the bio transferred,
- * so a failed bio is charged its submitted size (A-16), and failing I/O
- * cannot be used to dodge the quota.  The request keys were charged their
- * whole cost already.
+ * Correct the work key and the class stage to the bio's actual cost, its
+ * submitted units: a target sees a completion's status, not how much of
+ * the bio transferred, so a failed bio is charged its submitted size
+ * (A-16), and failing I/O cannot be used to dodge the quota.  The request
+ * keys were charged their whole cost already.  The class correction lands
+ * on the buckets the ticket names, whatever the policy says now (S1-25).
  */
 void bi_meter_complete(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		       struct bi_charge *ch, u64 now_ns)
@@ -179,8 +387,10 @@ void bi_meter_complete(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	u8 key = bi_dir_keys[ch->dir][0];
 
 	if (ch->keys & (1U << key))
-		bi_local_correct(&cpu->local[key], &m->key[key], ch->initial[key],
-				 (s64)ch->units, &m->db, now_ns);
+		bi_local_correct(&cpu->local[key], &m->key[key],
+				 bi_work_initial(ch), (s64)ch->units, &m->db, now_ns);
+	if (bi_unlikely(ch->ticket.nr))
+		bi_meter_classes_complete(m, ch, now_ns);
 	ch->keys = 0;
 }
 
@@ -192,4 +402,95 @@ void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns)
 	for (k = 0; k < BI_NR_KEYS; k++)
 		if (m->key_on & (1U << k))
 			bi_local_reclaim(&cpu->local[k], &m->key[k], now_ns);
+}
+
+/* Classify @io at every level of the chain, by each level's own rules. */
+static u8 bi_chain_classify(struct bi_meter *const *m, u8 depth,
+			    const struct bi_io *io, struct bi_chain_charge *cc)
+{
+	u8 i, n = (u8)bi_min_u64(depth, BI_METER_MAX_DEPTH);
+
+	cc->depth = 0;
+	for (i = 0; i < n; i++)
+		bi_meter_classify(m[i], io, &cc->lvl[i]);
+	return n;
+}
+
+/*
+ * bi_meter_force_chain - charge @io at every level without asking (system
+ * class, draining).  @m[0] is the bio's tenant, @m[1..] its nearest
+ * configured ancestors, innermost first; @cpu[i] is @m[i]'s per-CPU part
+ * on this CPU.  Levels beyond BI_METER_MAX_DEPTH are not charged.
+ * Context: submission or dispatch, on the CPU owning every @cpu[i], IRQs off.
+ */
+void bi_meter_force_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
+			  u8 depth, const struct bi_io *io,
+			  struct bi_chain_charge *cc, u64 now_ns)
+{
+	u8 i, n = bi_chain_classify(m, depth, io, cc);
+
+	for (i = 0; i < n; i++)
+		bi_meter_force(m[i], cpu[i], &cc->lvl[i], now_ns);
+	cc->depth = n;
+}
+
+/*
+ * bi_meter_admit_chain - admit @io to its tenant and its ancestors (io.max
+ * semantics: every level's caps hold, A-21 strict).  Each level classifies
+ * the bio with its own rules and cost model and admits it through its own
+ * class stage and keys.  All levels or none: refused at level k, the levels
+ * before k get back exactly what they were charged, *@retry_ns is level k's
+ * earliest admission time and cc->lvl[k].flags may carry BI_CHARGE_REJECT.
+ * A system-class bio is forced at every level (A-17) and always admitted.
+ * Context: submission or dispatch, on the CPU owning every @cpu[i], IRQs off.
+ */
+bool bi_meter_admit_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
+			  u8 depth, const struct bi_io *io,
+			  struct bi_chain_charge *cc, u64 now_ns, u64 *retry_ns)
+{
+	s64 took[BI_METER_MAX_DEPTH][BI_NR_CLASSES];
+	u8 i, n = bi_chain_classify(m, depth, io, cc);
+	bool ok;
+
+	if (n && cc->lvl[0].cls == BI_CLASS_SYS) {
+		for (i = 0; i < n; i++)
+			bi_meter_force(m[i], cpu[i], &cc->lvl[i], now_ns);
+		cc->depth = n;
+		return true;
+	}
+	for (i = 0; i < n; i++) {
+		if (bi_unlikely(m[i]->cls_on))
+			ok = bi_meter_admit_level(m[i], cpu[i], &cc->lvl[i], now_ns,
+						  retry_ns, took[i]);
+		else
+			ok = bi_meter_keys_admit(m[i], cpu[i], &cc->lvl[i], now_ns,
+						 retry_ns);
+		if (!ok)
+			goto undo;
+	}
+	cc->depth = n;
+	return true;
+undo:
+	while (i--) {
+		bi_meter_keys_undo(m[i], cpu[i], &cc->lvl[i], now_ns);
+		bi_meter_classes_undo(m[i], &cc->lvl[i], took[i], now_ns);
+	}
+	return false;
+}
+
+/*
+ * bi_meter_complete_chain - completion correction at every level charged
+ * (bi_meter_complete).  @cpu[i] is @m[i]'s per-CPU part on the completing
+ * CPU, which need not be the submitting one.
+ * Context: completion (hard IRQ possible), on the CPU owning every @cpu[i],
+ * IRQs off.
+ */
+void bi_meter_complete_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
+			     struct bi_chain_charge *cc, u64 now_ns)
+{
+	u8 i;
+
+	for (i = 0; i < cc->depth && i < BI_METER_MAX_DEPTH; i++)
+		bi_meter_complete(m[i], cpu[i], &cc->lvl[i], now_ns);
+	cc->depth = 0;
 }

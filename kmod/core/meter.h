@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * meter.h - one tenant's metering on one device: the throttle keys its
- * configuration caps, and the charge of a bio through them.
+ * meter.h - one tenant's metering on one device: the throttle keys and
+ * class buckets its configuration caps, the charge of a bio through them,
+ * and through the chain of a nested cgroup's tenants.
  *
  * A tenant's caps are enforced together, as io.max does: riops and wiops
  * by request keys (cost 1 per bio), runits/rbps and wunits/wbps by work
@@ -20,22 +21,53 @@
  * remembers what was charged so the correction is exact even if the
  * configuration changed in between.
  *
+ * Class stage (seed 001, S1-12..S1-18, A-19, A-20): a tenant whose
+ * configuration gives any class a rate (hi.units=, ...) also keeps one
+ * bucket per class and the classes' admittance policies (admit.c).  Such a
+ * bio first passes the class stage (bi_admit() over the class buckets,
+ * under the meter's class lock: class buckets are shared by all CPUs), then
+ * the keys; if a key refuses, the class charge is given back exactly.  A
+ * class with no rate is not limited: as the primary (first) bucket of a
+ * policy it admits without charge; later in a policy list it is skipped,
+ * so that an unset class cannot lift the cap of the classes that may
+ * borrow from it (with the default priority policy, "hi.units=2000" alone
+ * caps HI at 2000 units/s although mid and lo have no rate).  Tenants
+ * without class rates pay one flag test for all this.
+ *
+ * Hierarchy (S1-19..S1-24, A-21, A-22; io.max semantics): a bio is charged
+ * to its own tenant and up to BI_METER_MAX_DEPTH - 1 configured ancestors,
+ * each level with its own keys, classes, rules and cost model, and is
+ * admitted only if every level admits (strict, A-21).  Refused at one
+ * level, it leaves every level unchanged.  Siblings share their parent's
+ * tokens first come, first served (S1-24: what one child leaves, the other
+ * may use); fairness between siblings that both want more is the order in
+ * which the caller retries parked bios (one bio per tenant and pass favours
+ * the sibling with the larger bios; a units-fair order does not).
+ *
  * Concurrency contract:
  *   bi_meter_admit, bi_meter_force   submission or dispatch work item: on the
- *                                    CPU owning @cpu, IRQs off
- *   bi_meter_complete                completion (hard IRQ possible): on the
- *                                    CPU owning @cpu, IRQs off
+ *   bi_meter_admit_chain,            CPU owning @cpu (every @cpu[i]), IRQs
+ *   bi_meter_force_chain             off; the class lock is taken inside
+ *   bi_meter_complete,               completion (hard IRQ possible): on the
+ *   bi_meter_complete_chain          CPU owning @cpu (every @cpu[i]), IRQs
+ *                                    off; the class lock is taken inside
  *   bi_meter_reclaim                 tick: on the CPU owning @cpu, IRQs off
+ *   bi_meter_classify                any; m->rules and m->cost stable
  *   bi_meter_init                    before any other call; owns @m
  *   bi_meter_configure               configuration (process context),
  *                                    serialised against itself by the caller;
- *                                    the keys' own locks cover the rest
+ *                                    the keys' locks and the class lock
+ *                                    cover the rest
  *   bi_meter_init_cpu                owns @cpu (before publication)
+ * The meter's locks (class lock, key locks) are never nested, in a level or
+ * across the levels of a chain, so no lock order binds the caller; they are
+ * innermost (the caller may hold its own, e.g. the device lock).
  */
 #ifndef BLKISO_METER_H
 #define BLKISO_METER_H
 
 #include "bi_shim.h"
+#include "admit.h"
 #include "bucket.h"
 #include "conf.h"
 #include "dispense.h"
@@ -48,26 +80,53 @@ enum bi_key {
 	BI_NR_KEYS,
 };
 
+/* Levels a chain charges: the tenant and up to 3 configured ancestors. */
+#define BI_METER_MAX_DEPTH	4
+
 struct bi_meter {
 	struct bi_global key[BI_NR_KEYS];
 	u8 key_on;			/* bit per enum bi_key: capped */
 	u8 initial;			/* enum bi_initial */
+	u8 cls_on;			/* class stage in force (any class rated) */
 	struct bi_deadband db;
 	struct bi_cost_model cost;
 	struct bi_rules rules;
+	/* Class stage, under cls_lock (also cls_on's writes). */
+	struct bi_lock cls_lock;
+	u8 cls_rated;			/* bit per enum bi_class with a rate */
+	struct bi_bucket cls[BI_NR_CLASSES];
+	/* per class, unrated buckets dropped; nr_buckets 0 = admit free */
+	struct bi_policy policy[BI_NR_CLASSES];
 };
 
 struct bi_meter_cpu {
 	struct bi_local local[BI_NR_KEYS];
 };
 
-/* What one bio was charged; kept with the bio until it completes. */
+/* bi_charge.flags */
+/* The work key was charged 1 at submission, not the bio's units. */
+#define BI_CHARGE_INIT_ONE	(1U << 0)
+/* Refused by a class policy with action=reject (S1-27): fail, do not park. */
+#define BI_CHARGE_REJECT	(1U << 1)
+
+/*
+ * What one bio was charged at one level; kept with the bio until it
+ * completes.  The request keys are always charged BI_REQUEST_COST, the work
+ * key 1 (BI_CHARGE_INIT_ONE) or the bio's units: bi_charge_initial().
+ */
 struct bi_charge {
-	s64 initial[BI_NR_KEYS];	/* charged at submission, per key */
+	struct bi_ticket ticket;	/* class stage; nr 0 = none charged */
 	u64 units;			/* the bio's work units */
 	u8 keys;			/* bit per enum bi_key charged */
 	u8 dir;				/* enum bi_dir */
 	u8 cls;				/* enum bi_class */
+	u8 flags;			/* BI_CHARGE_* */
+};
+
+/* A bio's charges along its tenant chain, innermost (own tenant) first. */
+struct bi_chain_charge {
+	struct bi_charge lvl[BI_METER_MAX_DEPTH];
+	u8 depth;			/* levels charged */
 };
 
 void bi_meter_init(struct bi_meter *m, u64 now_ns);
@@ -84,14 +143,41 @@ void bi_meter_complete(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		       struct bi_charge *ch, u64 now_ns);
 void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns);
 
-/* Is this bio held by any cap at all?  (No: admit without charging.) */
+bool bi_meter_admit_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
+			  u8 depth, const struct bi_io *io,
+			  struct bi_chain_charge *cc, u64 now_ns, u64 *retry_ns);
+void bi_meter_force_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
+			  u8 depth, const struct bi_io *io,
+			  struct bi_chain_charge *cc, u64 now_ns);
+void bi_meter_complete_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
+			     struct bi_chain_charge *cc, u64 now_ns);
+
+static inline bool bi_key_is_units(u8 key)
+{
+	return key == BI_KEY_RUNITS || key == BI_KEY_WUNITS;
+}
+
+/* What @key was charged at submission (0 if it was not). */
+static inline s64 bi_charge_initial(const struct bi_charge *ch, u8 key)
+{
+	if (!(ch->keys & (1U << key)))
+		return 0;
+	if (!bi_key_is_units(key))
+		return BI_REQUEST_COST;
+	return ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units;
+}
+
+/*
+ * Is this bio held by any cap at all?  (No: admit without charging.)  A
+ * class stage counts for both directions.
+ */
 static inline bool bi_meter_capped(const struct bi_meter *m, u8 dir)
 {
 	u8 mask = dir == BI_DIR_READ ?
 		(1U << BI_KEY_RUNITS) | (1U << BI_KEY_RREQS) :
 		(1U << BI_KEY_WUNITS) | (1U << BI_KEY_WREQS);
 
-	return m->key_on & mask;
+	return (m->key_on & mask) || m->cls_on;
 }
 
 #endif /* BLKISO_METER_H */

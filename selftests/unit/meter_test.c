@@ -3,12 +3,17 @@
  * meter_test.c - a tenant's admission through its throttle keys (meter.c):
  * caps hold over simulated time, io.max-style caps combine, refusals leave
  * nothing charged, system-class bios are never held back, completions
- * correct the charge.
+ * correct the charge.  Then the class stage (seed 001) and chains of
+ * nested tenants (S1-19..S1-24): rates hold, refusals at any stage or level
+ * change nothing, corrections land where the charge went, and tokens are
+ * conserved along a chain under random traffic.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "meter.h"
 #include "kselftest_harness.h"
+#include "tokrng.h"
 
 #define NS	BI_NSEC_PER_SEC
 
@@ -172,7 +177,7 @@ TEST(system_class_is_charged_but_never_held)
 	ASSERT_EQ(BI_CLASS_SYS, ch.cls);
 	bi_meter_force(&r.m, &r.cpu, &ch, 0);
 	EXPECT_EQ(1U << BI_KEY_WREQS, ch.keys);
-	EXPECT_EQ(1, ch.initial[BI_KEY_WREQS]);
+	EXPECT_EQ(1, bi_charge_initial(&ch, BI_KEY_WREQS));
 }
 
 TEST(initial_one_is_corrected_at_completion)
@@ -188,7 +193,7 @@ TEST(initial_one_is_corrected_at_completion)
 	bi_meter_classify(&r.m, &io, &ch);
 	ASSERT_EQ(512ULL, ch.units);
 	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
-	EXPECT_EQ(1, ch.initial[BI_KEY_WUNITS]);
+	EXPECT_EQ(1, bi_charge_initial(&ch, BI_KEY_WUNITS));
 	bi_meter_complete(&r.m, &r.cpu, &ch, 0);
 	after = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
 	EXPECT_EQ(before - 512, after);
@@ -205,6 +210,663 @@ TEST(retune_keeps_balance_and_new_rate_applies)
 	ASSERT_EQ(0, bi_conf_merge(&r.conf, "riops=200", 9, NULL));
 	bi_meter_configure(&r.m, &r.conf, &r.dev, 0);
 	EXPECT_EQ(200ULL, r.m.key[BI_KEY_RREQS].b.rate);
+}
+
+/* ---- class stage (seed 001, S1-12..S1-18, A-19, A-20) ---- */
+
+/* Bring every global and class bucket up to @now (test side, one thread). */
+static void touch(struct bi_meter *m, u64 now)
+{
+	int i;
+
+	for (i = 0; i < BI_NR_KEYS; i++)
+		bi_bucket_refill(&m->key[i].b, now);
+	for (i = 0; i < BI_NR_CLASSES; i++)
+		bi_bucket_refill(&m->cls[i], now);
+}
+
+struct snap {
+	s64 key[BI_NR_KEYS];
+	s64 cls[BI_NR_CLASSES];
+};
+
+static void snap_take(struct snap *s, const struct bi_meter *m,
+		      const struct bi_meter_cpu *cpu, int nr_cpus)
+{
+	int i, c;
+
+	for (i = 0; i < BI_NR_KEYS; i++) {
+		s->key[i] = m->key[i].b.tokens;
+		for (c = 0; c < nr_cpus; c++)
+			s->key[i] += cpu[c].local[i].tokens;
+	}
+	for (i = 0; i < BI_NR_CLASSES; i++)
+		s->cls[i] = m->cls[i].tokens;
+}
+
+static bool snap_equal(const struct snap *a, const struct snap *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+TEST(class_policies_as_applied)
+{
+	struct rig r;
+	struct bi_io io = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
+	struct bi_charge ch;
+	u64 retry;
+
+	/* no class rate: no class stage, the fast path as before */
+	ASSERT_EQ(0, rig_init(&r, "runits=10000"));
+	EXPECT_EQ(0, r.m.cls_on);
+	bi_meter_classify(&r.m, &io, &ch);
+	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	EXPECT_EQ(0, ch.ticket.nr);
+	/* hi and lo rated: HI consults [hi, lo] (unrated mid skipped), MID is free */
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 lo.units=5000"));
+	EXPECT_EQ(1, r.m.cls_on);
+	EXPECT_EQ((1U << BI_CLASS_HI) | (1U << BI_CLASS_LO), r.m.cls_rated);
+	ASSERT_EQ(2, r.m.policy[BI_CLASS_HI].nr_buckets);
+	EXPECT_EQ(BI_CLASS_HI, r.m.policy[BI_CLASS_HI].bucket[0]);
+	EXPECT_EQ(BI_CLASS_LO, r.m.policy[BI_CLASS_HI].bucket[1]);
+	EXPECT_EQ(0, r.m.policy[BI_CLASS_MID].nr_buckets);
+	ASSERT_EQ(1, r.m.policy[BI_CLASS_LO].nr_buckets);
+	EXPECT_EQ(0, r.m.policy[BI_CLASS_SYS].nr_buckets);
+	EXPECT_EQ(100, r.m.cls[BI_CLASS_HI].max_tokens);	/* 50 ms of 2000/s */
+	EXPECT_EQ(250, r.m.cls[BI_CLASS_LO].max_tokens);
+	EXPECT_TRUE(bi_meter_capped(&r.m, BI_DIR_READ));
+	/* a MID bio (128 KiB read) passes the class stage free */
+	io = io_of(BI_OP_READ, 128 << 10, BI_IO_SYNC);
+	bi_meter_classify(&r.m, &io, &ch);
+	ASSERT_EQ(BI_CLASS_MID, ch.cls);
+	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	EXPECT_EQ(0, ch.ticket.nr);
+	/* min_tokens=auto stays symbolic; SYS is never held back */
+	ASSERT_EQ(0, rig_init(&r, "sys.units=10 mid.units=100 min_tokens=auto"));
+	EXPECT_EQ(BI_MIN_TOKENS_AUTO, r.m.policy[BI_CLASS_MID].min_tokens);
+	EXPECT_EQ(BI_MIN_TOKENS_NEVER, r.m.policy[BI_CLASS_SYS].min_tokens);
+	/* hi.units alone caps HI: mid and lo have no rate to lend */
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 initial=exact"));
+	ASSERT_EQ(1, r.m.policy[BI_CLASS_HI].nr_buckets);
+	{
+		u64 n = run_qd1(&r, io_of(BI_OP_READ, 4096, BI_IO_SYNC), 10);
+
+		/* 20,000 units + 100 of burst, within one bio */
+		EXPECT_LE(n * 2, 20000 + 100 + 2);
+		EXPECT_GE(n * 2 + 2, 20000 + 100);
+	}
+}
+
+TEST(system_class_bucket_charged_never_holds)
+{
+	struct rig r;
+	struct bi_io fua = io_of(BI_OP_WRITE, 65536, BI_IO_FUA);
+	struct bi_charge ch;
+	u64 retry;
+	int i;
+
+	ASSERT_EQ(0, rig_init(&r, "sys.units=100 initial=exact"));
+	/* capacity 5; 100 FUA bios of 32 units, all at t = 0 */
+	for (i = 0; i < 100; i++) {
+		bi_meter_classify(&r.m, &fua, &ch);
+		ASSERT_EQ(BI_CLASS_SYS, ch.cls);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+		bi_meter_complete(&r.m, &r.cpu, &ch, 0);
+	}
+	EXPECT_EQ(5 - 100 * 32, r.m.cls[BI_CLASS_SYS].tokens);
+	bi_meter_classify(&r.m, &fua, &ch);
+	bi_meter_force(&r.m, &r.cpu, &ch, 0);
+	EXPECT_EQ(5 - 101 * 32, r.m.cls[BI_CLASS_SYS].tokens);
+}
+
+/*
+ * Seed 001 in one tenant: 4 KiB sync reads (HI) offered at their class rate
+ * (2000 units/s = 1000 IOPS, jittered arrivals, FIFO backlog) while 1 MiB
+ * writes (LO) flood at queue depth 1.  Reads keep >= 95 % of their rate,
+ * writes get their bucket's rate: 10 s x 5000 units/s + 250 of burst,
+ * within one bio (initial=1: a write is admitted on 1 token, then charged
+ * its 512).
+ */
+TEST(class_hi_reads_keep_rate_under_lo_write_flood)
+{
+	struct rig r;
+	struct bi_io rd = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
+	struct bi_io wr = io_of(BI_OP_WRITE, 1 << 20, 0);
+	u64 end = 10 * NS, rnext = 0, rsched = 0, wnext = 0, retry;
+	u64 nr = 0, nw = 0, offered = 0, seed = 42;
+	struct bi_charge ch;
+
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 lo.units=5000"));
+	while (1) {
+		bool read = rnext <= wnext;
+		u64 now = read ? rnext : wnext;
+
+		if (now >= end)
+			break;
+		bi_meter_classify(&r.m, read ? &rd : &wr, &ch);
+		ASSERT_EQ(read ? BI_CLASS_HI : BI_CLASS_LO, ch.cls);
+		if (bi_meter_admit(&r.m, &r.cpu, &ch, now, &retry)) {
+			ASSERT_NE(0, ch.ticket.nr);
+			bi_meter_complete(&r.m, &r.cpu, &ch, now);
+			if (read) {
+				nr++;
+				/* next arrival: uniform 0..2 ms, mean 1 ms */
+				rsched += (u64)tokrng_range(&seed, 0, 2 * BI_NSEC_PER_MSEC);
+				rnext = rsched > now ? rsched : now;
+			} else {
+				nw++;
+			}
+		} else if (read) {
+			rnext = retry > now ? retry : now + 1;
+		} else {
+			wnext = retry > now ? retry : now + 1;
+		}
+	}
+	for (offered = 0, seed = 42, rsched = 0; rsched < end; offered++)
+		rsched += (u64)tokrng_range(&seed, 0, 2 * BI_NSEC_PER_MSEC);
+	TH_LOG("reads %llu of %llu offered, writes %llu", (unsigned long long)nr,
+	       (unsigned long long)offered, (unsigned long long)nw);
+	EXPECT_GE(nr * 100, 95 * 10000ULL);
+	EXPECT_LE(nr, offered);
+	EXPECT_LE(nw * 512, 50000 + 250 + 512);
+	EXPECT_GE(nw * 512 + 512, 50000 + 250);
+}
+
+/* A refusal by the class stage, or by a key after it, changes no bucket. */
+TEST(class_refusal_leaves_every_bucket_unchanged)
+{
+	struct rig r;
+	struct bi_io wr = io_of(BI_OP_WRITE, 1 << 20, 0);
+	struct bi_io rd = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
+	struct bi_charge ch;
+	struct snap a, b;
+	u64 retry = 0, now = 0, ready;
+	int i;
+
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 lo.units=5000 wunits=100000 initial=exact"));
+	bi_meter_classify(&r.m, &wr, &ch);
+	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, now, &retry));
+	EXPECT_EQ(250 - 512, r.m.cls[BI_CLASS_LO].tokens);
+	snap_take(&a, &r.m, &r.cpu, 1);
+	bi_meter_classify(&r.m, &wr, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, now, &retry));
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+	EXPECT_EQ(0, ch.ticket.nr);
+	EXPECT_EQ(0, ch.keys);
+	EXPECT_EQ(0, ch.flags & BI_CHARGE_REJECT);
+	/* retry: when LO holds 1 token again, 263 tokens at 5000/s */
+	ready = bi_bucket_ready_at_ns(&r.m.cls[BI_CLASS_LO], 1, now);
+	EXPECT_EQ(ready, retry);
+	EXPECT_EQ(263 * NS / 5000, retry);
+	bi_meter_classify(&r.m, &wr, &ch);
+	EXPECT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, retry - 1, &now));
+	bi_meter_classify(&r.m, &wr, &ch);
+	EXPECT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, retry, &now));
+
+	/* class stage admits, the request key (burst 3) refuses: undone */
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 riops=10 initial=exact"));
+	for (i = 0; i < 3; i++) {
+		bi_meter_classify(&r.m, &rd, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	}
+	EXPECT_EQ(100 - 3 * 2, r.m.cls[BI_CLASS_HI].tokens);
+	snap_take(&a, &r.m, &r.cpu, 1);
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+	EXPECT_EQ(0, ch.ticket.nr);
+	EXPECT_GT(retry, 0);
+	EXPECT_LE(retry, NS / 10 + 1);
+
+	/*
+	 * A floor forgives part of a charge: HI at 0 with min 0 and floor -1
+	 * admits a 2-unit bio but loses only 1; the undo gives back that 1.
+	 */
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 hi.min=0 hi.floor=-1 riops=10 initial=exact"));
+	for (i = 0; i < 3; i++) {
+		bi_meter_classify(&r.m, &rd, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	}
+	r.m.cls[BI_CLASS_HI].tokens = 0;
+	snap_take(&a, &r.m, &r.cpu, 1);
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+	EXPECT_EQ(0, r.m.cls[BI_CLASS_HI].tokens);
+
+	/* action=reject says so (S1-27) */
+	ASSERT_EQ(0, rig_init(&r, "lo.units=5000 lo.action=reject initial=exact"));
+	bi_meter_classify(&r.m, &wr, &ch);
+	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	bi_meter_classify(&r.m, &wr, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	EXPECT_EQ(BI_CHARGE_REJECT, ch.flags & BI_CHARGE_REJECT);
+}
+
+/*
+ * initial=1: the completion charges the rest of the bio to the class bucket
+ * that admitted it, even after the policy changed in flight (S1-25).
+ */
+TEST(class_correction_lands_on_admitting_bucket)
+{
+	struct rig r;
+	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);	/* HI, 32 units */
+	struct bi_charge ch;
+	u64 retry;
+	int i;
+
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 lo.units=5000"));
+	/* 4 reads via HI: 100 -> 4 -> admitted on 4 -> -28 */
+	for (i = 0; i < 4; i++) {
+		bi_meter_classify(&r.m, &rd, &ch);
+		ASSERT_EQ(BI_CLASS_HI, ch.cls);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+		ASSERT_EQ(1, ch.ticket.nr);
+		ASSERT_EQ(BI_CLASS_HI, ch.ticket.chain[0]);
+		EXPECT_EQ(1, ch.ticket.charged[0]);
+		bi_meter_complete(&r.m, &r.cpu, &ch, 0);
+	}
+	EXPECT_EQ(100 - 4 * 32, r.m.cls[BI_CLASS_HI].tokens);
+	EXPECT_EQ(250, r.m.cls[BI_CLASS_LO].tokens);
+	/* HI is dry: the fifth is admitted via LO, charged 1 */
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	ASSERT_EQ(1, ch.ticket.nr);
+	EXPECT_EQ(BI_CLASS_LO, ch.ticket.chain[0]);
+	EXPECT_EQ(249, r.m.cls[BI_CLASS_LO].tokens);
+	/* the policy changes in flight: HI may no longer use LO */
+	ASSERT_EQ(0, bi_conf_merge(&r.conf, "hi.policy=hi", 12, NULL));
+	bi_meter_configure(&r.m, &r.conf, &r.dev, 0);
+	ASSERT_EQ(1, r.m.policy[BI_CLASS_HI].nr_buckets);
+	bi_meter_complete(&r.m, &r.cpu, &ch, 0);
+	EXPECT_EQ(250 - 32, r.m.cls[BI_CLASS_LO].tokens);
+	EXPECT_EQ(100 - 4 * 32, r.m.cls[BI_CLASS_HI].tokens);
+	EXPECT_EQ(0, ch.ticket.nr);
+	/* and now HI bios wait for HI */
+	bi_meter_classify(&r.m, &rd, &ch);
+	EXPECT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	EXPECT_EQ(29 * NS / 2000, retry);
+}
+
+/* ---- hierarchy (S1-19..S1-24, A-21, A-22): io.max semantics ---- */
+
+#define NR_SIM_CPUS	2
+
+struct tnode {
+	struct bi_tenant_conf conf;
+	struct bi_meter m;
+	struct bi_meter_cpu cpu[NR_SIM_CPUS];
+};
+
+static int tnode_init(struct tnode *t, const struct bi_dev_conf *dev, const char *line)
+{
+	int c;
+
+	bi_meter_init(&t->m, 0);
+	for (c = 0; c < NR_SIM_CPUS; c++)
+		bi_meter_init_cpu(&t->cpu[c], 0);
+	if (bi_conf_parse(&t->conf, line, strlen(line), NULL))
+		return -1;
+	bi_meter_configure(&t->m, &t->conf, dev, 0);
+	return 0;
+}
+
+/* One stream of bios through a chain, innermost tenant first. */
+struct drv {
+	struct tnode *node[BI_METER_MAX_DEPTH];
+	u8 depth;
+	struct bi_io io;
+	u64 period_ns;		/* open loop, one bio per period; 0 = flood */
+	u64 lat_ns;		/* flood: device time per bio, queue depth 1 */
+	u64 next_ns, sched_ns;
+	u64 n, units;
+};
+
+static void drv_ptrs(struct drv *d, int cpu, struct bi_meter **m,
+		     struct bi_meter_cpu **mc)
+{
+	int i;
+
+	for (i = 0; i < d->depth; i++) {
+		m[i] = &d->node[i]->m;
+		mc[i] = &d->node[i]->cpu[cpu];
+	}
+}
+
+/*
+ * Run the streams on one CPU for @secs: the earliest stream goes next, ties
+ * to the stream served the fewest units.  An admitted bio completes at
+ * once; a flooding stream offers its next one lat_ns later (queue depth 1),
+ * an open-loop stream at its next arrival, or at once if it has a backlog
+ * (arrivals do not wait for completions).  A refused bio is retried when
+ * the meter says.
+ */
+static void run_drivers(struct drv *d, int nd, u64 secs)
+{
+	struct bi_meter *m[BI_METER_MAX_DEPTH];
+	struct bi_meter_cpu *mc[BI_METER_MAX_DEPTH];
+	struct bi_chain_charge cc;
+	u64 end = secs * NS, retry;
+
+	while (1) {
+		int i, best = 0;
+		u64 now;
+
+		for (i = 1; i < nd; i++)
+			if (d[i].next_ns < d[best].next_ns ||
+			    (d[i].next_ns == d[best].next_ns && d[i].units < d[best].units))
+				best = i;
+		now = d[best].next_ns;
+		if (now >= end)
+			break;
+		drv_ptrs(&d[best], 0, m, mc);
+		if (bi_meter_admit_chain(m, mc, d[best].depth, &d[best].io, &cc, now, &retry)) {
+			d[best].n++;
+			d[best].units += cc.lvl[0].units;
+			bi_meter_complete_chain(m, mc, &cc, now);
+			d[best].next_ns = now + d[best].lat_ns;
+			if (d[best].period_ns) {
+				d[best].sched_ns += d[best].period_ns;
+				if (d[best].sched_ns > d[best].next_ns)
+					d[best].next_ns = d[best].sched_ns;
+			}
+		} else {
+			d[best].next_ns = retry > now ? retry : now + 1;
+		}
+	}
+}
+
+static struct drv drv_of(struct tnode *child, struct tnode *parent, u64 bytes,
+			 u64 period_ns)
+{
+	return (struct drv){ .node = { child, parent }, .depth = 2,
+			     .io = io_of(BI_OP_READ, bytes, BI_IO_SYNC),
+			     .period_ns = period_ns,
+			     .lat_ns = period_ns ? 0 : 50 * BI_NSEC_PER_USEC };
+}
+
+/*
+ * S1-24 with io.max semantics: parent runits=10000 over children A and B
+ * with no caps of their own.  A offers 1000 units/s (4 KiB every 2 ms) and
+ * gets it; B floods and gets the rest, 9000 units/s; both flood and the
+ * parent still holds 10,000 units/s.  +-5 % over 10 s.
+ */
+TEST(s1_24_siblings_share_the_parent)
+{
+	struct bi_dev_conf dev;
+	struct tnode *p = calloc(3, sizeof(*p)), *a = p + 1, *b = p + 2;
+	struct drv d[2];
+	u64 total;
+
+	ASSERT_NE(NULL, p);
+	bi_dev_conf_init(&dev);
+	ASSERT_EQ(0, tnode_init(p, &dev, "runits=10000"));
+	ASSERT_EQ(0, tnode_init(a, &dev, ""));
+	ASSERT_EQ(0, tnode_init(b, &dev, ""));
+	d[0] = drv_of(a, p, 4096, 2 * BI_NSEC_PER_MSEC);
+	d[1] = drv_of(b, p, 65536, 0);
+	run_drivers(d, 2, 10);
+	TH_LOG("A %llu units, B %llu units", (unsigned long long)d[0].units,
+	       (unsigned long long)d[1].units);
+	EXPECT_GE(d[0].units * 100, 95 * 10000ULL);
+	EXPECT_LE(d[0].units, 10000ULL);
+	EXPECT_GE(d[1].units * 100, 95 * 90000ULL);
+	EXPECT_LE(d[1].units * 100, 105 * 90000ULL);
+	total = d[0].units + d[1].units;
+	EXPECT_LE(total, 100000 + 500 + 32);
+
+	/* both flood */
+	ASSERT_EQ(0, tnode_init(p, &dev, "runits=10000"));
+	ASSERT_EQ(0, tnode_init(a, &dev, ""));
+	ASSERT_EQ(0, tnode_init(b, &dev, ""));
+	d[0] = drv_of(a, p, 4096, 0);
+	d[1] = drv_of(b, p, 65536, 0);
+	run_drivers(d, 2, 10);
+	total = d[0].units + d[1].units;
+	TH_LOG("both flood: A %llu units, B %llu units", (unsigned long long)d[0].units,
+	       (unsigned long long)d[1].units);
+	EXPECT_GE(total * 100, 95 * 100000ULL);
+	EXPECT_LE(total * 100, 105 * 100000ULL);
+	EXPECT_LE(total, 100000 + 500 + 32);
+	EXPECT_GT(d[0].units, 0);
+	EXPECT_GT(d[1].units, 0);
+	free(p);
+}
+
+/* A child's own cap still bites under a generous parent (io.max: both hold). */
+TEST(s1_19_child_cap_holds_under_generous_parent)
+{
+	struct bi_dev_conf dev;
+	struct tnode *p = calloc(3, sizeof(*p)), *a = p + 1, *b = p + 2;
+	struct drv d[2];
+
+	ASSERT_NE(NULL, p);
+	bi_dev_conf_init(&dev);
+	ASSERT_EQ(0, tnode_init(p, &dev, "runits=100000"));
+	ASSERT_EQ(0, tnode_init(a, &dev, "runits=2000"));
+	ASSERT_EQ(0, tnode_init(b, &dev, ""));
+	d[0] = drv_of(a, p, 4096, 0);
+	d[1] = drv_of(b, p, 65536, 0);
+	run_drivers(d, 2, 10);
+	TH_LOG("A %llu units, B %llu units", (unsigned long long)d[0].units,
+	       (unsigned long long)d[1].units);
+	/* A: 20,000 + 100 of burst, within one bio, less one batch */
+	EXPECT_LE(d[0].units, 20000 + 100 + 2);
+	EXPECT_GE(d[0].units + 128 + 2, 20000ULL + 100);
+	/* B takes the parent's rest */
+	EXPECT_GE((d[0].units + d[1].units) * 100, 95 * 1000000ULL);
+	EXPECT_LE(d[0].units + d[1].units, 1000000 + 5000 + 32);
+	free(p);
+}
+
+/* Refused at the parent, nothing stays charged at the child. */
+TEST(refusal_at_parent_leaves_child_unchanged)
+{
+	struct bi_dev_conf dev;
+	struct tnode *p = calloc(2, sizeof(*p)), *c = p + 1;
+	struct bi_meter *m[2] = { &c->m, &p->m };
+	struct bi_meter_cpu *mc[2] = { &c->cpu[0], &p->cpu[0] };
+	struct bi_io rd = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
+	struct bi_chain_charge cc;
+	struct snap a, b, pa, pb;
+	u64 retry = 0, now = 0;
+	int i;
+
+	ASSERT_NE(NULL, p);
+	bi_dev_conf_init(&dev);
+	ASSERT_EQ(0, tnode_init(c, &dev, "runits=50000 riops=5000 hi.units=5000"));
+	ASSERT_EQ(0, tnode_init(p, &dev, "riops=10"));
+	for (i = 0; i < 3; i++) {
+		ASSERT_TRUE(bi_meter_admit_chain(m, mc, 2, &rd, &cc, now, &retry));
+		EXPECT_EQ(2, cc.depth);
+		EXPECT_EQ(1, cc.lvl[0].ticket.nr);
+		EXPECT_EQ((1U << BI_KEY_RUNITS) | (1U << BI_KEY_RREQS), cc.lvl[0].keys);
+		EXPECT_EQ(1U << BI_KEY_RREQS, cc.lvl[1].keys);
+		bi_meter_complete_chain(m, mc, &cc, now);
+	}
+	EXPECT_EQ(250 - 3 * 2, c->m.cls[BI_CLASS_HI].tokens);
+	snap_take(&a, &c->m, c->cpu, NR_SIM_CPUS);
+	snap_take(&pa, &p->m, p->cpu, NR_SIM_CPUS);
+	ASSERT_FALSE(bi_meter_admit_chain(m, mc, 2, &rd, &cc, now, &retry));
+	snap_take(&b, &c->m, c->cpu, NR_SIM_CPUS);
+	snap_take(&pb, &p->m, p->cpu, NR_SIM_CPUS);
+	EXPECT_TRUE(snap_equal(&a, &b));
+	EXPECT_TRUE(snap_equal(&pa, &pb));
+	EXPECT_EQ(0, cc.depth);
+	EXPECT_EQ(0, cc.lvl[0].keys);
+	EXPECT_EQ(0, cc.lvl[0].ticket.nr);
+	/* retry is the parent's: a request token at 10/s */
+	EXPECT_EQ(NS / 10, retry);
+	/* a flush is forced through both levels */
+	rd = io_of(BI_OP_WRITE, 4096, BI_IO_FUA);
+	ASSERT_TRUE(bi_meter_admit_chain(m, mc, 2, &rd, &cc, now, &retry));
+	EXPECT_EQ(BI_CLASS_SYS, cc.lvl[1].cls);
+	EXPECT_EQ(2, cc.depth);
+	/* a chain of one is the tenant alone */
+	rd = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
+	ASSERT_TRUE(bi_meter_admit_chain(m, mc, 1, &rd, &cc, now, &retry));
+	EXPECT_EQ(1, cc.depth);
+	free(p);
+}
+
+/*
+ * Conservation along a 3-level chain with two children, random bios on two
+ * CPUs (completions on either), forced bios, idle reclaims: every refused
+ * admission changes nothing at any level, and at the end every key and
+ * class bucket has consumed exactly the units (or requests) of the bios it
+ * admitted, and its bucket accounting closes.
+ */
+#define CONS_NODES	4
+#define CONS_INFLIGHT	64
+
+struct cons_bio {
+	struct bi_chain_charge cc;
+	int child;
+};
+
+static void cons_ptrs(struct tnode *n, int child, int cpu, struct bi_meter **m,
+		      struct bi_meter_cpu **mc)
+{
+	/* node 0 = root, 1 = mid, 2 and 3 = children of mid */
+	int path[3] = { child, 1, 0 }, i;
+
+	for (i = 0; i < 3; i++) {
+		m[i] = &n[path[i]].m;
+		mc[i] = &n[path[i]].cpu[cpu];
+	}
+}
+
+TEST(chain_conserves_tokens_random)
+{
+	static const char *const lines[CONS_NODES] = {
+		"runits=30000 wunits=25000 lo.units=8000",
+		"runits=15000 wiops=800 initial=exact",
+		"hi.units=3000 mid.units=2000 lo.units=4000 mid.policy=mid,lo mid.deduct=spill wunits=20000 riops=2000",
+		"wunits=6000 hi.units=1000",
+	};
+	static const u64 sizes[] = { 512, 4096, 16384, 65536, 262144, 1 << 20 };
+	struct tnode *n = calloc(CONS_NODES, sizeof(*n));
+	struct cons_bio *fl = calloc(CONS_INFLIGHT, sizeof(*fl));
+	u64 exp_key[CONS_NODES][BI_NR_KEYS] = { { 0 } }, exp_cls[CONS_NODES] = { 0 };
+	s64 init_key[CONS_NODES][BI_NR_KEYS], init_cls[CONS_NODES][BI_NR_CLASSES];
+	struct bi_meter *m[3];
+	struct bi_meter_cpu *mc[3];
+	struct bi_dev_conf dev;
+	u64 seed = 0x5eed, now = 0, retry, refused = 0, admitted = 0;
+	int nfl = 0, step, i, k, c, lv;
+
+	ASSERT_NE(NULL, n);
+	ASSERT_NE(NULL, fl);
+	bi_dev_conf_init(&dev);
+	for (i = 0; i < CONS_NODES; i++) {
+		ASSERT_EQ(0, tnode_init(&n[i], &dev, lines[i]));
+		for (k = 0; k < BI_NR_KEYS; k++)
+			init_key[i][k] = n[i].m.key[k].b.tokens;
+		for (c = 0; c < BI_NR_CLASSES; c++)
+			init_cls[i][c] = n[i].m.cls[c].tokens;
+	}
+	for (step = 0; step < 40000; step++) {
+		int op = (int)tokrng_range(&seed, 0, 99);
+		int cpu = (int)tokrng_range(&seed, 0, NR_SIM_CPUS - 1);
+
+		now += (u64)tokrng_range(&seed, 0, 200 * BI_NSEC_PER_USEC);
+		if (op < 60 && nfl < CONS_INFLIGHT) {
+			struct cons_bio *cb = &fl[nfl];
+			struct bi_io io;
+			struct snap before[CONS_NODES], after;
+			int kind = (int)tokrng_range(&seed, 0, 9);
+			bool ok;
+
+			io = io_of(kind < 5 ? BI_OP_READ : BI_OP_WRITE,
+				   sizes[tokrng_range(&seed, 0, 5)],
+				   kind == 9 ? BI_IO_FUA : (kind & 1 ? BI_IO_SYNC : 0));
+			io.prio_class = (u8)tokrng_range(&seed, BI_PRIO_NONE, BI_PRIO_IDLE);
+			cb->child = (int)tokrng_range(&seed, 2, 3);
+			cons_ptrs(n, cb->child, cpu, m, mc);
+			for (i = 0; i < CONS_NODES; i++) {
+				touch(&n[i].m, now);
+				snap_take(&before[i], &n[i].m, n[i].cpu, NR_SIM_CPUS);
+			}
+			if (op < 5) {
+				bi_meter_force_chain(m, mc, 3, &io, &cb->cc, now);
+				ok = true;
+			} else {
+				ok = bi_meter_admit_chain(m, mc, 3, &io, &cb->cc, now, &retry);
+			}
+			if (!ok) {
+				refused++;
+				ASSERT_GE(retry, now);
+				for (i = 0; i < CONS_NODES; i++) {
+					snap_take(&after, &n[i].m, n[i].cpu, NR_SIM_CPUS);
+					ASSERT_TRUE(snap_equal(&before[i], &after))
+						TH_LOG("step %d node %d", step, i);
+				}
+				continue;
+			}
+			admitted++;
+			ASSERT_EQ(3, cb->cc.depth);
+			for (lv = 0; lv < 3; lv++) {
+				const struct bi_charge *ch = &cb->cc.lvl[lv];
+				int node = lv == 0 ? cb->child : 1 - (lv - 1);
+
+				for (k = 0; k < BI_NR_KEYS; k++)
+					if (ch->keys & (1U << k))
+						exp_key[node][k] += bi_key_is_units((u8)k) ?
+								    ch->units : 1;
+				if (ch->ticket.nr)
+					exp_cls[node] += ch->units;
+			}
+			nfl++;
+		} else if (op < 90 && nfl) {
+			int j = (int)tokrng_range(&seed, 0, nfl - 1);
+
+			cons_ptrs(n, fl[j].child, cpu, m, mc);
+			bi_meter_complete_chain(m, mc, &fl[j].cc, now);
+			fl[j] = fl[--nfl];
+		} else {
+			for (i = 0; i < CONS_NODES; i++)
+				bi_meter_reclaim(&n[i].m, &n[i].cpu[cpu], now);
+		}
+	}
+	while (nfl) {
+		cons_ptrs(n, fl[nfl - 1].child, 0, m, mc);
+		bi_meter_complete_chain(m, mc, &fl[--nfl].cc, now);
+	}
+	TH_LOG("admitted %llu, refused %llu", (unsigned long long)admitted,
+	       (unsigned long long)refused);
+	EXPECT_GT(refused, 1000);
+	EXPECT_GT(admitted, 1000);
+	for (i = 0; i < CONS_NODES; i++) {
+		s64 used_cls = 0;
+
+		for (k = 0; k < BI_NR_KEYS; k++) {
+			const struct bi_global *g = &n[i].m.key[k];
+			s64 used = 0, tokens = g->b.tokens;
+
+			for (c = 0; c < NR_SIM_CPUS; c++) {
+				used += (s64)(n[i].cpu[c].local[k].charged -
+					      n[i].cpu[c].local[k].refunded);
+				tokens += n[i].cpu[c].local[k].tokens;
+			}
+			EXPECT_EQ((s64)exp_key[i][k], used) TH_LOG("node %d key %d", i, k);
+			EXPECT_EQ(tokens - init_key[i][k],
+				  (s64)(g->b.added - g->b.dropped) - used)
+				TH_LOG("node %d key %d", i, k);
+		}
+		for (c = 0; c < BI_NR_CLASSES; c++) {
+			const struct bi_bucket *b = &n[i].m.cls[c];
+
+			used_cls += (s64)(b->charged - b->refunded);
+			EXPECT_EQ(b->tokens - init_cls[i][c],
+				  (s64)(b->added - b->charged + b->refunded - b->dropped));
+		}
+		EXPECT_EQ((s64)exp_cls[i], used_cls) TH_LOG("node %d", i);
+	}
+	free(n);
+	free(fl);
 }
 
 TEST_HARNESS_MAIN
