@@ -14,6 +14,7 @@
 #define BLKISO_H
 
 #include <linux/bio.h>
+#include <linux/cgroup.h>
 #include <linux/hashtable.h>
 #include <linux/hrtimer.h>
 #include <linux/kobject.h>
@@ -65,13 +66,17 @@ struct blkiso_tenant {
 	struct list_head list;		/* dev->tenant_list, under dev->lock */
 	struct list_head park;		/* dev->parked while it has parked bios */
 	struct blkiso_dev *dev;
+	struct blkiso_tenant *parent;	/* nearest configured ancestor, or NULL */
 	u64 cgid;
 	bool configured;		/* has a quota line (else: counted only) */
 	struct bi_tenant_conf conf;	/* under dev->conf_mutex */
 	struct bi_meter meter;
 	struct blkiso_tenant_pcpu __percpu *pcpu;
-	struct bio_list parked_bios;	/* FIFO, under dev->lock */
-	unsigned int nr_parked;		/* read locklessly by .map */
+	/* A FIFO per class, so a low class's backlog never holds a high one. */
+	struct bio_list parked_bios[BI_NR_CLASSES];	/* under dev->lock */
+	unsigned int nr_parked_cls[BI_NR_CLASSES];	/* read locklessly by .map */
+	unsigned int nr_parked;		/* all classes */
+	s64 deficit;			/* dispatch credit in units (DRR), dev->lock */
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
 	bool sysfs_tried;		/* the sysfs work looked at it */
 	bool in_sysfs;			/* and its directory exists */
@@ -105,10 +110,17 @@ struct blkiso_dev {
 
 /* Per-bio state (dm per_io_data). */
 struct blkiso_bio {
-	struct blkiso_tenant *tenant;	/* NULL: not metered */
-	struct bi_charge charge;
+	struct blkiso_tenant *tenant;	/* its cgroup's tenant (counters); NULL: none */
+	/* The capped tenants it is charged to, innermost first (io.max nesting). */
+	struct blkiso_tenant *level[BI_METER_MAX_DEPTH];
+	u8 depth;
+	struct bi_chain_charge cc;	/* what each level was charged */
+	struct bi_io io;
 	u64 arrive_ns;
+	u64 units;			/* for the counters */
 	u32 bytes;
+	u8 dir;
+	u8 cls;				/* class in its own tenant: its queue */
 };
 
 /* /sys/kernel/blkiso, parent of every per-device directory. */
@@ -121,7 +133,8 @@ void blkiso_target_exit(void);
 struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error);
 void blkiso_dev_put(struct blkiso_dev *dev);
 struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev, u64 cgid);
-struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid);
+struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
+					   struct cgroup *cgrp);
 int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat);

@@ -54,7 +54,7 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 {
 	struct blkiso_tenant *t;
 	u64 now = ktime_get_ns();
-	int cpu;
+	int cpu, i;
 
 	t = kzalloc(sizeof(*t), gfp | __GFP_NOWARN);
 	if (!t)
@@ -67,7 +67,8 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	t->dev = dev;
 	t->cgid = cgid;
 	INIT_LIST_HEAD(&t->park);
-	bio_list_init(&t->parked_bios);
+	for (i = 0; i < BI_NR_CLASSES; i++)
+		bio_list_init(&t->parked_bios[i]);
 	bi_tenant_conf_init(&t->conf);
 	bi_meter_init(&t->meter, now);
 	bi_meter_configure(&t->meter, &t->conf, &dev->conf, now);
@@ -89,11 +90,56 @@ struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev, u64 cgid)
 }
 
 /*
- * The tenant of @cgid, created on first sight without sleeping (this runs
- * in .map).  Its sysfs directory follows from a work item.  NULL when no
- * memory could be had: the bio then passes unmetered, and is counted.
+ * The nearest proper ancestor of @cgrp that has a configured tenant on
+ * @dev: nested cgroups live under their ancestors' quotas, as with io.max.
+ * Caller holds rcu_read_lock() (or the cgroup otherwise pinned).
  */
-struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid)
+static struct blkiso_tenant *blkiso_find_parent(struct blkiso_dev *dev,
+						struct cgroup *cgrp)
+{
+	struct blkiso_tenant *p;
+
+	for (cgrp = cgroup_parent(cgrp); cgrp; cgrp = cgroup_parent(cgrp)) {
+		p = blkiso_tenant_find(dev, cgroup_id(cgrp));
+		if (p && READ_ONCE(p->configured))
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * After a configuration change, point every tenant at its nearest
+ * configured ancestor again.  Tenants leave the list only with the device
+ * and are added with list_add_tail_rcu(), so it may be walked while .map
+ * adds new ones.  Caller holds dev->conf_mutex.
+ */
+static void blkiso_relink(struct blkiso_dev *dev)
+{
+	struct blkiso_tenant *t;
+	struct cgroup *cgrp;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &dev->tenant_list, list) {
+		if (t->cgid == BLKISO_KERNEL_CGID)
+			continue;
+		cgrp = cgroup_get_from_id(t->cgid);
+		if (IS_ERR(cgrp))
+			continue;
+		WRITE_ONCE(t->parent, blkiso_find_parent(dev, cgrp));
+		cgroup_put(cgrp);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * The tenant of @cgid (@cgrp: its cgroup, NULL for the kernel tenant),
+ * created on first sight without sleeping (this runs in .map).  Its sysfs
+ * directory follows from a work item.  NULL when no memory could be had:
+ * the bio then passes unmetered, and is counted.  Caller holds
+ * rcu_read_lock().
+ */
+struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
+					   struct cgroup *cgrp)
 {
 	struct blkiso_tenant *t, *found;
 	unsigned long flags;
@@ -102,11 +148,13 @@ struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid)
 	if (likely(t))
 		return t;
 	t = blkiso_tenant_alloc(dev, cgid, GFP_NOWAIT);
+	if (t && cgrp)
+		t->parent = blkiso_find_parent(dev, cgrp);
 	spin_lock_irqsave(&dev->lock, flags);
 	found = blkiso_tenant_find(dev, cgid);
 	if (!found && t) {
 		hash_add_rcu(dev->tenants, &t->hash, cgid);
-		list_add_tail(&t->list, &dev->tenant_list);
+		list_add_tail_rcu(&t->list, &dev->tenant_list);
 		dev->nr_tenants++;
 		found = t;
 		t = NULL;
@@ -141,7 +189,7 @@ static struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev,
 		return blkiso_tenant_find(dev, cgid);
 	}
 	hash_add_rcu(dev->tenants, &t->hash, cgid);
-	list_add_tail(&t->list, &dev->tenant_list);
+	list_add_tail_rcu(&t->list, &dev->tenant_list);
 	dev->nr_tenants++;
 	spin_unlock_irq(&dev->lock);
 	queue_work(dev->wq, &dev->sysfs_work);
@@ -204,9 +252,13 @@ static void blkiso_report(struct blkiso_dev *dev, const char *what,
 
 static void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf)
 {
+	bool was_configured = t->configured;
+
 	t->conf = *conf;
-	t->configured = true;
+	WRITE_ONCE(t->configured, true);
 	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
+	if (!was_configured)
+		blkiso_relink(t->dev);
 	/* A new quota may admit parked bios at once. */
 	queue_work(t->dev->wq, &t->dev->dispatch_work);
 }

@@ -17,18 +17,21 @@
  *                    id (RCU hash; created on first sight without sleeping;
  *                    bios of kernel threads go to the "kernel" tenant), and
  *                    charge the bio through the tenant's per-CPU local
- *                    buckets (kmod/core/meter.c).  Admitted: back to dm at
- *                    once.  Not admitted: a REQ_NOWAIT bio ends with
- *                    BLK_STS_AGAIN (io_uring retries it from a worker), in
- *                    reject mode a bio fails with BLK_STS_IOERR, any other
- *                    bio is parked at the tail of its tenant's FIFO.  While
- *                    a tenant has parked bios its new bios park behind them.
- *                    System-class bios (flush, FUA, meta) are charged but
- *                    never parked.
+ *                    buckets (kmod/core/meter.c), and through those of its
+ *                    configured ancestor cgroups' tenants (io.max nesting;
+ *                    all levels or none).  Admitted: back to dm at once.
+ *                    Not admitted: a REQ_NOWAIT bio ends with BLK_STS_AGAIN
+ *                    (io_uring retries it from a worker), in reject mode or
+ *                    by a reject policy a bio fails with BLK_STS_IOERR, any
+ *                    other bio is parked at the tail of its tenant's FIFO
+ *                    for its class; while that FIFO holds bios, new ones of
+ *                    the class park behind them.  System-class bios (flush,
+ *                    FUA, meta) are charged but never parked.
  *  dispatch          an hrtimer at the earliest retry time kicks a work item
- *                    (a timer cannot submit bios) that serves the tenants
- *                    round robin, one bio each per pass, and submits what it
- *                    admitted with dm_submit_bio_remap().
+ *                    (a timer cannot submit bios) that serves the tenants by
+ *                    deficit round robin in work units (classes in priority
+ *                    order within a tenant), and submits what it admitted
+ *                    with dm_submit_bio_remap().
  *  blkiso_end_io()   corrects the charge to the bio's actual cost (may run in
  *                    hard-IRQ context: per-CPU data with IRQs off only) and
  *                    counts the completion and its latency.
@@ -56,8 +59,12 @@
 
 #define DM_MSG_PREFIX "blkiso"
 
-/* At most this many bios leave the queues per dispatch run (then requeue). */
+/* At most this many bios and passes per dispatch run (then requeue). */
 #define BLKISO_DISPATCH_BATCH	256
+#define BLKISO_DISPATCH_PASSES	64
+/* Deficit round robin: credit per pass (64 KiB), and its ceiling (a 1 MiB bio). */
+#define BLKISO_QUANTUM_UNITS	32
+#define BLKISO_DEFICIT_MAX_UNITS	512
 
 struct blkiso_target {
 	struct dm_dev *dev;
@@ -215,15 +222,18 @@ static void blkiso_describe(struct bio *bio, struct bi_io *io)
 	io->prio_level = IOPRIO_PRIO_DATA(prio) & 7;
 }
 
-/* The cgroup a bio is charged to: the submitter's, or the kernel tenant. */
-static u64 blkiso_bio_cgid(struct bio *bio)
+/*
+ * The cgroup a bio is charged to: the submitter's (NULL for a kernel
+ * thread: the kernel tenant).  Caller holds rcu_read_lock().
+ */
+static struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 {
 	struct cgroup_subsys_state *css;
 
 	if (current->flags & PF_KTHREAD)
-		return BLKISO_KERNEL_CGID;
+		return NULL;
 	css = bio_blkcg_css(bio);
-	return css ? cgroup_id(css->cgroup) : 1;
+	return css ? css->cgroup : NULL;
 }
 
 /* Arm the dispatch timer for @when unless it fires earlier already. */
@@ -240,11 +250,13 @@ static void blkiso_arm(struct blkiso_dev *dev, u64 when)
 static void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 			struct bio *bio, u64 retry_ns)
 {
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 	unsigned long flags;
 
 	this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
 	spin_lock_irqsave(&dev->lock, flags);
-	bio_list_add(&t->parked_bios, bio);
+	bio_list_add(&t->parked_bios[pb->cls], bio);
+	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
 	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
 	WRITE_ONCE(dev->nr_parked, dev->nr_parked + 1);
 	if (list_empty(&t->park)) {
@@ -257,15 +269,70 @@ static void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	spin_unlock_irqrestore(&dev->lock, flags);
 }
 
+/*
+ * The tenants a bio is charged to: its own and its configured ancestors',
+ * those capped in its direction, innermost first (at most
+ * BI_METER_MAX_DEPTH).  Ancestors are found by the tenants' parent links,
+ * which the configuration path keeps up to date.
+ */
+static u8 blkiso_levels(struct blkiso_bio *pb, struct blkiso_tenant *t)
+{
+	u8 depth = 0;
+
+	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent))
+		if (bi_meter_capped(&t->meter, pb->dir))
+			pb->level[depth++] = t;
+	return depth;
+}
+
+/* This CPU's view of a bio's levels, for the chain calls.  IRQs off. */
+static void blkiso_chain(const struct blkiso_bio *pb, struct bi_meter **m,
+			 struct bi_meter_cpu **cpu)
+{
+	u8 i;
+
+	for (i = 0; i < pb->depth; i++) {
+		m[i] = &pb->level[i]->meter;
+		cpu[i] = &this_cpu_ptr(pb->level[i]->pcpu)->meter;
+	}
+}
+
+/* Charge a bio through its levels (or force it: system class, draining). */
+static bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry)
+{
+	struct bi_meter *m[BI_METER_MAX_DEPTH];
+	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
+
+	blkiso_chain(pb, m, cpu);
+	if (force) {
+		bi_meter_force_chain(m, cpu, pb->depth, &pb->io, &pb->cc, now);
+		return true;
+	}
+	if (bi_meter_admit_chain(m, cpu, pb->depth, &pb->io, &pb->cc, now, retry))
+		return true;
+	pb->cc.depth = 0;
+	return false;
+}
+
+/* Did a class policy with action=reject refuse it (S1-27)? */
+static bool blkiso_policy_rejects(const struct blkiso_bio *pb)
+{
+	u8 i;
+
+	for (i = 0; i < pb->depth; i++)
+		if (pb->cc.lvl[i].flags & BI_CHARGE_REJECT)
+			return true;
+	return false;
+}
+
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
 {
 	struct blkiso_target *bt = ti->private;
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 	struct blkiso_dev *dev = bt->bdev;
-	struct blkiso_tenant_pcpu *pcpu;
 	struct blkiso_tenant *t;
+	struct cgroup *cgrp;
 	unsigned long flags;
-	struct bi_io io;
 	u64 now, retry = 0;
 	bool admitted;
 
@@ -275,42 +342,43 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 			dm_target_offset(ti, bio->bi_iter.bi_sector);
 
 	rcu_read_lock();
-	t = blkiso_tenant_lookup(dev, blkiso_bio_cgid(bio));
+	cgrp = blkiso_bio_cgroup(bio);
+	t = blkiso_tenant_lookup(dev, cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID, cgrp);
 	rcu_read_unlock();
 	pb->tenant = t;
+	pb->depth = 0;
+	pb->cc.depth = 0;
 	if (unlikely(!t))
 		return DM_MAPIO_REMAPPED;
 	now = ktime_get_ns();
 	pb->arrive_ns = now;
 	pb->bytes = bio->bi_iter.bi_size;
-	blkiso_describe(bio, &io);
+	blkiso_describe(bio, &pb->io);
+	pb->dir = bi_io_dir(&pb->io);
+	pb->units = bi_io_units(&t->meter.cost, &pb->io);
 	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
-	if (!bi_meter_capped(&t->meter, bi_io_dir(&io))) {
-		/* No cap in this direction: count it and let it go. */
-		pb->charge = (struct bi_charge){ .dir = bi_io_dir(&io),
-						 .units = bi_io_units(&t->meter.cost, &io) };
+	pb->depth = blkiso_levels(pb, t);
+	if (!pb->depth) {
+		/* No cap on its way: count it and let it go. */
 		this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
 		return DM_MAPIO_REMAPPED;
 	}
-	bi_meter_classify(&t->meter, &io, &pb->charge);
+	pb->cls = bi_classify(&t->meter.rules, &pb->io);
 
 	local_irq_save(flags);
-	pcpu = this_cpu_ptr(t->pcpu);
-	if (pb->charge.cls == BI_CLASS_SYS || READ_ONCE(dev->draining)) {
-		bi_meter_force(&t->meter, &pcpu->meter, &pb->charge, now);
-		admitted = true;
-	} else if (READ_ONCE(t->nr_parked)) {
-		admitted = false;	/* FIFO: queue behind the parked ones */
-		retry = now;
-	} else {
-		admitted = bi_meter_admit(&t->meter, &pcpu->meter, &pb->charge,
-					  now, &retry);
-	}
-	if (admitted)
-		pcpu->stat[BLKISO_ADMITTED]++;
+	if (READ_ONCE(dev->draining))
+		admitted = blkiso_charge(pb, true, now, NULL);
+	else if (READ_ONCE(t->nr_parked_cls[pb->cls]) && pb->cls != BI_CLASS_SYS)
+		admitted = false;	/* FIFO: queue behind its class's parked bios */
+	else
+		admitted = blkiso_charge(pb, false, now, &retry);
 	local_irq_restore(flags);
-	if (admitted)
+	if (admitted) {
+		this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
 		return DM_MAPIO_REMAPPED;
+	}
+	if (!retry)
+		retry = now;
 
 	if (bio->bi_opf & REQ_NOWAIT) {
 		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED_NOWAIT]);
@@ -319,7 +387,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	}
-	if (READ_ONCE(dev->conf.reject_mode)) {
+	if (READ_ONCE(dev->conf.reject_mode) || blkiso_policy_rejects(pb)) {
 		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
 		pb->tenant = NULL;
 		return DM_MAPIO_KILL;
@@ -328,42 +396,59 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	return DM_MAPIO_SUBMITTED;
 }
 
-/* Take at most one admissible bio from each parked tenant, round robin. */
+/*
+ * One deficit-round-robin pass over the tenants with parked bios: each gets
+ * BLKISO_QUANTUM_UNITS more credit and sends bios, in FIFO order, while its
+ * credit covers the next one and its buckets admit it.  Tenants with small
+ * bios are served as many units as tenants with large ones, so siblings
+ * sharing a parent's quota share it by work, not by bio count (S1-24).
+ * Returns the bios sent; *@starved is set if a tenant only lacked credit.
+ */
 static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
-					 struct bio_list *out, u64 *next_ns)
+					 struct bio_list *out, u64 *next_ns,
+					 bool *starved)
 {
 	struct blkiso_tenant *t, *tmp;
 	unsigned int n = 0;
 	u64 now = ktime_get_ns();
-	LIST_HEAD(served);
+	u8 cls;
 
 	list_for_each_entry_safe(t, tmp, &dev->parked, park) {
-		struct bio *bio = bio_list_peek(&t->parked_bios);
-		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
-		struct blkiso_tenant_pcpu *pcpu = this_cpu_ptr(t->pcpu);
-		u64 retry = now;
+		t->deficit = min_t(s64, t->deficit + BLKISO_QUANTUM_UNITS,
+				   BLKISO_DEFICIT_MAX_UNITS);
+		/* classes in priority order; a refused class lets the next try */
+		for (cls = 0; cls < BI_NR_CLASSES; cls++) {
+			while (t->nr_parked_cls[cls]) {
+				struct bio *bio = bio_list_peek(&t->parked_bios[cls]);
+				struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+				u64 retry = now;
 
-		if (dev->draining) {
-			bi_meter_force(&t->meter, &pcpu->meter, &pb->charge, now);
-			pcpu->stat[BLKISO_DEBT]++;
-		} else if (!bi_meter_admit(&t->meter, &pcpu->meter, &pb->charge,
-					   now, &retry)) {
-			*next_ns = min(*next_ns, retry);
-			continue;
+				if (dev->draining) {
+					blkiso_charge(pb, true, now, NULL);
+					this_cpu_inc(t->pcpu->stat[BLKISO_DEBT]);
+				} else if ((s64)pb->units > t->deficit &&
+					   t->deficit < BLKISO_DEFICIT_MAX_UNITS) {
+					*starved = true;
+					break;
+				} else if (!blkiso_charge(pb, false, now, &retry)) {
+					*next_ns = min(*next_ns, retry);
+					break;
+				}
+				t->deficit -= pb->units;
+				bio_list_pop(&t->parked_bios[cls]);
+				bio_list_add(out, bio);
+				this_cpu_inc(t->pcpu->stat[BLKISO_DISPATCHED]);
+				WRITE_ONCE(t->nr_parked_cls[cls], t->nr_parked_cls[cls] - 1);
+				WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
+				WRITE_ONCE(dev->nr_parked, dev->nr_parked - 1);
+				n++;
+			}
 		}
-		bio_list_pop(&t->parked_bios);
-		bio_list_add(out, bio);
-		pcpu->stat[BLKISO_DISPATCHED]++;
-		WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
-		WRITE_ONCE(dev->nr_parked, dev->nr_parked - 1);
-		/* Served tenants go to the back: round robin across passes. */
-		list_move_tail(&t->park, &served);
-		n++;
-	}
-	list_splice_tail(&served, &dev->parked);
-	list_for_each_entry_safe(t, tmp, &dev->parked, park)
-		if (!t->nr_parked)
+		if (!t->nr_parked) {
+			t->deficit = 0;
 			list_del_init(&t->park);
+		}
+	}
 	return n;
 }
 
@@ -371,17 +456,20 @@ void blkiso_dispatch_work(struct work_struct *work)
 {
 	struct blkiso_dev *dev = container_of(work, struct blkiso_dev, dispatch_work);
 	struct bio_list out = BIO_EMPTY_LIST;
-	unsigned int n = 0, got;
+	unsigned int n = 0, got, passes = 0;
 	u64 next = U64_MAX;
+	bool starved;
 	struct bio *bio;
 
 	spin_lock_irq(&dev->lock);
 	do {
-		got = blkiso_dispatch_pass(dev, &out, &next);
+		starved = false;
+		got = blkiso_dispatch_pass(dev, &out, &next, &starved);
 		n += got;
-	} while (got && n < BLKISO_DISPATCH_BATCH);
+	} while ((got || starved) && n < BLKISO_DISPATCH_BATCH &&
+		 ++passes < BLKISO_DISPATCH_PASSES);
 	if (!list_empty(&dev->parked)) {
-		if (got)
+		if (got || starved)
 			queue_work(dev->wq, &dev->dispatch_work);
 		else if (next != U64_MAX)
 			blkiso_arm(dev, next);
@@ -404,8 +492,9 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct bi_meter *m[BI_METER_MAX_DEPTH];
+	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
 	struct blkiso_tenant *t = pb->tenant;
-	struct blkiso_tenant_pcpu *pcpu;
 	unsigned long flags;
 	u64 now, lat_us;
 	bool read;
@@ -413,12 +502,12 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	if (!t)
 		return DM_ENDIO_DONE;
 	now = ktime_get_ns();
-	read = pb->charge.dir == BI_DIR_READ;
+	read = pb->dir == BI_DIR_READ;
 	lat_us = (now - pb->arrive_ns) >> 10;	/* ~us: a power-of-two histogram */
-	if (pb->charge.keys) {
+	if (pb->cc.depth) {
 		local_irq_save(flags);
-		pcpu = this_cpu_ptr(t->pcpu);
-		bi_meter_complete(&t->meter, &pcpu->meter, &pb->charge, now);
+		blkiso_chain(pb, m, cpu);
+		bi_meter_complete_chain(m, cpu, &pb->cc, now);
 		local_irq_restore(flags);
 	}
 	this_cpu_inc(t->pcpu->stat[BLKISO_COMPLETED]);
@@ -426,7 +515,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		this_cpu_inc(t->pcpu->stat[BLKISO_ERRORS]);
 	this_cpu_inc(t->pcpu->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
 	this_cpu_add(t->pcpu->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->bytes);
-	this_cpu_add(t->pcpu->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->charge.units);
+	this_cpu_add(t->pcpu->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->units);
 	this_cpu_inc(t->pcpu->lat[min_t(u32, fls64(lat_us), BLKISO_LAT_BUCKETS - 1)]);
 	return DM_ENDIO_DONE;
 }

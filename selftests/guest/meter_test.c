@@ -69,6 +69,8 @@ FIXTURE_TEARDOWN(meter)
 	/* A test that failed half-way may leave its fio behind. */
 	gu_sh("pkill -KILL -x fio; sleep 0.2");
 	gu_sh("dmsetup remove --retry " DM_NAME " 2>/dev/null");
+	gu_cg_destroy(CG "/a");
+	gu_cg_destroy(CG "/b");
 	gu_cg_destroy(CG);
 	gu_nullb_destroy("nullb_meter");
 	gu_module_unload();
@@ -259,6 +261,57 @@ TEST_F_TIMEOUT(meter, deferred_remove_completes_when_fio_exits, GUEST_TIMEOUT)
 	ASSERT_EQ(0, gu_fio_wait(&job, &r));
 	EXPECT_EQ(0ULL, r.errors);
 	EXPECT_NE(0, gu_sh("dmsetup info " DM_NAME " >/dev/null 2>&1"));
+}
+
+TEST_F_TIMEOUT(meter, high_class_reads_keep_their_quota_under_low_class_writes, GUEST_TIMEOUT)
+{
+	struct gu_fio r;
+
+	NEED_ICOUNT();
+	/*
+	 * One tenant, two classes: 4 KiB sync reads are HI (2000 units/s =
+	 * 1000 IOPS), 1 MiB writes are LO (5000 units/s = 10.24 MB/s).  The
+	 * reads are offered at their quota, the writes flood their own bucket.
+	 */
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "hi.units=2000 lo.units=5000 initial=exact"));
+	ASSERT_EQ(0, gu_fio(CG, &r, "--name=hi --filename=" DM_DEV " --direct=1 --rw=randread"
+			    " --bs=4k --ioengine=psync --rate_iops=1000 --runtime=10 --time_based"
+			    " --name=lo --filename=" DM_DEV " --direct=1 --rw=randwrite --bs=1M"
+			    " --ioengine=libaio --iodepth=4 --runtime=10 --time_based"));
+	TH_LOG("HI reads %.1f IOPS, LO writes %.0f B/s", r.read.iops, r.write.bw_bytes);
+	EXPECT_GE(r.read.iops, 0.95 * 1000);
+	EXPECT_TRUE(values_close(r.write.bw_bytes, 5000 * UNIT_BYTES, 5));
+}
+
+TEST_F_TIMEOUT(meter, children_share_their_parents_quota, GUEST_TIMEOUT)
+{
+	struct gu_fio_job ja, jb;
+	struct gu_fio ra, rb;
+
+	NEED_ICOUNT();
+	/*
+	 * S1-24 with io.max nesting: the parent has 10,000 units/s; child A
+	 * offers 1000 units/s (4 KiB at 500/s), child B floods with 64 KiB:
+	 * A keeps its 1000, B gets the other 9000 (+-5%).
+	 */
+	ASSERT_EQ(0, gu_cg_create(CG "/a"));
+	ASSERT_EQ(0, gu_cg_create(CG "/b"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "runits=10000 initial=exact"));
+	ASSERT_EQ(0, gu_fio_start(&ja, CG "/a", "--name=a --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bs=4k --ioengine=psync --rate_iops=500"
+				  " --runtime=10 --time_based"));
+	ASSERT_EQ(0, gu_fio_start(&jb, CG "/b", "--name=b --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bs=64k --ioengine=libaio --iodepth=4"
+				  " --runtime=10 --time_based"));
+	ASSERT_EQ(0, gu_fio_wait(&ja, &ra));
+	ASSERT_EQ(0, gu_fio_wait(&jb, &rb));
+	TH_LOG("A %.0f units/s, B %.0f units/s", ra.read.bw_bytes / UNIT_BYTES,
+	       rb.read.bw_bytes / UNIT_BYTES);
+	EXPECT_TRUE(values_close(ra.read.bw_bytes, 1000 * UNIT_BYTES, 5));
+	EXPECT_TRUE(values_close(rb.read.bw_bytes, 9000 * UNIT_BYTES, 5));
+	EXPECT_TRUE(values_close(ra.read.bw_bytes + rb.read.bw_bytes, 10000 * UNIT_BYTES, 5));
+	gu_cg_destroy(CG "/a");
+	gu_cg_destroy(CG "/b");
 }
 
 /* Per-CPU local buckets: needs the ordinary mode with 2 vCPUs. */
