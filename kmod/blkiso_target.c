@@ -363,12 +363,16 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
 		return DM_MAPIO_REMAPPED;
 	}
-	pb->cls = bi_classify(&t->meter.rules, &pb->io);
+	/* Its class picks its queue; worked out only when queues matter. */
+	pb->cls = BI_NR_CLASSES;
+	if (READ_ONCE(t->nr_parked))
+		pb->cls = bi_classify(&t->meter.rules, &pb->io);
 
 	local_irq_save(flags);
 	if (READ_ONCE(dev->draining))
 		admitted = blkiso_charge(pb, true, now, NULL);
-	else if (READ_ONCE(t->nr_parked_cls[pb->cls]) && pb->cls != BI_CLASS_SYS)
+	else if (pb->cls < BI_NR_CLASSES && pb->cls != BI_CLASS_SYS &&
+		 READ_ONCE(t->nr_parked_cls[pb->cls]))
 		admitted = false;	/* FIFO: queue behind its class's parked bios */
 	else
 		admitted = blkiso_charge(pb, false, now, &retry);
@@ -392,6 +396,8 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		pb->tenant = NULL;
 		return DM_MAPIO_KILL;
 	}
+	if (pb->cls == BI_NR_CLASSES)
+		pb->cls = bi_classify(&t->meter.rules, &pb->io);
 	blkiso_park(dev, t, bio, retry);
 	return DM_MAPIO_SUBMITTED;
 }

@@ -168,7 +168,11 @@ void bi_meter_classify(const struct bi_meter *m, const struct bi_io *io,
 	*ch = (struct bi_charge){ 0 };
 	ch->dir = bi_io_dir(io);
 	ch->units = bi_io_units(&m->cost, io);
-	ch->cls = bi_classify(&m->rules, io);
+	/* Without a class stage only the system class matters: skip the rules. */
+	if (m->cls_on)
+		ch->cls = bi_classify(&m->rules, io);
+	else
+		ch->cls = bi_io_is_sys(io) ? BI_CLASS_SYS : BI_CLASS_MID;
 }
 
 /*

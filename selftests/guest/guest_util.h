@@ -20,6 +20,14 @@ static inline bool values_close(double a, double b, double err_pct)
 	return d <= (b < 0 ? -b : b) * err_pct / 100.0;
 }
 
+/*
+ * Harness timeout for guest tests.  It counts guest time, which in the
+ * deterministic mode leaps ahead whenever the guest waits for the host
+ * (9p): generous limits cost nothing there, and the runner's own
+ * wall-clock limit catches real hangs.
+ */
+#define GUEST_TIMEOUT	600
+
 /* Is the guest in the runner's deterministic (icount) mode? */
 static inline bool gu_icount(void)
 {

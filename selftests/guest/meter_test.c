@@ -29,13 +29,6 @@
 #define CG		"blkiso_meter"
 #define UNIT_BYTES	2048.0
 
-/*
- * The harness's timeouts count guest time, which in the deterministic mode
- * leaps ahead whenever the guest waits for the host: generous limits cost
- * nothing there, and the runner's own wall-clock limit catches real hangs.
- */
-#define GUEST_TIMEOUT	600
-
 /* Rates and capacities are asserted in the deterministic mode only. */
 #define NEED_ICOUNT() do { \
 	if (!gu_icount()) \

@@ -30,6 +30,8 @@ FIXTURE_SETUP(target)
 		.name = "nullb_target", .size_mb = NULLB_MB, .memory_backed = true,
 	};
 
+	/* A test killed by its timeout skips its teardown: clean up here. */
+	gu_sh("pkill -KILL -x fio; dmsetup remove --retry " DM_NAME " 2>/dev/null");
 	ASSERT_EQ(0, gu_module_load());
 	ASSERT_EQ(0, gu_nullb_create(&nb, self->lower, sizeof(self->lower)));
 }
@@ -48,7 +50,7 @@ static int create(const char *lower, unsigned long long offset,
 		     len, lower, offset, extra);
 }
 
-TEST_F(target, create_table_status_remove)
+TEST_F_TIMEOUT(target, create_table_status_remove, GUEST_TIMEOUT)
 {
 	char out[256], want[256];
 
@@ -62,7 +64,7 @@ TEST_F(target, create_table_status_remove)
 	ASSERT_NE(0, access(DM_DEV, F_OK));
 }
 
-TEST_F(target, fio_verify_through_target)
+TEST_F_TIMEOUT(target, fio_verify_through_target, GUEST_TIMEOUT)
 {
 	struct gu_fio r;
 
@@ -75,7 +77,7 @@ TEST_F(target, fio_verify_through_target)
 	EXPECT_EQ(32ULL << 20, r.read.io_bytes);
 }
 
-TEST_F(target, offset_maps_like_linear)
+TEST_F_TIMEOUT(target, offset_maps_like_linear, GUEST_TIMEOUT)
 {
 	/* A block written at sector 0 of the mapping lands at sector 2048. */
 	ASSERT_EQ(0, create(self->lower, 2048, NULLB_SECTORS - 2048, ""));
@@ -85,7 +87,7 @@ TEST_F(target, offset_maps_like_linear)
 			   "cmp -s - /tmp/blk", self->lower));
 }
 
-TEST_F(target, suspend_resume_and_reload_under_fio)
+TEST_F_TIMEOUT(target, suspend_resume_and_reload_under_fio, GUEST_TIMEOUT)
 {
 	struct gu_fio_job job;
 	struct gu_fio r;
@@ -111,7 +113,7 @@ TEST_F(target, suspend_resume_and_reload_under_fio)
 	EXPECT_EQ(48ULL << 20, r.read.io_bytes);
 }
 
-TEST_F(target, bad_table_lines_are_refused)
+TEST_F_TIMEOUT(target, bad_table_lines_are_refused, GUEST_TIMEOUT)
 {
 	static const char * const bad[] = {
 		"",			/* no offset */
@@ -137,7 +139,7 @@ TEST_F(target, bad_table_lines_are_refused)
 	ASSERT_EQ(0, create(self->lower, 0, NULLB_SECTORS, " 0"));
 }
 
-TEST_F(target, module_pinned_while_in_use)
+TEST_F_TIMEOUT(target, module_pinned_while_in_use, GUEST_TIMEOUT)
 {
 	ASSERT_EQ(0, create(self->lower, 0, NULLB_SECTORS, ""));
 	EXPECT_NE(0, gu_sh("rmmod blkiso 2>/dev/null"));
