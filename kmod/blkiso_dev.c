@@ -426,6 +426,28 @@ static u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct)
 	return 0;
 }
 
+static const char * const blkiso_key_names[BI_NR_KEYS] = {
+	[BI_KEY_RUNITS] = "runits",
+	[BI_KEY_WUNITS] = "wunits",
+	[BI_KEY_RREQS] = "riops",
+	[BI_KEY_WREQS] = "wiops",
+};
+
+/*
+ * A capped key's balance: its global bucket plus every CPU's local one, as
+ * last computed (refill is lazy).  Negative while the tenant is borrowing
+ * (a completion charged more than the bucket held: S0-27, S1-10).
+ */
+static s64 blkiso_key_tokens(struct blkiso_tenant *t, int key)
+{
+	s64 n = READ_ONCE(t->meter.key[key].b.tokens);
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(per_cpu_ptr(t->pcpu, cpu)->meter.local[key].tokens);
+	return n;
+}
+
 /* Batches the global buckets handed to per-CPU local buckets (S4-05). */
 static u64 blkiso_tenant_dispenses(struct blkiso_tenant *t)
 {
@@ -447,6 +469,10 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 	blkiso_tenant_stats(t, stat, lat);
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], stat[i]);
+	for (i = 0; i < BI_NR_KEYS; i++)
+		if (READ_ONCE(t->meter.key_on) & (1U << i))
+			n += sysfs_emit_at(buf, n, "%s_tokens=%lld ", blkiso_key_names[i],
+					   blkiso_key_tokens(t, i));
 	n += sysfs_emit_at(buf, n, "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu\n",
 			   blkiso_tenant_dispenses(t), READ_ONCE(t->nr_parked),
 			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 50),

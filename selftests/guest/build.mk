@@ -10,3 +10,11 @@ $(B)/guest/%: selftests/guest/%.c $(GUEST_UTIL) $(KSRC_STAMP)
 	@$(CC) $(USER_CFLAGS) -Iselftests/guest -o $@ $< selftests/guest/guest_util.c $(USER_LDLIBS)
 
 TEST_BINS += $(GUEST_TEST_BINS)
+
+# The deterministic mode's ticker (see ticker.c), run by run-all.sh.
+$(B)/guest/ticker: selftests/guest/ticker.c
+	@mkdir -p $(@D)
+	@echo "  CC      guest/$(@F)"
+	@$(CC) $(USER_CFLAGS) -o $@ $<
+
+TEST_BINS += $(B)/guest/ticker

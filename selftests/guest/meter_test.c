@@ -256,6 +256,33 @@ TEST_F_TIMEOUT(meter, deferred_remove_completes_when_fio_exits, GUEST_TIMEOUT)
 	EXPECT_NE(0, gu_sh("dmsetup info " DM_NAME " >/dev/null 2>&1"));
 }
 
+TEST_F_TIMEOUT(meter, completion_correction_borrows_and_blacks_out, GUEST_TIMEOUT)
+{
+	struct gu_fio r;
+	long long tokens;
+
+	NEED_ICOUNT();
+	/*
+	 * Seed-faithful initial=1: a 1 MiB read is admitted for 1 unit and
+	 * corrected to its 512 at completion, so the bucket (capacity 50 at
+	 * 1000 units/s) goes about 462 into debt (borrowing, S0-27), and the
+	 * next read waits until the balance is back to 1 (~0.46 s blackout).
+	 */
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "runits=1000"));
+	ASSERT_EQ(0, gu_fio(CG, &r, "--name=one --filename=" DM_DEV " --direct=1"
+			    " --rw=read --bs=1M --ioengine=psync --number_ios=1 --size=1M"));
+	tokens = gu_tenant_stat(self->dir, self->cgid, "runits_tokens");
+	TH_LOG("balance after one 1 MiB read: %lld", tokens);
+	EXPECT_LE(tokens, 50 - 512 + 10);
+	EXPECT_GE(tokens, 50 - 512 - 1);
+	ASSERT_EQ(0, gu_fio(CG, &r, "--name=two --filename=" DM_DEV " --direct=1"
+			    " --rw=read --bs=1M --ioengine=psync --number_ios=2 --size=2M"));
+	/* the first of the two waits out the blackout: 0.4 s or more */
+	TH_LOG("two reads: max latency %.0f ms", r.read.clat_p99_ns / 1e6);
+	EXPECT_GE(r.read.clat_p99_ns, 400e6);
+	EXPECT_LE(gu_tenant_stat(self->dir, self->cgid, "runits_tokens"), 0);
+}
+
 TEST_F_TIMEOUT(meter, high_class_reads_keep_their_quota_under_low_class_writes, GUEST_TIMEOUT)
 {
 	struct gu_fio r;
