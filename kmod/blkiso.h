@@ -78,6 +78,7 @@ struct blkiso_tenant {
 	unsigned int nr_parked;		/* all classes */
 	s64 deficit;			/* dispatch credit in units (DRR), dev->lock */
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
+	bool gone;			/* its cgroup was removed: unhashed, draining */
 	bool sysfs_tried;		/* the sysfs work looked at it */
 	bool in_sysfs;			/* and its directory exists */
 };
@@ -105,6 +106,7 @@ struct blkiso_dev {
 	struct hrtimer timer;		/* earliest retry of a parked bio */
 	struct work_struct dispatch_work;
 	struct work_struct sysfs_work;	/* tenant directories, off the hot path */
+	struct delayed_work gc_work;	/* frees removed cgroups' tenants */
 	struct workqueue_struct *wq;
 };
 

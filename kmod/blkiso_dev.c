@@ -656,6 +656,78 @@ static void blkiso_sysfs_work(struct work_struct *work)
 	}
 }
 
+/* ---- collecting removed cgroups' tenants ---- */
+
+/* Collect every this often: a removed cgroup's state goes within ~2 periods. */
+#define BLKISO_GC_PERIOD	(5 * HZ)
+
+/* Bios that reached .map for @t and have not ended: parked or in flight. */
+static u64 blkiso_tenant_busy(struct blkiso_tenant *t)
+{
+	u64 stat[BLKISO_NR_STATS];
+
+	blkiso_tenant_stats(t, stat, NULL);
+	return stat[BLKISO_ARRIVED] - stat[BLKISO_COMPLETED] -
+	       stat[BLKISO_REJECTED_NOWAIT] - stat[BLKISO_REJECTED];
+}
+
+/*
+ * A tenant whose cgroup was removed is first unhashed (no new bio can find
+ * it: .map counts a bio as arrived inside the RCU section of its lookup),
+ * and freed on a later pass once a grace period has passed and every bio
+ * that found it has ended.  Its sysfs directory goes with it.  The kernel
+ * tenant and configured ancestors of live tenants stay.
+ */
+static void blkiso_gc_work(struct work_struct *work)
+{
+	struct blkiso_dev *dev = container_of(to_delayed_work(work),
+					      struct blkiso_dev, gc_work);
+	struct blkiso_tenant *t, *tmp;
+	LIST_HEAD(dead);
+	struct cgroup *cgrp;
+	bool unhashed = false;
+
+	mutex_lock(&dev->conf_mutex);
+	/* Pass 1: free what was unhashed earlier and has drained. */
+	spin_lock_irq(&dev->lock);
+	list_for_each_entry_safe(t, tmp, &dev->tenant_list, list) {
+		if (t->gone && !t->nr_parked && !blkiso_tenant_busy(t)) {
+			list_del_rcu(&t->list);
+			list_add(&t->park, &dead);	/* park is unused once drained */
+			dev->nr_tenants--;
+		}
+	}
+	spin_unlock_irq(&dev->lock);
+	/* Pass 2: unhash the tenants of removed cgroups. */
+	list_for_each_entry(t, &dev->tenant_list, list) {
+		if (t->gone || t->cgid == BLKISO_KERNEL_CGID)
+			continue;
+		cgrp = cgroup_get_from_id(t->cgid);
+		if (!IS_ERR(cgrp)) {
+			cgroup_put(cgrp);
+			continue;
+		}
+		spin_lock_irq(&dev->lock);
+		hash_del_rcu(&t->hash);
+		t->gone = true;
+		spin_unlock_irq(&dev->lock);
+		unhashed = true;
+	}
+	if (!list_empty(&dead) || unhashed)
+		blkiso_relink(dev);
+	mutex_unlock(&dev->conf_mutex);
+	if (!list_empty(&dead)) {
+		/* Wait out any reader of the list or the links, then free. */
+		synchronize_rcu();
+		list_for_each_entry_safe(t, tmp, &dead, park) {
+			if (t->in_sysfs)
+				kobject_del(&t->kobj);
+			kobject_put(&t->kobj);
+		}
+	}
+	queue_delayed_work(dev->wq, &dev->gc_work, BLKISO_GC_PERIOD);
+}
+
 /* ---- the registry ---- */
 
 static void blkiso_dev_destroy(struct blkiso_dev *dev);
@@ -681,6 +753,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	dev->timer.function = blkiso_timer_fn;
 	INIT_WORK(&dev->dispatch_work, blkiso_dispatch_work);
 	INIT_WORK(&dev->sysfs_work, blkiso_sysfs_work);
+	INIT_DELAYED_WORK(&dev->gc_work, blkiso_gc_work);
 	kobject_init(&dev->kobj, &blkiso_dev_ktype);
 	/* Dispatch submits bios and may run while memory is short. */
 	dev->wq = alloc_workqueue("blkiso-%u:%u", WQ_MEM_RECLAIM, 0,
@@ -694,6 +767,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	kt = blkiso_tenant_get_or_create(dev, BLKISO_KERNEL_CGID);
 	if (IS_ERR(kt))
 		goto put;
+	queue_delayed_work(dev->wq, &dev->gc_work, BLKISO_GC_PERIOD);
 	return dev;
 put:
 	blkiso_dev_destroy(dev);
@@ -753,6 +827,7 @@ static void blkiso_dev_destroy(struct blkiso_dev *dev)
 
 	hrtimer_cancel(&dev->timer);
 	if (dev->wq) {
+		cancel_delayed_work_sync(&dev->gc_work);
 		flush_work(&dev->dispatch_work);
 		flush_work(&dev->sysfs_work);
 		destroy_workqueue(dev->wq);

@@ -341,13 +341,20 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		bio->bi_iter.bi_sector = bt->start +
 			dm_target_offset(ti, bio->bi_iter.bi_sector);
 
+	/*
+	 * The RCU section covers the lookup and the "arrived" count: the
+	 * tenant collector (blkiso_dev.c) unhashes a removed cgroup's tenant,
+	 * waits for a grace period, and then sees every bio that found it.
+	 */
 	rcu_read_lock();
 	cgrp = blkiso_bio_cgroup(bio);
 	t = blkiso_tenant_lookup(dev, cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID, cgrp);
-	rcu_read_unlock();
 	pb->tenant = t;
 	pb->depth = 0;
 	pb->cc.depth = 0;
+	if (likely(t))
+		this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
+	rcu_read_unlock();
 	if (unlikely(!t))
 		return DM_MAPIO_REMAPPED;
 	now = ktime_get_ns();
@@ -356,7 +363,6 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	blkiso_describe(bio, &pb->io);
 	pb->dir = bi_io_dir(&pb->io);
 	pb->units = bi_io_units(&t->meter.cost, &pb->io);
-	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
 	pb->depth = blkiso_levels(pb, t);
 	if (!pb->depth) {
 		/* No cap on its way: count it and let it go. */

@@ -334,6 +334,32 @@ TEST_F_TIMEOUT(meter, children_share_their_parents_quota, GUEST_TIMEOUT)
 	gu_cg_destroy(CG "/b");
 }
 
+TEST_F_TIMEOUT(meter, removed_cgroups_tenant_is_freed_after_it_drains, GUEST_TIMEOUT)
+{
+	char path[256];
+	unsigned long long id;
+	struct gu_fio r;
+	int waited;
+
+	ASSERT_EQ(0, gu_cg_create(CG "/a"));
+	id = gu_cg_id(CG "/a");
+	ASSERT_EQ(0, gu_fio(CG "/a", &r, "--name=x --filename=" DM_DEV " --direct=1"
+			    " --rw=randread --bs=4k --ioengine=psync --number_ios=100 --size=64M"));
+	snprintf(path, sizeof(path), "%s/%llu", self->dir, id);
+	ASSERT_EQ(0, access(path, F_OK));
+	ASSERT_EQ(100, gu_tenant_stat(self->dir, id, "completed"));
+	ASSERT_EQ(0, gu_cg_destroy(CG "/a"));
+	/* the collector runs every 5 s: gone within two of its periods, +5 s */
+	for (waited = 0; waited < 15000 && !access(path, F_OK); waited += 100)
+		usleep(100 * 1000);
+	TH_LOG("tenant directory gone after %d ms", waited);
+	EXPECT_NE(0, access(path, F_OK));
+	/* the device still works, its other tenants intact */
+	ASSERT_EQ(0, gu_fio("", &r, "--name=y --filename=" DM_DEV " --direct=1"
+			    " --rw=randread --bs=4k --ioengine=psync --number_ios=10 --size=64M"));
+	EXPECT_EQ(10, gu_tenant_stat(self->dir, 1, "completed"));
+}
+
 /* Per-CPU local buckets: needs the ordinary mode with 2 vCPUs. */
 TEST_F_TIMEOUT(meter, per_cpu_buckets_hold_the_quota_across_cpus, GUEST_TIMEOUT)
 {
