@@ -147,4 +147,8 @@ int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
 void blkiso_dispatch_work(struct work_struct *work);
 enum hrtimer_restart blkiso_timer_fn(struct hrtimer *timer);
 
+/* blkiso_ioctl.c: /dev/blkiso */
+int blkiso_ioctl_init(void);
+void blkiso_ioctl_exit(void);
+
 #endif /* BLKISO_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * blkiso_main.c - module entry and exit: the sysfs root
- * /sys/kernel/blkiso and the registration of the "blkiso" dm target.
+ * /sys/kernel/blkiso, the registration of the "blkiso" dm target and the
+ * control device /dev/blkiso.
  */
 #include <linux/module.h>
 #include <linux/sysfs.h>
@@ -39,8 +40,13 @@ static int __init blkiso_init(void)
 	ret = blkiso_target_init();
 	if (ret)
 		goto put_root;
+	ret = blkiso_ioctl_init();
+	if (ret)
+		goto exit_target;
 	return 0;
 
+exit_target:
+	blkiso_target_exit();
 put_root:
 	kobject_put(blkiso_sysfs_root);
 	return ret;
@@ -48,6 +54,7 @@ put_root:
 
 static void __exit blkiso_exit(void)
 {
+	blkiso_ioctl_exit();
 	blkiso_target_exit();
 	kobject_put(blkiso_sysfs_root);
 }

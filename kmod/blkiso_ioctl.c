@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkiso_ioctl.c - /dev/blkiso, the versioned ioctl interface of
+ * uapi/linux/blkiso.h: quotas and device lines set and read by dev_t and
+ * cgroup id, and a snapshot of every tenant's counters in one call.
+ *
+ * Each call copies its argument in after checking the header (size and
+ * version), works on a kernel copy under blkiso_dev_call() (the registry
+ * mutex keeps the device alive), and copies results out with no lock held.
+ * Lines go through the same functions as sysfs and `dmsetup message`; a
+ * dry merge first captures the parser's message for the caller.
+ */
+#include <linux/capability.h>
+#include <linux/cgroup.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <linux/blkiso.h>
+
+#include "blkiso.h"
+
+/* The kernel's counters are the uapi's, in the same order. */
+static_assert((int)BLKISO_NR_STATS == (int)BLKISO_STAT_NR);
+static_assert((int)BLKISO_ARRIVED == (int)BLKISO_STAT_ARRIVED);
+static_assert((int)BLKISO_COMPLETED == (int)BLKISO_STAT_COMPLETED);
+static_assert((int)BLKISO_WUNITS == (int)BLKISO_STAT_WUNITS);
+static_assert(BLKISO_LINE_MAX == BI_CONF_LINE_MAX);
+static_assert(BLKISO_MSG_MAX == BI_PARSE_MSG_MAX);
+
+/* Copy in a whole argument struct of @size bytes after checking its header. */
+static int blkiso_ioc_fetch(void __user *uarg, void *karg, u32 size, bool any_version)
+{
+	struct blkiso_ioc_hdr hdr;
+
+	if (copy_from_user(&hdr, uarg, sizeof(hdr)))
+		return -EFAULT;
+	if (hdr.size != size)
+		return -EINVAL;
+	if (!any_version && hdr.version != BLKISO_IOCTL_VERSION)
+		return -EINVAL;
+	if (copy_from_user(karg, uarg, size))
+		return -EFAULT;
+	return 0;
+}
+
+/* The dm device's dev_t; false if major:minor cannot be one. */
+static bool blkiso_ioc_devt(u32 major, u32 minor, dev_t *devt)
+{
+	if (major > MAJOR(~0U) || minor > MINORMASK)
+		return false;
+	*devt = MKDEV(major, minor);
+	return true;
+}
+
+/* A line field must hold its NUL. */
+static int blkiso_ioc_line_len(const char *line)
+{
+	size_t n = strnlen(line, BLKISO_LINE_MAX);
+
+	return n < BLKISO_LINE_MAX ? (int)n : -EINVAL;
+}
+
+static long blkiso_ioc_get_version(void __user *uarg)
+{
+	struct blkiso_ioc_version v;
+	int ret;
+
+	ret = blkiso_ioc_fetch(uarg, &v, sizeof(v), true);
+	if (ret)
+		return ret;
+	v.hdr.version = BLKISO_IOCTL_VERSION;
+	v.ioctl_version = BLKISO_IOCTL_VERSION;
+	v.nr_stats = BLKISO_STAT_NR;
+	v.rec_size = sizeof(struct blkiso_stats_rec);
+	v.reserved = 0;
+	memset(v.module_version, 0, sizeof(v.module_version));
+	strscpy(v.module_version, BLKISO_VERSION, sizeof(v.module_version));
+	return copy_to_user(uarg, &v, sizeof(v)) ? -EFAULT : 0;
+}
+
+/* ---- tenants ---- */
+
+/*
+ * Merge the line into a copy of the tenant's configuration (the defaults
+ * if it has none yet): the parser's verdict and message, nothing changed.
+ * Caller: blkiso_dev_call() (registry mutex); takes dev->conf_mutex.
+ */
+static int blkiso_ioc_tenant_check(struct blkiso_dev *dev, struct blkiso_ioc_tenant *a,
+				   int len)
+{
+	struct bi_tenant_conf *conf;
+	struct bi_parse_err err;
+	struct blkiso_tenant *t;
+	int ret;
+
+	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
+	if (!conf)
+		return -ENOMEM;
+	rcu_read_lock();
+	t = blkiso_tenant_find(dev, a->cgid);
+	rcu_read_unlock();
+	/* Tenants leave only with their device, which the registry pins. */
+	mutex_lock(&dev->conf_mutex);
+	if (t)
+		*conf = t->conf;
+	else
+		bi_tenant_conf_init(conf);
+	mutex_unlock(&dev->conf_mutex);
+	ret = bi_conf_merge(conf, a->line, len, &err);
+	kfree(conf);
+	if (ret) {
+		strscpy(a->msg, err.msg, sizeof(a->msg));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int blkiso_ioc_set_tenant_fn(struct blkiso_dev *dev, void *arg)
+{
+	struct blkiso_ioc_tenant *a = arg;
+	char *buf;
+	int len, n, ret;
+
+	len = blkiso_ioc_line_len(a->line);
+	if (len < 0) {
+		strscpy(a->msg, "line: not NUL-terminated", sizeof(a->msg));
+		return len;
+	}
+	ret = blkiso_ioc_tenant_check(dev, a, len);
+	if (ret || (a->flags & BLKISO_F_DRY_RUN))
+		return ret;
+	/* "<cgroup> key=value...", as the tenant file takes it. */
+	buf = kmalloc(BLKISO_LINE_MAX + 32, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	if (a->cgid == BLKISO_KERNEL_CGID)
+		n = scnprintf(buf, BLKISO_LINE_MAX + 32, "kernel %s", a->line);
+	else
+		n = scnprintf(buf, BLKISO_LINE_MAX + 32, "%llu %s", a->cgid, a->line);
+	ret = blkiso_tenant_configure(dev, buf, n);
+	kfree(buf);
+	if (ret == -EINVAL)
+		strscpy(a->msg, "refused: see the kernel log",
+			sizeof(a->msg));
+	return ret;
+}
+
+static int blkiso_ioc_get_tenant_fn(struct blkiso_dev *dev, void *arg)
+{
+	struct blkiso_ioc_tenant *a = arg;
+	struct blkiso_tenant *t;
+	int n;
+
+	rcu_read_lock();
+	t = blkiso_tenant_find(dev, a->cgid);
+	rcu_read_unlock();
+	if (!t)
+		return -ENOENT;
+	mutex_lock(&dev->conf_mutex);
+	n = bi_conf_format(&t->conf, a->line, sizeof(a->line));
+	a->flags = t->configured ? BLKISO_F_CONFIGURED : 0;
+	mutex_unlock(&dev->conf_mutex);
+	return n < 0 ? -E2BIG : 0;
+}
+
+/* Does cgroup @cgid exist (0, the kernel tenant, always does)? */
+static int blkiso_ioc_cgroup_exists(u64 cgid)
+{
+	struct cgroup *cgrp;
+
+	if (cgid == BLKISO_KERNEL_CGID)
+		return 0;
+	cgrp = cgroup_get_from_id(cgid);
+	if (IS_ERR(cgrp))
+		return -ENOENT;
+	cgroup_put(cgrp);
+	return 0;
+}
+
+static long blkiso_ioc_tenant(unsigned int cmd, void __user *uarg)
+{
+	struct blkiso_ioc_tenant *a;
+	bool set = cmd == BLKISO_IOC_SET_TENANT;
+	dev_t devt;
+	int ret;
+
+	if (set && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	a = kmalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	ret = blkiso_ioc_fetch(uarg, a, sizeof(*a), false);
+	if (ret)
+		goto out;
+	ret = -EINVAL;
+	if (!blkiso_ioc_devt(a->major, a->minor, &devt))
+		goto out;
+	memset(a->msg, 0, sizeof(a->msg));
+	if (set) {
+		ret = blkiso_ioc_cgroup_exists(a->cgid);
+		if (!ret)
+			ret = blkiso_dev_call(devt, blkiso_ioc_set_tenant_fn, a);
+		if (ret == -EINVAL &&
+		    copy_to_user(uarg + offsetof(struct blkiso_ioc_tenant, msg),
+				 a->msg, sizeof(a->msg)))
+			ret = -EFAULT;
+	} else {
+		memset(a->line, 0, sizeof(a->line));
+		ret = blkiso_dev_call(devt, blkiso_ioc_get_tenant_fn, a);
+		if (!ret && copy_to_user(uarg, a, sizeof(*a)))
+			ret = -EFAULT;
+	}
+out:
+	kfree(a);
+	return ret;
+}
+
+/* ---- devices ---- */
+
+static int blkiso_ioc_set_device_fn(struct blkiso_dev *dev, void *arg)
+{
+	struct blkiso_ioc_device *a = arg;
+	struct bi_parse_err err;
+	struct bi_dev_conf conf;
+	int len, ret;
+
+	len = blkiso_ioc_line_len(a->line);
+	if (len < 0) {
+		strscpy(a->msg, "line: not NUL-terminated", sizeof(a->msg));
+		return len;
+	}
+	mutex_lock(&dev->conf_mutex);
+	conf = dev->conf;
+	mutex_unlock(&dev->conf_mutex);
+	if (bi_dev_conf_merge(&conf, a->line, len, &err)) {
+		strscpy(a->msg, err.msg, sizeof(a->msg));
+		return -EINVAL;
+	}
+	if (a->flags & BLKISO_F_DRY_RUN)
+		return 0;
+	ret = blkiso_dev_configure(dev, a->line, len);
+	if (ret == -EINVAL)
+		strscpy(a->msg, "refused: see the kernel log",
+			sizeof(a->msg));
+	return ret;
+}
+
+static int blkiso_ioc_get_device_fn(struct blkiso_dev *dev, void *arg)
+{
+	struct blkiso_ioc_device *a = arg;
+	int n;
+
+	mutex_lock(&dev->conf_mutex);
+	n = bi_dev_conf_format(&dev->conf, a->line, sizeof(a->line));
+	mutex_unlock(&dev->conf_mutex);
+	return n < 0 ? -E2BIG : 0;
+}
+
+static long blkiso_ioc_device(unsigned int cmd, void __user *uarg)
+{
+	struct blkiso_ioc_device *a;
+	bool set = cmd == BLKISO_IOC_SET_DEVICE;
+	dev_t devt;
+	int ret;
+
+	if (set && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	a = kmalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	ret = blkiso_ioc_fetch(uarg, a, sizeof(*a), false);
+	if (ret)
+		goto out;
+	ret = -EINVAL;
+	if (!blkiso_ioc_devt(a->major, a->minor, &devt))
+		goto out;
+	memset(a->msg, 0, sizeof(a->msg));
+	if (set) {
+		ret = blkiso_dev_call(devt, blkiso_ioc_set_device_fn, a);
+		if (ret == -EINVAL &&
+		    copy_to_user(uarg + offsetof(struct blkiso_ioc_device, msg),
+				 a->msg, sizeof(a->msg)))
+			ret = -EFAULT;
+	} else {
+		memset(a->line, 0, sizeof(a->line));
+		ret = blkiso_dev_call(devt, blkiso_ioc_get_device_fn, a);
+		if (!ret && copy_to_user(uarg, a, sizeof(*a)))
+			ret = -EFAULT;
+	}
+out:
+	kfree(a);
+	return ret;
+}
+
+/* ---- statistics ---- */
+
+struct blkiso_ioc_snap {
+	struct blkiso_ioc_stats *a;
+	struct blkiso_stats_rec *recs;	/* kvmalloc'ed, a->capacity of them */
+	u64 lat[BLKISO_LAT_BUCKETS];	/* scratch */
+};
+
+/* Upper bound, in us, of the latency bucket holding the @pct-th percentile. */
+static u64 blkiso_ioc_lat_pct(const u64 *lat, u64 total, unsigned int pct)
+{
+	u64 want = div_u64(total * pct + 99, 100), seen = 0;
+	int i;
+
+	for (i = 0; i < BLKISO_LAT_BUCKETS && total; i++) {
+		seen += lat[i];
+		if (seen >= want)
+			return 1ULL << i;
+	}
+	return 0;
+}
+
+/*
+ * Fill the records under dev->lock: the tenant list cannot change, and the
+ * per-CPU counters are read as sysfs reads them (a consistent-enough sum).
+ */
+static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
+{
+	struct blkiso_ioc_snap *s = arg;
+	struct blkiso_ioc_stats *a = s->a;
+	struct blkiso_tenant *t;
+	u32 room, n = 0, total = 0;
+
+	/* Room for the tenants there are now; more may come meanwhile. */
+	room = min_t(u32, a->capacity, READ_ONCE(dev->nr_tenants));
+	if (room) {
+		s->recs = kvcalloc(room, sizeof(*s->recs), GFP_KERNEL);
+		if (!s->recs)
+			return -ENOMEM;
+	}
+	spin_lock_irq(&dev->lock);
+	list_for_each_entry(t, &dev->tenant_list, list) {
+		struct blkiso_stats_rec *r;
+
+		total++;
+		if (n >= room)
+			continue;
+		r = &s->recs[n++];
+		r->cgid = t->cgid;
+		blkiso_tenant_stats(t, r->stat, s->lat);
+		r->p50_us = blkiso_ioc_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 50);
+		r->p99_us = blkiso_ioc_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 99);
+		r->queued = READ_ONCE(t->nr_parked);
+		r->flags = t->configured ? BLKISO_F_CONFIGURED : 0;
+	}
+	a->queued = dev->nr_parked;
+	a->draining = dev->draining;
+	a->alloc_failures = dev->alloc_failures;
+	spin_unlock_irq(&dev->lock);
+	a->count = n;
+	a->total = total;
+	return 0;
+}
+
+static long blkiso_ioc_stats(void __user *uarg)
+{
+	struct blkiso_ioc_snap *s;
+	struct blkiso_ioc_stats *a;
+	dev_t devt;
+	int ret;
+
+	s = kzalloc(sizeof(*s) + sizeof(*a), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	a = (struct blkiso_ioc_stats *)(s + 1);
+	s->a = a;
+	ret = blkiso_ioc_fetch(uarg, a, sizeof(*a), false);
+	if (ret)
+		goto out;
+	ret = -EINVAL;
+	if (!blkiso_ioc_devt(a->major, a->minor, &devt) ||
+	    a->rec_size != sizeof(struct blkiso_stats_rec) ||
+	    (a->capacity && !a->recs))
+		goto out;
+	a->capacity = min_t(u32, a->capacity, BLKISO_STATS_MAX);
+	ret = blkiso_dev_call(devt, blkiso_ioc_stats_fn, s);
+	if (ret)
+		goto out;
+	ret = -EFAULT;
+	if (a->count && copy_to_user(u64_to_user_ptr(a->recs), s->recs,
+				     (size_t)a->count * sizeof(*s->recs)))
+		goto out;
+	if (copy_to_user(uarg, a, sizeof(*a)))
+		goto out;
+	ret = 0;
+out:
+	kvfree(s->recs);
+	kfree(s);
+	return ret;
+}
+
+/*
+ * Concurrency contract: process context, any number of callers at once;
+ * each call takes the registry mutex, then a device's conf_mutex or lock.
+ */
+static long blkiso_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case BLKISO_IOC_GET_VERSION:
+		return blkiso_ioc_get_version(uarg);
+	case BLKISO_IOC_SET_TENANT:
+	case BLKISO_IOC_GET_TENANT:
+		return blkiso_ioc_tenant(cmd, uarg);
+	case BLKISO_IOC_SET_DEVICE:
+	case BLKISO_IOC_GET_DEVICE:
+		return blkiso_ioc_device(cmd, uarg);
+	case BLKISO_IOC_STATS:
+		return blkiso_ioc_stats(uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations blkiso_ctl_fops = {
+	.owner = THIS_MODULE,
+	.open = nonseekable_open,
+	.unlocked_ioctl = blkiso_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+/* Counters are readable by all, as in sysfs; setting needs CAP_SYS_ADMIN. */
+static struct miscdevice blkiso_ctl_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "blkiso",
+	.fops = &blkiso_ctl_fops,
+	.mode = 0644,
+};
+
+int blkiso_ioctl_init(void)
+{
+	return misc_register(&blkiso_ctl_misc);
+}
+
+void blkiso_ioctl_exit(void)
+{
+	misc_deregister(&blkiso_ctl_misc);
+}

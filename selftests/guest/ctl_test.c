@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctl_test.c - /dev/blkiso and blkisoctl (guest test).
+ *
+ * The ioctls of uapi/linux/blkiso.h on a blkiso device over null_blk: the
+ * header checks (size, version), SET_TENANT against the sysfs files, a bad
+ * line's message and no change, EPERM without CAP_SYS_ADMIN, and a STATS
+ * snapshot of several cgroups that did I/O against their sysfs counters.
+ * Then blkisoctl end to end: attach, apply, stats -j, set, get, detach.
+ * Nothing here asserts a rate, so every test runs in both guest modes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/blkiso.h>
+
+#include "guest_util.h"
+#include "kselftest_harness.h"
+
+#define DM_NAME		"bictl"
+#define DM_DEV		"/dev/mapper/" DM_NAME
+#define NR_CG		3
+#define GUEST_TIMEOUT	600
+
+static const char * const cg_names[NR_CG] = { "blkiso_ctl_a", "blkiso_ctl_b", "blkiso_ctl_c" };
+
+FIXTURE(ctl) {
+	char lower[64];
+	char dir[128];
+	unsigned int major, minor;
+	unsigned long long cgid[NR_CG];
+	int fd;
+};
+
+FIXTURE_SETUP(ctl)
+{
+	struct gu_nullb nb = { .name = "nullb_ctl", .size_mb = 1024 };
+	struct stat st;
+	int i;
+
+	gu_sh("dmsetup remove --retry " DM_NAME " 2>/dev/null; "
+	      "dmsetup remove --retry bictl2 2>/dev/null");
+	ASSERT_EQ(0, gu_module_load());
+	ASSERT_EQ(0, gu_nullb_create(&nb, self->lower, sizeof(self->lower)));
+	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME " --table "
+			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", self->lower, self->lower));
+	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME, self->dir, sizeof(self->dir)));
+	ASSERT_EQ(0, stat(DM_DEV, &st));
+	self->major = major(st.st_rdev);
+	self->minor = minor(st.st_rdev);
+	for (i = 0; i < NR_CG; i++) {
+		ASSERT_EQ(0, gu_cg_create(cg_names[i]));
+		self->cgid[i] = gu_cg_id(cg_names[i]);
+		ASSERT_NE(0ULL, self->cgid[i]);
+	}
+	self->fd = open(BLKISO_DEV_PATH, O_RDONLY);
+	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", BLKISO_DEV_PATH, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(ctl)
+{
+	int i;
+
+	if (self->fd >= 0)
+		close(self->fd);
+	gu_sh("dmsetup remove --retry bictl2 2>/dev/null");
+	gu_sh("dmsetup remove --retry " DM_NAME " 2>/dev/null");
+	for (i = 0; i < NR_CG; i++)
+		gu_cg_destroy(cg_names[i]);
+	gu_nullb_destroy("nullb_ctl2");
+	gu_nullb_destroy("nullb_ctl");
+	gu_module_unload();
+}
+
+static void tenant_arg(struct blkiso_ioc_tenant *a, unsigned int major, unsigned int minor,
+		       unsigned long long cgid, const char *line)
+{
+	memset(a, 0, sizeof(*a));
+	a->hdr.size = sizeof(*a);
+	a->hdr.version = BLKISO_IOCTL_VERSION;
+	a->major = major;
+	a->minor = minor;
+	a->cgid = cgid;
+	if (line)
+		snprintf(a->line, sizeof(a->line), "%s", line);
+}
+
+/* ioctl(): 0 or errno. */
+static int ioc(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? errno : 0;
+}
+
+/* The tenant's conf file in sysfs. */
+static int sysfs_conf(const char *dir, unsigned long long cgid, char *buf, size_t size)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%llu/conf", dir, cgid);
+	return gu_read(path, buf, size) < 0 ? -1 : 0;
+}
+
+/* @n direct 4 KiB reads of DM_DEV from inside cgroup @cg; 0 on success. */
+static int cg_reads(const char *cg, int n)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	char procs[256];
+	int pid, st, fd, i;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		snprintf(procs, sizeof(procs), "/sys/fs/cgroup/%s/cgroup.procs", cg);
+		if (gu_write(procs, "0"))
+			_exit(1);
+		fd = open(DM_DEV, O_RDONLY | O_DIRECT);
+		if (fd < 0)
+			_exit(2);
+		for (i = 0; i < n; i++)
+			if (pread(fd, buf, sizeof(buf), (off_t)i * 4096) != sizeof(buf))
+				_exit(3);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+TEST_F_TIMEOUT(ctl, version_and_header_checks, GUEST_TIMEOUT)
+{
+	struct blkiso_ioc_version v = { .hdr = { sizeof(v), BLKISO_IOCTL_VERSION } };
+	struct blkiso_ioc_tenant a;
+
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_VERSION, &v));
+	EXPECT_EQ(BLKISO_IOCTL_VERSION, v.ioctl_version);
+	EXPECT_EQ(BLKISO_STAT_NR, v.nr_stats);
+	EXPECT_EQ(sizeof(struct blkiso_stats_rec), v.rec_size);
+	EXPECT_STREQ("0.2.0", v.module_version);
+	/* GET_VERSION ignores the version (discovery) but not the size. */
+	v.hdr.version = 99;
+	EXPECT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_VERSION, &v));
+	v.hdr.size = sizeof(v) - 8;
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_GET_VERSION, &v));
+
+	tenant_arg(&a, self->major, self->minor, 0, NULL);
+	EXPECT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	EXPECT_NE(NULL, strstr(a.line, "riops=max")) TH_LOG("kernel tenant: %s", a.line);
+	a.hdr.size = sizeof(a) - 1;
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	a.hdr.size = sizeof(a) + 8;
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	tenant_arg(&a, self->major, self->minor, 0, "riops=100");
+	a.hdr.version = BLKISO_IOCTL_VERSION + 1;
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a));
+	a.hdr.version = 0;
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a));
+	/* Neither changed the kernel tenant. */
+	tenant_arg(&a, self->major, self->minor, 0, NULL);
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	EXPECT_NE(NULL, strstr(a.line, "riops=max"));
+	/* No such device, no such command. */
+	tenant_arg(&a, 1, 3, 0, NULL);		/* /dev/null */
+	EXPECT_EQ(ENODEV, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	EXPECT_EQ(ENOTTY, ioc(self->fd, _IOWR(BLKISO_IOC_MAGIC, 0x4f, struct blkiso_ioc_hdr),
+			      &a));
+}
+
+TEST_F_TIMEOUT(ctl, set_tenant_reads_back_in_sysfs, GUEST_TIMEOUT)
+{
+	struct blkiso_ioc_tenant a;
+	char conf[BLKISO_LINE_MAX];
+
+	tenant_arg(&a, self->major, self->minor, self->cgid[0], "riops=500 wbps=10M");
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a)) TH_LOG("msg: %s", a.msg);
+	ASSERT_EQ(0, sysfs_conf(self->dir, self->cgid[0], conf, sizeof(conf)));
+	EXPECT_STREQ("riops=500 wiops=max rbps=max wbps=10485760 runits=max wunits=max", conf);
+	/* Merges like sysfs: only the keys named change. */
+	tenant_arg(&a, self->major, self->minor, self->cgid[0], "wiops=300 riops=max");
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a));
+	tenant_arg(&a, self->major, self->minor, self->cgid[0], NULL);
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	EXPECT_TRUE(a.flags & BLKISO_F_CONFIGURED);
+	ASSERT_EQ(0, sysfs_conf(self->dir, self->cgid[0], conf, sizeof(conf)));
+	EXPECT_STREQ(conf, a.line);
+	EXPECT_STREQ("riops=max wiops=300 rbps=max wbps=10485760 runits=max wunits=max", a.line);
+	/* A dry run validates and changes nothing. */
+	tenant_arg(&a, self->major, self->minor, self->cgid[0], "wiops=7");
+	a.flags = BLKISO_F_DRY_RUN;
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a));
+	ASSERT_EQ(0, sysfs_conf(self->dir, self->cgid[0], conf, sizeof(conf)));
+	EXPECT_NE(NULL, strstr(conf, "wiops=300"));
+	/* A cgroup that does not exist. */
+	tenant_arg(&a, self->major, self->minor, 0x7fffffffffffULL, "riops=1");
+	EXPECT_EQ(ENOENT, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a));
+}
+
+TEST_F_TIMEOUT(ctl, bad_line_names_the_token_and_changes_nothing, GUEST_TIMEOUT)
+{
+	struct blkiso_ioc_tenant a;
+	struct blkiso_ioc_device d;
+	char before[BLKISO_LINE_MAX], after[BLKISO_LINE_MAX];
+
+	tenant_arg(&a, self->major, self->minor, self->cgid[1], "riops=800");
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a));
+	ASSERT_EQ(0, sysfs_conf(self->dir, self->cgid[1], before, sizeof(before)));
+
+	tenant_arg(&a, self->major, self->minor, self->cgid[1], "wiops=5 riops=12x");
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a));
+	EXPECT_NE(NULL, strstr(a.msg, "riops=12x")) TH_LOG("msg: \"%s\"", a.msg);
+	ASSERT_EQ(0, sysfs_conf(self->dir, self->cgid[1], after, sizeof(after)));
+	EXPECT_STREQ(before, after);
+
+	tenant_arg(&a, self->major, self->minor, self->cgid[1], "bogus_key=1");
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a));
+	EXPECT_NE(NULL, strstr(a.msg, "bogus_key")) TH_LOG("msg: \"%s\"", a.msg);
+
+	/* A bad line for a cgroup without a tenant leaves no tenant. */
+	tenant_arg(&a, self->major, self->minor, self->cgid[2], "riops=");
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a));
+	EXPECT_NE(NULL, strstr(a.msg, "riops=")) TH_LOG("msg: \"%s\"", a.msg);
+	tenant_arg(&a, self->major, self->minor, self->cgid[2], NULL);
+	EXPECT_EQ(ENOENT, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+
+	/* The device line too. */
+	memset(&d, 0, sizeof(d));
+	d.hdr.size = sizeof(d);
+	d.hdr.version = BLKISO_IOCTL_VERSION;
+	d.major = self->major;
+	d.minor = self->minor;
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_DEVICE, &d));
+	snprintf(before, sizeof(before), "%s", d.line);
+	snprintf(d.line, sizeof(d.line), "unit_bytes=3000");
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_SET_DEVICE, &d));
+	EXPECT_NE(NULL, strstr(d.msg, "unit_bytes=3000")) TH_LOG("msg: \"%s\"", d.msg);
+	memset(d.line, 0, sizeof(d.line));
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_DEVICE, &d));
+	EXPECT_STREQ(before, d.line);
+	snprintf(d.line, sizeof(d.line), "unit_bytes=4096");
+	EXPECT_EQ(0, ioc(self->fd, BLKISO_IOC_SET_DEVICE, &d)) TH_LOG("msg: \"%s\"", d.msg);
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_DEVICE, &d));
+	EXPECT_NE(NULL, strstr(d.line, "unit_bytes=4096")) TH_LOG("line: \"%s\"", d.line);
+}
+
+/* In a child as nobody: SET fails with EPERM, reading works. */
+TEST_F_TIMEOUT(ctl, setting_needs_cap_sys_admin, GUEST_TIMEOUT)
+{
+	int pid, st;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct blkiso_ioc_stats s = { .hdr = { sizeof(s), BLKISO_IOCTL_VERSION } };
+		struct blkiso_stats_rec recs[8];
+		struct blkiso_ioc_tenant a;
+		struct blkiso_ioc_device d;
+		int fd = self->fd;
+
+		/*
+		 * The fd was opened as root (the guest's / is not searchable
+		 * by others): the check is at the call, on the caller's creds.
+		 */
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		tenant_arg(&a, self->major, self->minor, self->cgid[0], "riops=10");
+		if (ioc(fd, BLKISO_IOC_SET_TENANT, &a) != EPERM)
+			_exit(12);
+		memset(&d, 0, sizeof(d));
+		d.hdr.size = sizeof(d);
+		d.hdr.version = BLKISO_IOCTL_VERSION;
+		d.major = self->major;
+		d.minor = self->minor;
+		strcpy(d.line, "unit_bytes=4096");
+		if (ioc(fd, BLKISO_IOC_SET_DEVICE, &d) != EPERM)
+			_exit(13);
+		s.major = self->major;
+		s.minor = self->minor;
+		s.recs = (unsigned long)recs;
+		s.rec_size = sizeof(recs[0]);
+		s.capacity = 8;
+		if (ioc(fd, BLKISO_IOC_STATS, &s) || !s.count)
+			_exit(14);
+		tenant_arg(&a, self->major, self->minor, 0, NULL);
+		if (ioc(fd, BLKISO_IOC_GET_TENANT, &a))
+			_exit(15);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	/* Nothing changed: cgid[0] never got a tenant. */
+	{
+		struct blkiso_ioc_tenant a;
+
+		tenant_arg(&a, self->major, self->minor, self->cgid[0], NULL);
+		EXPECT_EQ(ENOENT, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	}
+}
+
+static const char * const sysfs_names[BLKISO_STAT_NR] = {
+	"arrived", "admitted", "parked", "dispatched", "debt", "rejected_nowait",
+	"rejected", "completed", "errors", "rios", "wios", "rbytes", "wbytes",
+	"runits", "wunits",
+};
+
+TEST_F_TIMEOUT(ctl, stats_returns_every_tenant_as_sysfs_counts_it, GUEST_TIMEOUT)
+{
+	struct blkiso_ioc_stats s;
+	struct blkiso_stats_rec recs[64];
+	unsigned int i, k, found = 0;
+	int c;
+
+	for (c = 0; c < NR_CG; c++) {
+		ASSERT_EQ(0, cg_reads(cg_names[c], 10 * (c + 1)));
+		ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid[c], "completed",
+					  10 * (c + 1), 10000));
+	}
+	memset(&s, 0, sizeof(s));
+	s.hdr.size = sizeof(s);
+	s.hdr.version = BLKISO_IOCTL_VERSION;
+	s.major = self->major;
+	s.minor = self->minor;
+	s.recs = (unsigned long)recs;
+	s.rec_size = sizeof(recs[0]);
+
+	/* Too little room: one record, and the total says how many to ask for. */
+	s.capacity = 1;
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_STATS, &s));
+	EXPECT_EQ(1U, s.count);
+	EXPECT_LE(NR_CG + 1U, s.total);	/* and the kernel tenant */
+
+	s.capacity = 64;
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_STATS, &s));
+	EXPECT_EQ(s.total, s.count);
+	for (i = 0; i < s.count; i++) {
+		for (c = 0; c < NR_CG; c++)
+			if (recs[i].cgid == self->cgid[c])
+				break;
+		if (c == NR_CG)
+			continue;
+		found++;
+		EXPECT_EQ(10ULL * (c + 1), recs[i].stat[BLKISO_STAT_RIOS]);
+		EXPECT_EQ(40960ULL * (c + 1), recs[i].stat[BLKISO_STAT_RBYTES]);
+		EXPECT_NE(0ULL, recs[i].p99_us);
+		for (k = 0; k < BLKISO_STAT_NR; k++)
+			EXPECT_EQ(gu_tenant_stat(self->dir, recs[i].cgid, sysfs_names[k]),
+				  (long long)recs[i].stat[k]) TH_LOG("%s", sysfs_names[k]);
+		EXPECT_EQ(gu_tenant_stat(self->dir, recs[i].cgid, "p99_us"),
+			  (long long)recs[i].p99_us);
+	}
+	EXPECT_EQ(NR_CG, found);
+
+	/* Wrong record size, NULL records with room: EINVAL. */
+	s.rec_size = sizeof(recs[0]) - 8;
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_STATS, &s));
+	s.rec_size = sizeof(recs[0]);
+	s.recs = 0;
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_STATS, &s));
+	/* Capacity 0: only the total. */
+	s.capacity = 0;
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_STATS, &s));
+	EXPECT_EQ(0U, s.count);
+	EXPECT_LE(NR_CG + 1U, s.total);
+}
+
+#define CTL	"$BLKISO_TOP/build/tools/blkisoctl"
+
+TEST_F_TIMEOUT(ctl, blkisoctl_end_to_end, GUEST_TIMEOUT)
+{
+	struct gu_nullb nb = { .name = "nullb_ctl2", .size_mb = 256 };
+	const char *cfg = "/tmp/blkisoctl_test.conf";
+	char lower[64], out[8192], *p;
+	FILE *f;
+
+	ASSERT_EQ(0, gu_nullb_create(&nb, lower, sizeof(lower)));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " attach %s bictl2 2>&1", lower))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, access("/dev/mapper/bictl2", F_OK));
+	/* The lower device is held now: a second attach says so. */
+	EXPECT_EQ(4, gu_sh_out(out, sizeof(out), CTL " attach %s bictl3 2>&1", lower));
+	EXPECT_NE(NULL, strstr(out, "in use")) TH_LOG("%s", out);
+	EXPECT_EQ(3, gu_sh(CTL " detach nosuchdev 2>/dev/null"));
+	EXPECT_EQ(1, gu_sh(CTL " frobnicate 2>/dev/null"));
+
+	/* A bad file: line 3 names the token, nothing of it is applied. */
+	f = fopen(cfg, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "# test\ntenant bictl2 /%s riops=111\n\ntenant bictl2 %s wiops=9q\n",
+		cg_names[0], cg_names[1]);
+	fclose(f);
+	EXPECT_EQ(2, gu_sh_out(out, sizeof(out), CTL " apply %s 2>&1", cfg));
+	EXPECT_NE(NULL, strstr(out, ":4:")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "wiops=9q")) TH_LOG("%s", out);
+	EXPECT_EQ(3, gu_sh(CTL " get %s bictl2 2>/dev/null", cg_names[0]));
+
+	f = fopen(cfg, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "device /dev/mapper/bictl2 unit_bytes=4096   # coarser units\n"
+		"tenant bictl2 /%s riops=111\ntenant bictl2 %llu wiops=222 rbps=1M\n"
+		"tenant bictl2 kernel wbps=50M\n",
+		cg_names[0], self->cgid[1]);
+	fclose(f);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " apply %s 2>&1", cfg)) TH_LOG("%s", out);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " get %s bictl2", cg_names[0]));
+	EXPECT_STREQ("riops=111 wiops=max rbps=max wbps=max runits=max wunits=max", out);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " get %llu /dev/mapper/bictl2",
+			       self->cgid[1]));
+	EXPECT_STREQ("riops=max wiops=222 rbps=1048576 wbps=max runits=max wunits=max", out);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " device get bictl2"));
+	EXPECT_NE(NULL, strstr(out, "unit_bytes=4096")) TH_LOG("%s", out);
+
+	/* set, then get; a bad set names the token and exits 2. */
+	ASSERT_EQ(0, gu_sh(CTL " set %s bictl2 riops=max wbps=2M", cg_names[0]));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j tenant get %s bictl2", cg_names[0]));
+	EXPECT_NE(NULL, strstr(out, "\"line\":\"riops=max wiops=max rbps=max wbps=2097152"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(2, gu_sh_out(out, sizeof(out), CTL " set %s bictl2 rbps=1Q 2>&1",
+			       cg_names[0]));
+	EXPECT_NE(NULL, strstr(out, "rbps=1Q")) TH_LOG("%s", out);
+	EXPECT_EQ(3, gu_sh(CTL " set /no_such_cgroup bictl2 riops=1 2>/dev/null"));
+
+	/* stats -j after I/O in a cgroup: its record and counters. */
+	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > /sys/fs/cgroup/%s/cgroup.procs && "
+			   "exec dd if=/dev/mapper/bictl2 of=/dev/null bs=4k count=25 "
+			   "iflag=direct 2>/dev/null'", cg_names[2]));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " stats bictl2 -j"));
+	snprintf(lower, sizeof(lower), "{\"cgid\":%llu,", self->cgid[2]);
+	p = strstr(out, lower);
+	ASSERT_NE(NULL, p) TH_LOG("%s", out);
+	p = strstr(p, "\"rios\":");
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(25, atoi(p + 7)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"kernel\":true"));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " stats bictl2"));
+	EXPECT_NE(NULL, strstr(out, "CGROUP")) TH_LOG("%s", out);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j top -n 1 bictl2"));
+	EXPECT_NE(NULL, strstr(out, "\"interval_s\":")) TH_LOG("%s", out);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " version"));
+	EXPECT_NE(NULL, strstr(out, "ioctl version 1")) TH_LOG("%s", out);
+
+	ASSERT_EQ(0, gu_sh(CTL " detach bictl2"));
+	EXPECT_NE(0, access("/dev/mapper/bictl2", F_OK));
+	EXPECT_EQ(3, gu_sh(CTL " detach bictl2 2>/dev/null"));
+	unlink(cfg);
+}
+
+TEST_HARNESS_MAIN

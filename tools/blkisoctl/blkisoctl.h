@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * blkisoctl.h - what the files of blkisoctl share: exit codes, options,
+ * naming devices and cgroups, and the ioctl wrappers.
+ */
+#ifndef BLKISOCTL_H
+#define BLKISOCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/blkiso.h>
+
+#define BLKISOCTL_VERSION	"0.2.0"
+
+/* Exit codes (documented in blkisoctl.8). */
+enum {
+	BX_OK = 0,
+	BX_USAGE = 1,		/* bad command line */
+	BX_INPUT = 2,		/* a line or a file the kernel or we refused */
+	BX_NOTFOUND = 3,	/* no such device, dm device, cgroup or tenant */
+	BX_PERM = 4,		/* not root / no CAP_SYS_ADMIN / device busy */
+	BX_OTHER = 5,		/* anything else */
+};
+
+struct opts {
+	bool json;
+	bool pretty;
+	long count;		/* top: refreshes, 0 = until interrupted */
+	const char *file;	/* apply: the file being read */
+};
+extern struct opts opt;
+
+/* Print "blkisoctl: [err_ctx: ]..." on stderr. */
+extern char err_ctx[256];
+void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The exit code for an errno value. */
+int errno_exit(int e);
+
+/* A blkiso dm device: "/dev/mapper/NAME", "/dev/dm-N" or a dm name. */
+struct bdev {
+	unsigned int major, minor;
+	char name[128];		/* dm name, "" if unknown */
+};
+/* 0, or an exit code after printing why. */
+int resolve_dev(const char *arg, struct bdev *dev);
+/* major:minor of the dm device @name: 0 or -errno. */
+int dm_lookup(const char *name, struct bdev *dev);
+/* "kernel" (0), a cgroup id, or a path below /sys/fs/cgroup. */
+int resolve_cgroup(const char *arg, uint64_t *cgid);
+/* Join argv[0..argc) with spaces into a line of BLKISO_LINE_MAX. */
+int join_line(char *line, int argc, char **argv);
+
+/* ioctls: 0 or -errno; msg (may be NULL) gets the kernel's reason. */
+int ioc_open(void);
+int ioc_tenant(bool set, const struct bdev *dev, uint64_t cgid, const char *line,
+	       unsigned int flags, char *out, unsigned int *out_flags, char *msg);
+int ioc_device(bool set, const struct bdev *dev, const char *line, unsigned int flags,
+	       char *out, char *msg);
+/* A stats snapshot; *recs is malloc'ed (free it). */
+int ioc_stats(const struct bdev *dev, struct blkiso_ioc_stats *st,
+	      struct blkiso_stats_rec **recs);
+int ioc_version(struct blkiso_ioc_version *v);
+
+/* Report a failed ioctl on @what (the kernel's msg if any): exit code. */
+int ioc_fail(const char *what, int ret, const char *msg);
+/* Open /dev/blkiso or say why not: exit code. */
+int open_ctl(void);
+
+/* Commands: argc/argv start after the command word; return an exit code. */
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+int cmd_set(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_dev_set(int argc, char **argv);
+int cmd_dev_get(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+
+/* JSON output helpers (stats.c). */
+void json_str(const char *s);
+
+#endif /* BLKISOCTL_H */

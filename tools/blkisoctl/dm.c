@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm.c - attach and detach: create a dm device with one blkiso segment over
+ * a whole block device ("0 <sectors> blkiso DEV 0"), or remove one, through
+ * libdevmapper.  Without udev (no /run/udev/control) libdevmapper makes the
+ * /dev/mapper nodes itself, as `dmsetup --noudevsync` does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libdevmapper.h>
+#include <libgen.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "blkisoctl.h"
+
+static void dm_udev_setup(void)
+{
+	if (access("/run/udev/control", F_OK)) {
+		setenv("DM_DISABLE_UDEV", "1", 1);
+		dm_udev_set_sync_support(0);
+	}
+}
+
+/* Run @dmt with udev synchronisation (or none) so that nodes exist after. */
+static int dm_run_synced(struct dm_task *dmt)
+{
+	uint32_t cookie = 0;
+	int ok;
+
+	if (!dm_task_set_cookie(dmt, &cookie, 0))
+		return 0;
+	ok = dm_task_run(dmt);
+	dm_udev_wait(cookie);
+	return ok;
+}
+
+/* Size in sectors of @path, opened exclusively: fails if it is held. */
+static int lower_size(const char *path, uint64_t *sectors)
+{
+	uint64_t bytes;
+	int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == EBUSY)
+			err("%s: in use (mounted, or held by another device); not attaching",
+			    path);
+		else
+			err("%s: %s", path, strerror(e));
+		return errno_exit(e);
+	}
+	if (ioctl(fd, BLKGETSIZE64, &bytes)) {
+		err("%s: not a block device", path);
+		close(fd);
+		return BX_INPUT;
+	}
+	close(fd);
+	*sectors = bytes >> 9;
+	return BX_OK;
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	char name[128], params[4200], *copy;
+	struct dm_task *dmt;
+	uint64_t sectors = 0;
+	struct bdev dev;
+	int ret;
+
+	if (argc < 1 || argc > 2) {
+		err("usage: attach DEV [NAME]");
+		return BX_USAGE;
+	}
+	ret = lower_size(argv[0], &sectors);
+	if (ret)
+		return ret;
+	copy = strdup(argv[0]);
+	if (!copy)
+		return BX_OTHER;
+	snprintf(name, sizeof(name), "%s", argc > 1 ? argv[1] : "");
+	if (argc < 2)
+		snprintf(name, sizeof(name), "blkiso-%s", basename(copy));
+	free(copy);
+	if (!dm_lookup(name, &dev)) {
+		err("%s: a dm device of that name exists", name);
+		return BX_INPUT;
+	}
+	snprintf(params, sizeof(params), "%s 0", argv[0]);
+	dm_udev_setup();
+	dmt = dm_task_create(DM_DEVICE_CREATE);
+	if (!dmt)
+		return BX_OTHER;
+	ret = BX_OTHER;
+	if (dm_task_set_name(dmt, name) &&
+	    dm_task_add_target(dmt, 0, sectors, "blkiso", params) &&
+	    dm_run_synced(dmt))
+		ret = BX_OK;
+	dm_task_destroy(dmt);
+	if (ret) {
+		err("%s: cannot create the dm device (is blkiso.ko loaded?)", name);
+		return ret;
+	}
+	if (resolve_dev(name, &dev) == BX_OK)
+		printf("%s %u:%u\n", name, dev.major, dev.minor);
+	return BX_OK;
+}
+
+int cmd_detach(int argc, char **argv)
+{
+	const char *name;
+	struct dm_task *dmt;
+	struct bdev dev;
+	int ret;
+
+	if (argc != 1) {
+		err("usage: detach NAME");
+		return BX_USAGE;
+	}
+	ret = resolve_dev(argv[0], &dev);
+	if (ret)
+		return ret;
+	name = dev.name[0] ? dev.name : argv[0];
+	dm_udev_setup();
+	dmt = dm_task_create(DM_DEVICE_REMOVE);
+	if (!dmt)
+		return BX_OTHER;
+	ret = BX_OTHER;
+	if (dm_task_set_name(dmt, name) && dm_task_retry_remove(dmt) && dm_run_synced(dmt))
+		ret = BX_OK;
+	dm_task_destroy(dmt);
+	if (ret)
+		err("%s: cannot remove the dm device (still open?)", name);
+	return ret;
+}

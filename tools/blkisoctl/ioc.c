@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ioc.c - the ioctls of /dev/blkiso (uapi/linux/blkiso.h), one wrapper each.
+ * Every struct goes out with its size and BLKISO_IOCTL_VERSION.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "blkisoctl.h"
+
+static int ctl_fd = -1;
+
+/* /dev/blkiso, opened once; -errno (ENOENT: module not loaded). */
+int ioc_open(void)
+{
+	if (ctl_fd < 0)
+		ctl_fd = open(BLKISO_DEV_PATH, O_RDONLY | O_CLOEXEC);
+	return ctl_fd < 0 ? -errno : ctl_fd;
+}
+
+static int ioc(unsigned long cmd, void *arg)
+{
+	int fd = ioc_open();
+
+	if (fd < 0)
+		return fd;
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+#define HDR(s) ((struct blkiso_ioc_hdr){ .size = sizeof(s), .version = BLKISO_IOCTL_VERSION })
+
+int ioc_version(struct blkiso_ioc_version *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->hdr = HDR(*v);
+	return ioc(BLKISO_IOC_GET_VERSION, v);
+}
+
+int ioc_tenant(bool set, const struct bdev *dev, uint64_t cgid, const char *line,
+	       unsigned int flags, char *out, unsigned int *out_flags, char *msg)
+{
+	struct blkiso_ioc_tenant a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr = HDR(a);
+	a.major = dev->major;
+	a.minor = dev->minor;
+	a.cgid = cgid;
+	a.flags = flags;
+	if (line)
+		strncpy(a.line, line, sizeof(a.line) - 1);
+	ret = ioc(set ? BLKISO_IOC_SET_TENANT : BLKISO_IOC_GET_TENANT, &a);
+	if (msg)
+		memcpy(msg, a.msg, sizeof(a.msg));
+	if (!ret && out)
+		memcpy(out, a.line, sizeof(a.line));
+	if (!ret && out_flags)
+		*out_flags = a.flags;
+	return ret;
+}
+
+int ioc_device(bool set, const struct bdev *dev, const char *line, unsigned int flags,
+	       char *out, char *msg)
+{
+	struct blkiso_ioc_device a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr = HDR(a);
+	a.major = dev->major;
+	a.minor = dev->minor;
+	a.flags = flags;
+	if (line)
+		strncpy(a.line, line, sizeof(a.line) - 1);
+	ret = ioc(set ? BLKISO_IOC_SET_DEVICE : BLKISO_IOC_GET_DEVICE, &a);
+	if (msg)
+		memcpy(msg, a.msg, sizeof(a.msg));
+	if (!ret && out)
+		memcpy(out, a.line, sizeof(a.line));
+	return ret;
+}
+
+/* Ask with room for every tenant; retry while more came meanwhile. */
+int ioc_stats(const struct bdev *dev, struct blkiso_ioc_stats *st,
+	      struct blkiso_stats_rec **recs)
+{
+	unsigned int cap = 64;
+	int ret;
+
+	*recs = NULL;
+	for (;;) {
+		struct blkiso_stats_rec *r = realloc(*recs, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		*recs = r;
+		memset(st, 0, sizeof(*st));
+		st->hdr = HDR(*st);
+		st->major = dev->major;
+		st->minor = dev->minor;
+		st->recs = (uintptr_t)r;
+		st->rec_size = sizeof(*r);
+		st->capacity = cap;
+		ret = ioc(BLKISO_IOC_STATS, st);
+		if (ret || st->count >= st->total || cap >= BLKISO_STATS_MAX)
+			return ret;
+		cap = st->total + 16 < BLKISO_STATS_MAX ? st->total + 16 : BLKISO_STATS_MAX;
+	}
+}

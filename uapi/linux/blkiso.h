@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * blkiso.h - the user-space API of blkiso: ioctls on /dev/blkiso.
+ *
+ * One misc device, /dev/blkiso (mode 0644), serves every blkiso dm device;
+ * each call names its dm device by major:minor.  Setting a quota or a device
+ * line needs CAP_SYS_ADMIN (EPERM otherwise); reading lines and counters
+ * needs only an open file.
+ *
+ * Every argument struct starts with a struct blkiso_ioc_hdr: the caller sets
+ * size = sizeof(the struct) and version = BLKISO_IOCTL_VERSION.  The kernel
+ * refuses a size or a version it does not know with EINVAL (GET_VERSION
+ * alone ignores the version, so that any caller can ask for it).  The
+ * ioctl numbers carry only the header's size, so a struct can grow in a
+ * later version without a new number; the header says which layout it is.
+ *
+ * Lines are in the key=value grammar of doc/grammar.md, NUL-terminated.
+ * A refused line fails with EINVAL and the kernel's reason, naming the bad
+ * token, in msg; nothing changes.  Magic 0xBA, numbers 0x40-0x4f.
+ */
+#ifndef _UAPI_LINUX_BLKISO_H
+#define _UAPI_LINUX_BLKISO_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define BLKISO_IOCTL_VERSION	1
+#define BLKISO_IOC_MAGIC	0xBA
+
+/* Lines and messages, with their NUL. */
+#define BLKISO_LINE_MAX		512
+#define BLKISO_MSG_MAX		128
+
+/* The device node (misc device "blkiso"). */
+#define BLKISO_DEV_PATH		"/dev/blkiso"
+
+struct blkiso_ioc_hdr {
+	__u32 size;		/* sizeof(the whole argument struct) */
+	__u32 version;		/* BLKISO_IOCTL_VERSION */
+};
+
+/* BLKISO_IOC_GET_VERSION: what the module speaks. */
+struct blkiso_ioc_version {
+	struct blkiso_ioc_hdr hdr;
+	__u32 ioctl_version;	/* out: BLKISO_IOCTL_VERSION of the module */
+	__u32 nr_stats;		/* out: counters per record (BLKISO_STAT_NR) */
+	__u32 rec_size;		/* out: sizeof(struct blkiso_stats_rec) */
+	__u32 reserved;
+	char module_version[16];	/* out: "0.2.0" */
+};
+
+/* Flags of struct blkiso_ioc_tenant and struct blkiso_ioc_device. */
+#define BLKISO_F_DRY_RUN	(1U << 0)	/* in: validate the line only */
+#define BLKISO_F_CONFIGURED	(1U << 1)	/* out (GET_TENANT): has a quota */
+
+/*
+ * BLKISO_IOC_SET_TENANT: merge line ("riops=500 wbps=10M") into the quota of
+ * cgroup cgid (0: the kernel tenant) on the dm device major:minor, creating
+ * the tenant if needed, like a write to /sys/kernel/blkiso/dm-N/tenant.
+ * BLKISO_IOC_GET_TENANT: line receives the tenant's canonical line.
+ * Errors: ENODEV (no blkiso device), ENOENT (no such cgroup; for GET, no
+ * such tenant), EINVAL (+ msg), EPERM.
+ */
+struct blkiso_ioc_tenant {
+	struct blkiso_ioc_hdr hdr;
+	__u32 major;			/* in: the dm device */
+	__u32 minor;
+	__u64 cgid;			/* in: cgroup id (inode number), 0 = kernel */
+	__u32 flags;			/* BLKISO_F_* */
+	__u32 reserved;
+	char line[BLKISO_LINE_MAX];	/* in (SET) or out (GET) */
+	char msg[BLKISO_MSG_MAX];	/* out: why a SET failed with EINVAL */
+};
+
+/* BLKISO_IOC_SET_DEVICE / GET_DEVICE: the device line ("unit_bytes=4096"). */
+struct blkiso_ioc_device {
+	struct blkiso_ioc_hdr hdr;
+	__u32 major;
+	__u32 minor;
+	__u32 flags;			/* BLKISO_F_DRY_RUN */
+	__u32 reserved;
+	char line[BLKISO_LINE_MAX];
+	char msg[BLKISO_MSG_MAX];
+};
+
+/* Index of struct blkiso_stats_rec.stat[], as in the sysfs stats files. */
+enum blkiso_stat_id {
+	BLKISO_STAT_ARRIVED,		/* bios seen */
+	BLKISO_STAT_ADMITTED,		/* passed at once */
+	BLKISO_STAT_PARKED,		/* held on the tenant's queue */
+	BLKISO_STAT_DISPATCHED,		/* released from the queue */
+	BLKISO_STAT_DEBT,		/* released unpaid (suspend drain) */
+	BLKISO_STAT_REJECTED_NOWAIT,	/* REQ_NOWAIT that would wait */
+	BLKISO_STAT_REJECTED,		/* reject mode: EIO */
+	BLKISO_STAT_COMPLETED,
+	BLKISO_STAT_ERRORS,
+	BLKISO_STAT_RIOS,
+	BLKISO_STAT_WIOS,
+	BLKISO_STAT_RBYTES,
+	BLKISO_STAT_WBYTES,
+	BLKISO_STAT_RUNITS,
+	BLKISO_STAT_WUNITS,
+	BLKISO_STAT_NR,
+};
+
+/* One tenant in a BLKISO_IOC_STATS snapshot. */
+struct blkiso_stats_rec {
+	__u64 cgid;			/* 0 = kernel tenant */
+	__u64 stat[BLKISO_STAT_NR];	/* enum blkiso_stat_id */
+	__u64 p50_us;			/* latency percentiles: bucket bounds, us */
+	__u64 p99_us;
+	__u32 queued;			/* bios parked now */
+	__u32 flags;			/* BLKISO_F_CONFIGURED */
+};
+
+/*
+ * BLKISO_IOC_STATS: every tenant of one device in one call.  recs points to
+ * capacity records of rec_size bytes (= sizeof(struct blkiso_stats_rec)).
+ * The kernel writes count <= capacity records and sets total to the number
+ * of tenants; count < total means: call again with more room.  At most
+ * BLKISO_STATS_MAX records are written per call.
+ */
+#define BLKISO_STATS_MAX	16384
+
+struct blkiso_ioc_stats {
+	struct blkiso_ioc_hdr hdr;
+	__u32 major;
+	__u32 minor;
+	__u64 recs;			/* in: user pointer to the records */
+	__u32 rec_size;			/* in: sizeof(struct blkiso_stats_rec) */
+	__u32 capacity;			/* in: records recs holds */
+	__u32 count;			/* out: records written */
+	__u32 total;			/* out: tenants of the device */
+	__u32 queued;			/* out: bios parked on the device */
+	__u32 draining;			/* out: 1 while suspending */
+	__u64 alloc_failures;		/* out: bios passed unmetered */
+};
+
+#define BLKISO_IOC_GET_VERSION	_IOWR(BLKISO_IOC_MAGIC, 0x40, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_SET_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x41, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_GET_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x42, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_SET_DEVICE	_IOWR(BLKISO_IOC_MAGIC, 0x43, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_GET_DEVICE	_IOWR(BLKISO_IOC_MAGIC, 0x44, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_STATS	_IOWR(BLKISO_IOC_MAGIC, 0x45, struct blkiso_ioc_hdr)
+
+#endif /* _UAPI_LINUX_BLKISO_H */
