@@ -140,6 +140,7 @@ struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat);
+u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
 int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
 		    void *arg);
 

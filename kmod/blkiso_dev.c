@@ -413,7 +413,7 @@ static const char * const blkiso_stat_names[BLKISO_NR_STATS] = {
 };
 
 /* Upper bound, in us, of the bucket holding the @pct-th percentile. */
-static u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct)
+u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct)
 {
 	u64 want = div_u64(total * pct + 99, 100), seen = 0;
 	int i;

@@ -303,20 +303,6 @@ struct blkiso_ioc_snap {
 	u64 lat[BLKISO_LAT_BUCKETS];	/* scratch */
 };
 
-/* Upper bound, in us, of the latency bucket holding the @pct-th percentile. */
-static u64 blkiso_ioc_lat_pct(const u64 *lat, u64 total, unsigned int pct)
-{
-	u64 want = div_u64(total * pct + 99, 100), seen = 0;
-	int i;
-
-	for (i = 0; i < BLKISO_LAT_BUCKETS && total; i++) {
-		seen += lat[i];
-		if (seen >= want)
-			return 1ULL << i;
-	}
-	return 0;
-}
-
 /*
  * Fill the records under dev->lock: the tenant list cannot change, and the
  * per-CPU counters are read as sysfs reads them (a consistent-enough sum).
@@ -345,8 +331,8 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 		r = &s->recs[n++];
 		r->cgid = t->cgid;
 		blkiso_tenant_stats(t, r->stat, s->lat);
-		r->p50_us = blkiso_ioc_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 50);
-		r->p99_us = blkiso_ioc_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 99);
+		r->p50_us = blkiso_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 50);
+		r->p99_us = blkiso_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 99);
 		r->queued = READ_ONCE(t->nr_parked);
 		r->flags = t->configured ? BLKISO_F_CONFIGURED : 0;
 	}
