@@ -397,8 +397,12 @@ TEST_F_TIMEOUT(meter, per_cpu_buckets_hold_the_quota_across_cpus, GUEST_TIMEOUT)
 			    " --size=64M"));
 	burst = 600 - 2000 * r.read.runtime_ms / 1000;
 	TH_LOG("burst after idle: %.0f bios (runtime %.0f ms)", burst, r.read.runtime_ms);
+	/*
+	 * Only the bound is asserted: a slow guest makes the run longer and
+	 * the estimate smaller, never larger (the burst itself is checked
+	 * exactly in the deterministic mode, burst_after_idle_is_capacity).
+	 */
 	EXPECT_LE(burst, 100 + 2 * 64 + 20) TH_LOG("burst %.0f (runtime %.0f ms)", burst, r.read.runtime_ms);
-	EXPECT_GE(burst, 100 - 20) TH_LOG("burst %.0f (runtime %.0f ms)", burst, r.read.runtime_ms);
 }
 
 TEST_F_TIMEOUT(meter, bad_lines_are_refused_and_change_nothing, GUEST_TIMEOUT)
