@@ -57,6 +57,9 @@
 #include "blkiso.h"
 #include "compat.h"
 
+#define CREATE_TRACE_POINTS
+#include "blkiso_trace.h"
+
 #define DM_MSG_PREFIX "blkiso"
 
 /* At most this many bios and passes per dispatch run (then requeue). */
@@ -254,6 +257,7 @@ static void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	unsigned long flags;
 
 	this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
+	trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
 	spin_lock_irqsave(&dev->lock, flags);
 	bio_list_add(&t->parked_bios[pb->cls], bio);
 	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
@@ -367,6 +371,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	if (!pb->depth) {
 		/* No cap on its way: count it and let it go. */
 		this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
+		trace_blkiso_charge(dev->devt, t->cgid, pb->dir, pb->units);
 		return DM_MAPIO_REMAPPED;
 	}
 	/* Its class picks its queue; worked out only when queues matter. */
@@ -385,12 +390,14 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	local_irq_restore(flags);
 	if (admitted) {
 		this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
+		trace_blkiso_charge(dev->devt, t->cgid, pb->dir, pb->units);
 		return DM_MAPIO_REMAPPED;
 	}
 	if (!retry)
 		retry = now;
 
 	if (bio->bi_opf & REQ_NOWAIT) {
+		trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
 		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED_NOWAIT]);
 		pb->tenant = NULL;
 		bio->bi_status = BLK_STS_AGAIN;
@@ -398,6 +405,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_SUBMITTED;
 	}
 	if (READ_ONCE(dev->conf.reject_mode) || blkiso_policy_rejects(pb)) {
+		trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
 		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
 		pb->tenant = NULL;
 		return DM_MAPIO_KILL;
@@ -450,6 +458,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 				bio_list_pop(&t->parked_bios[cls]);
 				bio_list_add(out, bio);
 				this_cpu_inc(t->pcpu->stat[BLKISO_DISPATCHED]);
+				trace_blkiso_dispatch(dev->devt, t->cgid, pb->dir, pb->units);
 				WRITE_ONCE(t->nr_parked_cls[cls], t->nr_parked_cls[cls] - 1);
 				WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
 				WRITE_ONCE(dev->nr_parked, dev->nr_parked - 1);
@@ -522,6 +531,8 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		bi_meter_complete_chain(m, cpu, &pb->cc, now);
 		local_irq_restore(flags);
 	}
+	trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
+			      now - pb->arrive_ns, blk_status_to_errno(*error));
 	this_cpu_inc(t->pcpu->stat[BLKISO_COMPLETED]);
 	if (*error)
 		this_cpu_inc(t->pcpu->stat[BLKISO_ERRORS]);

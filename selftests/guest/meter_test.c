@@ -360,6 +360,33 @@ TEST_F_TIMEOUT(meter, removed_cgroups_tenant_is_freed_after_it_drains, GUEST_TIM
 	EXPECT_EQ(10, gu_tenant_stat(self->dir, 1, "completed"));
 }
 
+TEST_F_TIMEOUT(meter, tracepoints_match_the_counters, GUEST_TIMEOUT)
+{
+	static const char *const ev[] = { "charge", "park", "dispatch", "complete" };
+	long long n[4];
+	char out[64];
+	struct gu_fio r;
+	unsigned int i;
+
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=100"));
+	ASSERT_EQ(0, gu_sh("cd /sys/kernel/tracing && echo > trace && echo 1 > events/blkiso/enable"));
+	ASSERT_EQ(0, gu_fio(CG, &r, "--name=t --filename=" DM_DEV " --direct=1 --rw=randread"
+			    " --bs=4k --ioengine=libaio --iodepth=8 --number_ios=200 --size=64M"));
+	ASSERT_EQ(0, gu_sh("echo 0 > /sys/kernel/tracing/events/blkiso/enable"));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, gu_sh_out(out, sizeof(out), "grep -c 'blkiso_%s: .*cgid=%llu ' "
+				       "/sys/kernel/tracing/trace", ev[i], self->cgid));
+		n[i] = atoll(out);
+	}
+	TH_LOG("events: charge %lld park %lld dispatch %lld complete %lld", n[0], n[1], n[2], n[3]);
+	EXPECT_EQ(gu_tenant_stat(self->dir, self->cgid, "admitted"), n[0]);
+	EXPECT_EQ(gu_tenant_stat(self->dir, self->cgid, "parked"), n[1]);
+	EXPECT_EQ(gu_tenant_stat(self->dir, self->cgid, "dispatched"), n[2]);
+	EXPECT_EQ(200, n[3]);
+	EXPECT_EQ(200, n[0] + n[2]);
+	EXPECT_LT(0, n[1]);	/* the quota bit: some were parked */
+}
+
 /* Per-CPU local buckets: needs the ordinary mode with 2 vCPUs. */
 TEST_F_TIMEOUT(meter, per_cpu_buckets_hold_the_quota_across_cpus, GUEST_TIMEOUT)
 {
