@@ -136,11 +136,15 @@ bench: tools
 	@mkdir -p $(B)/bench
 	@bash selftests/bench/fastpath.sh | tee $(B)/bench/fastpath.json
 	@$(MAKE) --no-print-directory module KVER=6.1 >/dev/null
-	@bash selftests/vm/run.sh -i -k 6.1 selftests/bench/overhead-guest.sh && \
-		cp $(B)/vm/out/latest/overhead.json $(B)/bench/overhead.json
+	@rm -rf $(B)/bench/vm && BLKISO_VM_OUT=$(B)/bench/vm \
+		bash selftests/vm/run.sh -i -k 6.1 selftests/bench/overhead-guest.sh && \
+		cp $(B)/bench/vm/overhead.json $(B)/bench/overhead.json
 
-# The main job.  For now: blkiso attached over null_blk with fio through it.
+# The main job: a noisy neighbour against a victim on one SSD-like null_blk
+# device, without and with blkiso, in the deterministic 6.1 guest; the table
+# on stdout, build/demo/demo.json and build/demo/demo.png (see README).
 demo: deps
-	@$(MAKE) --no-print-directory all >/dev/null
-	@$(MAKE) --no-print-directory module KVER=6.1 >/dev/null
-	@bash selftests/vm/run.sh -k 6.1 selftests/guest/demo.sh
+	@t0=$$(date +%s); echo "[demo] building the module, tools and tests (make all, module for 6.1)"; \
+		$(MAKE) --no-print-directory all >/dev/null && \
+		$(MAKE) --no-print-directory module KVER=6.1 >/dev/null && \
+		DEMO_T0=$$t0 bash tools/demo/run.sh -k 6.1

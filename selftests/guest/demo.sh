@@ -1,29 +1,181 @@
 #!/bin/bash
-# demo.sh - the main job at this stage, run in the guest by `make demo`:
-# attach blkiso over a null_blk device, push fio through it and show the
-# result next to the raw device.  (The isolation demo with tenants and
-# quotas replaces this as the policy issues land.)
+# demo.sh - the main job, run in the guest by `make demo` (tools/demo/run.sh)
+# in the deterministic mode (run.sh -i): a noisy neighbour against a victim
+# on one small SSD-like device, without and with blkiso.
+#
+#   1. shape a null_blk device like a small SSD through configfs and
+#      measure its capacity (4k randread at high depth, 1 MiB reads)
+#   2. attach blkiso over it, make two cgroups with +io: victim, neighbour
+#   3. three phases of DEMO_SECS guest seconds each, through blkiso:
+#        phase 1  victim alone
+#        phase 2  victim + neighbour, no policy
+#        phase 3  victim + neighbour, neighbour capped (rbps)
+#      victim:    4k randread, psync QD1, fio rate_iops = 60% of its idle rate
+#      neighbour: 1 MiB randread, io_uring QD32 (where io.max and iocost failed)
+#
+# Everything lands in /out (build/vm/out/<run>/ on the host): fio JSON,
+# per-second IOPS / mean-latency / latency-histogram logs per tenant and
+# phase, blkiso's per-tenant sysfs stats before and after each phase, and
+# demo-env.txt (the shaping, the rates, the quota).  tools/demo/report.py
+# turns them into the table, build/demo/demo.json and demo.png.
+#
+# Lines starting with "DEMO-STEP n/N" mark progress; the host wrapper adds
+# wall-clock elapsed and remaining time to them.  Guest time (/proc/uptime)
+# is recorded around each fio run in demo-times.txt to align the tenants'
+# per-second logs; it means nothing between runs (it leaps, see below).
+#
+# Synchronisation never relies on sleeps: in the deterministic mode guest
+# time leaps while the guest waits on the host's 9p, so fio and the tools
+# are read into the page cache first, logs are written to /tmp during the
+# runs and copied to /out at the end, and the victim starts only once the
+# neighbour's bios are seen arriving at blkiso.
 set -euo pipefail
+
+# The knobs (the guest does not see the host environment: change them here).
+out=${BLKISO_OUT:?run me in the guest through selftests/vm/run.sh}
+secs=${DEMO_SECS:-10}		# per phase, guest seconds
+cap_secs=${DEMO_CAP_SECS:-2}	# per capacity measurement
+qd=${DEMO_HW_QD:-8}		# device: hw_queue_depth
+lat_ns=${DEMO_LAT_NS:-200000}	# device: completion_nsec (timer completions)
+mbps=${DEMO_MBPS:-1000}		# device: bandwidth, MiB/s (null_blk's own throttle)
+size_mb=${DEMO_SIZE_MB:-4096}
+v_frac=${DEMO_VICTIM_PCT:-60}	# victim rate, % of its own QD1 rate on the idle device
+n_qd=${DEMO_NEIGH_QD:-32}
+n_frac=${DEMO_NEIGH_CAP_PCT:-50}	# neighbour rbps cap, % of the device's bandwidth
+steps=7
+dm=demo-iso
+dev=/dev/mapper/$dm
+cg=/sys/fs/cgroup
+now() { cut -d' ' -f1 /proc/uptime; }
+
+step() { echo "DEMO-STEP $1/$steps $2"; }
+
+# fio's JSON: one number (jq-free: fio's JSON is regular).
+json_num() {	# file dir key
+	awk -v d="\"$2\" : {" -v k="\"$3\" :" 'index($0, d) { in_d = 1 }
+		in_d && index($0, k) { gsub(/[ ,]/, ""); split($0, a, ":"); print a[2]; exit }' "$1"
+}
+
+# Page cache first: fio and its libraries, the tools.
+for b in fio dmsetup blockdev bash bc awk; do
+	p=$(command -v "$b") || continue
+	cat "$p" $(ldd "$p" 2>/dev/null | grep -o '/[^ ]*') > /dev/null 2>&1 || true
+done
+fio --version > /dev/null
+# io_uring and libaio engines are built into Debian's fio; warm its plugins anyway
+
+step 1 "shape null_blk like a small SSD, measure its capacity"
 modprobe dm-mod
 insmod "$BLKISO_KO"
 modprobe null_blk nr_devices=0
 nb=/sys/kernel/config/nullb/demo
 mkdir "$nb"
-echo 1024 > "$nb/size"; echo 1 > "$nb/memory_backed"; echo 1 > "$nb/power"
-sectors=$(blockdev --getsz /dev/demo)
-dmsetup create demo-iso --table "0 $sectors blkiso /dev/demo 0"
-echo "blkiso $(cat /sys/kernel/blkiso/version) on $(uname -r): $(dmsetup table demo-iso)"
-run() {
-	fio --name="$1" --filename="$2" --direct=1 --ioengine=psync --rw=randrw \
-	    --bs=4k --size=64M --verify=crc32c --eta=never --output-format=json \
-	    --output="$BLKISO_OUT/demo-$1.json" >/dev/null
-	awk -v n="$1" '/"read" : \{/ {r=1} r && /"iops" :/ {gsub(",","");ri=$3; r=0}
-		/"write" : \{/ {w=1} w && /"iops" :/ {gsub(",","");wi=$3; w=0}
-		END {printf "%-10s read %8.0f IOPS  write %8.0f IOPS  (verify crc32c ok)\n", n, ri, wi}' \
-		"$BLKISO_OUT/demo-$1.json"
+for kv in size=$size_mb blocksize=4096 submit_queues=1 hw_queue_depth=$qd irqmode=2 \
+	  completion_nsec=$lat_ns mbps=$mbps memory_backed=0 power=1; do
+	echo "${kv#*=}" > "$nb/${kv%%=*}"
+done
+lower=/dev/demo
+[ -b $lower ]
+cap() {	# name fio-args...
+	local n=$1; shift
+	fio --name="$n" --filename=$lower --direct=1 --rw=randread --runtime="$cap_secs" \
+	    --time_based --eta=never --output-format=json --output="/tmp/cap-$n.json" "$@" > /dev/null
 }
-run raw /dev/demo
-run blkiso /dev/mapper/demo-iso
-dmsetup remove demo-iso
+cap 4k --bs=4k --ioengine=libaio --iodepth=64
+cap 4k-qd1 --bs=4k --ioengine=psync --iodepth=1
+cap 1m --bs=1M --ioengine=io_uring --iodepth=32
+cap_iops=$(json_num /tmp/cap-4k.json read iops)
+cap_qd1=$(json_num /tmp/cap-4k-qd1.json read iops)
+cap_bw=$(json_num /tmp/cap-1m.json read bw_bytes)
+mb() { echo "$1 / 1000000" | bc -l; }
+printf 'device: null_blk %s MiB, hw_queue_depth %s, %s us timer completions, %s MiB/s bandwidth\n' \
+	"$size_mb" "$qd" "$((lat_ns / 1000))" "$mbps"
+printf 'device capacity: 4k randread QD64 %.0f IOPS (ideal %s), 4k QD1 %.0f IOPS, 1M randread QD32 %.0f MB/s\n' \
+	"$cap_iops" "$((qd * 1000000000 / lat_ns))" "$cap_qd1" "$(mb "$cap_bw")"
+
+v_iops=$(printf '%.0f' "$(echo "$cap_qd1 * $v_frac / 100" | bc -l)")
+v_iops=$(( (v_iops + 50) / 100 * 100 ))
+n_cap=$(printf '%.0f' "$(echo "$cap_bw * $n_frac / 100 / 1048576" | bc -l)")	# MiB/s
+n_cap_line="rbps=${n_cap}M"
+
+step 2 "attach blkiso, make cgroups victim and neighbour"
+sectors=$(blockdev --getsz $lower)
+dmsetup create $dm --table "0 $sectors blkiso $lower 0"
+# no udev: /dev/mapper nodes are plain nodes, ask sysfs for dm-N
+for d in /sys/block/dm-*; do [ "$(cat "$d/dm/name")" = $dm ] && sys=/sys/kernel/blkiso/${d##*/}; done
+[ -d "$sys" ]
+echo +io > $cg/cgroup.subtree_control
+mkdir $cg/victim $cg/neighbour
+v_id=$(stat -c %i $cg/victim)
+n_id=$(stat -c %i $cg/neighbour)
+echo "blkiso $(cat /sys/kernel/blkiso/version): $(dmsetup table $dm) ($sys)"
+{
+	echo "kernel=$BLKISO_KVER icount=$BLKISO_ICOUNT phase_secs=$secs"
+	echo "dev_size_mb=$size_mb dev_hw_qd=$qd dev_lat_ns=$lat_ns dev_mbps=$mbps"
+	echo "cap_4k_iops=$cap_iops cap_4k_qd1_iops=$cap_qd1 cap_1m_bw_bytes=$cap_bw"
+	echo "victim_iops=$v_iops victim_pct=$v_frac"
+	echo "neighbour_qd=$n_qd neighbour_cap_pct=$n_frac neighbour_quota=$n_cap_line"
+	echo "victim_cgid=$v_id neighbour_cgid=$n_id blkiso_sysfs=$sys"
+} > /tmp/demo-env.txt
+echo "victim: 4k randread psync QD1 at fio rate_iops=$v_iops ($v_frac% of its QD1 rate on the idle device)"
+echo "neighbour: 1M randread io_uring QD$n_qd; phase 3 caps it at $n_cap_line ($n_frac% of the device's bandwidth)"
+
+# fio in a cgroup, logs per second, everything in /tmp until the end.
+fio_in() {	# cgroup phase runtime fio-args...
+	local c=$1 p=$2 rt=$3; shift 3
+	local pre=/tmp/p$p-$c
+	bash -c 'echo $$ > '"$cg/$c"'/cgroup.procs && echo $$ > '"$pre.pid"' && exec "$@"' fio \
+		fio --name="$c" --filename=$dev --direct=1 --rw=randread --runtime="$rt" \
+		--time_based --eta=never --output-format=json --output="$pre.json" \
+		--write_iops_log="$pre" --write_lat_log="$pre" --log_avg_msec=1000 \
+		--write_hist_log="$pre" --log_hist_msec=1000 "$@" > "$pre.stdout" 2>&1
+}
+victim() { fio_in victim "$1" "$secs" --bs=4k --ioengine=psync --rate_iops="$v_iops"; }
+tstats() {	# phase when
+	local id
+	for id in $v_id $n_id; do
+		[ -f "$sys/$id/stats" ] && echo "$id $(cat "$sys/$id/stats")"
+	done > "/tmp/p$1-stats-$2.txt"
+	echo "device $(cat "$sys/stats")" >> "/tmp/p$1-stats-$2.txt"
+}
+# The victim runs only while the neighbour's bios arrive at blkiso;
+# the neighbour is stopped (SIGINT: fio still writes its JSON) right after.
+together() {	# phase
+	local npid arrived=0 i
+	fio_in neighbour "$1" $((secs + 60)) --bs=1M --ioengine=io_uring --iodepth="$n_qd" &
+	npid=$!
+	echo "phase=$1 neighbour_start=$(now)" >> /tmp/demo-times.txt
+	for i in $(seq 2000); do
+		[ -f "$sys/$n_id/stats" ] &&
+			arrived=$(tr ' ' '\n' < "$sys/$n_id/stats" | sed -n 's/^arrived=//p')
+		[ "${arrived:-0}" -gt 100 ] && break
+		sleep 0.01
+	done
+	[ "${arrived:-0}" -gt 0 ] || { echo "neighbour never started"; kill -TERM "$(cat "/tmp/p$1-neighbour.pid")"; exit 1; }
+	echo "phase=$1 victim_start=$(now)" >> /tmp/demo-times.txt
+	victim "$1"
+	echo "phase=$1 victim_end=$(now)" >> /tmp/demo-times.txt
+	kill -TERM "$(cat "/tmp/p$1-neighbour.pid")"
+	wait $npid || true
+}
+
+step 3 "phase 1/3: victim alone, ${secs}s"
+tstats 1 before
+echo "phase=1 victim_start=$(now)" >> /tmp/demo-times.txt
+victim 1
+echo "phase=1 victim_end=$(now)" >> /tmp/demo-times.txt
+tstats 1 after
+
+step 4 "phase 2/3: victim + neighbour, no policy, ${secs}s"
+tstats 2 before; together 2; tstats 2 after
+
+step 5 "phase 3/3: victim + neighbour, neighbour $n_cap_line, ${secs}s"
+echo "/neighbour $n_cap_line" > "$sys/tenant"
+echo "neighbour quota: $(cat "$sys/$n_id/conf")"
+tstats 3 before; together 3; tstats 3 after
+
+step 6 "collect results"
+dmsetup remove $dm
 rmmod blkiso
-echo "fio JSON: build/vm/out/latest/demo-*.json"
+cp /tmp/demo-env.txt /tmp/demo-times.txt /tmp/cap-*.json /tmp/p[123]-* "$out"/
+echo "DEMO-DONE"

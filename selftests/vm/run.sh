@@ -13,7 +13,8 @@
 #
 # The guest sees the host's / read-only at /host (so SCRIPT, the project
 # tree, blkiso.ko and every host binary are there) and a fresh writable
-# directory at /out, which is build/vm/out/<run>/ on the host (results, JSON).
+# directory at /out, which is build/vm/out/<run>/ on the host (results, JSON;
+# $BLKISO_VM_OUT chooses another directory).
 # SCRIPT runs under bash in the guest with these variables set:
 #   BLKISO_TOP    the project tree (as seen from the guest)
 #   BLKISO_KO     blkiso.ko built for this kernel
@@ -57,9 +58,11 @@ if [ ! -f "$initrd" ] || [ "$top/selftests/vm/init" -nt "$initrd" ] ||
 	bash "$top/selftests/vm/mkinitramfs.sh" "$series" "$initrd" 2>/dev/null || exit 2
 fi
 
-out=$top/build/vm/out/$(date +%Y%m%d-%H%M%S)-$$
+# BLKISO_VM_OUT names the output directory (else a fresh one per run, and
+# build/vm/out/latest points at the newest: concurrent runs move it).
+out=${BLKISO_VM_OUT:-$top/build/vm/out/$(date +%Y%m%d-%H%M%S)-$$}
 mkdir -p "$out"
-ln -sfn "$out" "$top/build/vm/out/latest"
+[ -n "${BLKISO_VM_OUT:-}" ] || ln -sfn "$out" "$top/build/vm/out/latest"
 {
 	echo "export BLKISO_TOP='/host$top' BLKISO_KO='/host$ko' BLKISO_OUT=/out"
 	echo "export BLKISO_KVER='$ver' BLKISO_ICOUNT=$icount BLKISO_SERIES='$series'"
