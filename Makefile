@@ -36,7 +36,7 @@ TEST_BINS :=
 FUZZ_TARGETS :=
 include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 
-.PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test check check-all vm-run \
+.PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
 	demo bench checkpatch clean
 all: module tools tests
 
@@ -106,6 +106,11 @@ fuzz-smoke: $(FUZZ_TARGETS)
 fuzz: $(FUZZ_TARGETS)
 	@bash selftests/run-fuzz.sh $(or $(FUZZ_SECONDS),600) $(FUZZ_TARGETS)
 
+# Short runs of make demo and make bench with sanity checks (CI).
+smoke: tools
+	@$(MAKE) --no-print-directory module KVER=6.1 >/dev/null
+	@bash selftests/smoke.sh | tee $(B)/results/smoke.log
+
 checkpatch: ksrc
 	@bash selftests/checkpatch.sh | tee $(B)/results/checkpatch.log
 
@@ -113,14 +118,14 @@ checkpatch: ksrc
 check: deps
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test guest GUEST_SERIES=6.1; \
+	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke guest GUEST_SERIES=6.1; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 		grep -q ' 0 failed' $(B)/results/summary
 
 check-all: deps
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test; \
+	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.1; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.12; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \

@@ -9,7 +9,7 @@
 # per I/O, kernel and fio together.  Writes $BLKISO_OUT/overhead.json.
 set -euo pipefail
 [ "${BLKISO_ICOUNT:-0}" = 1 ] || { echo "overhead: needs ICOUNT=1" >&2; exit 2; }
-ios=${1:-50000}
+ios=${1:-${BENCH_IOS:-50000}}
 modprobe dm-mod
 insmod "$BLKISO_KO"
 modprobe null_blk nr_devices=0
