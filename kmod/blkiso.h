@@ -134,10 +134,25 @@ void blkiso_target_exit(void);
 /* blkiso_dev.c */
 struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error);
 void blkiso_dev_put(struct blkiso_dev *dev);
-struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev, u64 cgid);
 struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 					   struct cgroup *cgrp);
 int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len);
+
+/*
+ * Hot path (every bio, inline): the tenant of @cgid, or NULL.  Caller holds
+ * rcu_read_lock() or otherwise is in an RCU read-side section (IRQs off).
+ */
+static inline struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev,
+						       u64 cgid)
+{
+	struct blkiso_tenant *t;
+
+	hash_for_each_possible_rcu(dev->tenants, t, hash, cgid)
+		if (t->cgid == cgid)
+			return t;
+	return NULL;
+}
+
 int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat);
 u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);

@@ -78,17 +78,6 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	return t;
 }
 
-/* Hot path: the tenant of @cgid, or NULL.  Caller holds rcu_read_lock(). */
-struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev, u64 cgid)
-{
-	struct blkiso_tenant *t;
-
-	hash_for_each_possible_rcu(dev->tenants, t, hash, cgid)
-		if (t->cgid == cgid)
-			return t;
-	return NULL;
-}
-
 /*
  * The nearest proper ancestor of @cgrp that has a configured tenant on
  * @dev: nested cgroups live under their ancestors' quotas, as with io.max.

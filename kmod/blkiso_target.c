@@ -227,7 +227,7 @@ static void blkiso_describe(struct bio *bio, struct bi_io *io)
 
 /*
  * The cgroup a bio is charged to: the submitter's (NULL for a kernel
- * thread: the kernel tenant).  Caller holds rcu_read_lock().
+ * thread: the kernel tenant).  Caller is in an RCU read-side section.
  */
 static struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 {
@@ -301,12 +301,27 @@ static void blkiso_chain(const struct blkiso_bio *pb, struct bi_meter **m,
 	}
 }
 
-/* Charge a bio through its levels (or force it: system class, draining). */
-static bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry)
+/*
+ * Charge a bio through its levels (or force it: system class, draining).
+ * Out of line: the map's inline fast path covers the common case.
+ */
+static noinline bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry)
 {
 	struct bi_meter *m[BI_METER_MAX_DEPTH];
 	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
 
+	if (likely(pb->depth == 1 && !force)) {
+		/* The common case: one level, no arrays. */
+		struct blkiso_tenant *lt = pb->level[0];
+		u64 units = lt == pb->tenant ? pb->units :
+			bi_io_units(&lt->meter.cost, &pb->io);
+
+		if (bi_meter_admit_one(&lt->meter, &this_cpu_ptr(lt->pcpu)->meter,
+				       &pb->io, units, &pb->cc, now, retry))
+			return true;
+		pb->cc.depth = 0;
+		return false;
+	}
 	blkiso_chain(pb, m, cpu);
 	if (force) {
 		bi_meter_force_chain(m, cpu, pb->depth, &pb->io, &pb->cc, now);
@@ -329,53 +344,46 @@ static bool blkiso_policy_rejects(const struct blkiso_bio *pb)
 	return false;
 }
 
-static int blkiso_map(struct dm_target *ti, struct bio *bio)
+/* What the counters, the charge and the queues need to know of a bio. */
+static inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bio,
+				  struct blkiso_tenant *t, u64 now)
 {
-	struct blkiso_target *bt = ti->private;
-	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
-	struct blkiso_dev *dev = bt->bdev;
-	struct blkiso_tenant *t;
-	struct cgroup *cgrp;
-	unsigned long flags;
-	u64 now, retry = 0;
-	bool admitted;
-
-	bio_set_dev(bio, bt->dev->bdev);
-	if (bio_sectors(bio))
-		bio->bi_iter.bi_sector = bt->start +
-			dm_target_offset(ti, bio->bi_iter.bi_sector);
-
-	/*
-	 * The RCU section covers the lookup and the "arrived" count: the
-	 * tenant collector (blkiso_dev.c) unhashes a removed cgroup's tenant,
-	 * waits for a grace period, and then sees every bio that found it.
-	 */
-	rcu_read_lock();
-	cgrp = blkiso_bio_cgroup(bio);
-	t = blkiso_tenant_lookup(dev, cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID, cgrp);
-	pb->tenant = t;
-	pb->depth = 0;
-	pb->cc.depth = 0;
-	if (likely(t))
-		this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
-	rcu_read_unlock();
-	if (unlikely(!t))
-		return DM_MAPIO_REMAPPED;
-	now = ktime_get_ns();
 	pb->arrive_ns = now;
 	pb->bytes = bio->bi_iter.bi_size;
 	blkiso_describe(bio, &pb->io);
 	pb->dir = bi_io_dir(&pb->io);
 	pb->units = bi_io_units(&t->meter.cost, &pb->io);
 	pb->depth = blkiso_levels(pb, t);
+	pb->cls = BI_NR_CLASSES;
+}
+
+static __always_inline void blkiso_admitted(struct blkiso_dev *dev,
+					    struct blkiso_tenant *t,
+					    struct blkiso_bio *pb)
+{
+	this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
+	if (trace_blkiso_charge_enabled())
+		trace_blkiso_charge(dev->devt, t->cgid, pb->dir, pb->units);
+}
+
+/*
+ * The general way of a prepared bio through .map: force, charge through
+ * every level, queue behind its class's parked bios, park, or reject.
+ */
+static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
+				    struct blkiso_bio *pb, struct blkiso_tenant *t,
+				    u64 now)
+{
+	unsigned long flags;
+	u64 retry = 0;
+	bool admitted;
+
 	if (!pb->depth) {
 		/* No cap on its way: count it and let it go. */
-		this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
-		trace_blkiso_charge(dev->devt, t->cgid, pb->dir, pb->units);
+		blkiso_admitted(dev, t, pb);
 		return DM_MAPIO_REMAPPED;
 	}
 	/* Its class picks its queue; worked out only when queues matter. */
-	pb->cls = BI_NR_CLASSES;
 	if (READ_ONCE(t->nr_parked))
 		pb->cls = bi_classify(&t->meter.rules, &pb->io);
 
@@ -389,8 +397,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		admitted = blkiso_charge(pb, false, now, &retry);
 	local_irq_restore(flags);
 	if (admitted) {
-		this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
-		trace_blkiso_charge(dev->devt, t->cgid, pb->dir, pb->units);
+		blkiso_admitted(dev, t, pb);
 		return DM_MAPIO_REMAPPED;
 	}
 	if (!retry)
@@ -414,6 +421,88 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		pb->cls = bi_classify(&t->meter.rules, &pb->io);
 	blkiso_park(dev, t, bio, retry);
 	return DM_MAPIO_SUBMITTED;
+}
+
+/* A cgroup's first bio on this device: create its tenant, then go on. */
+static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
+				   struct blkiso_bio *pb, u64 cgid)
+{
+	struct blkiso_tenant *t;
+	u64 now;
+
+	/* The RCU section covers the lookup and the "arrived" count. */
+	rcu_read_lock();
+	t = blkiso_tenant_lookup(dev, cgid, blkiso_bio_cgroup(bio));
+	pb->tenant = t;
+	if (likely(t))
+		this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
+	rcu_read_unlock();
+	if (unlikely(!t))
+		return DM_MAPIO_REMAPPED;
+	now = ktime_get_ns();
+	blkiso_prepare(pb, bio, t, now);
+	return blkiso_map_slow(dev, bio, pb, t, now);
+}
+
+static int blkiso_map(struct dm_target *ti, struct bio *bio)
+{
+	struct blkiso_target *bt = ti->private;
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_dev *dev = bt->bdev;
+	struct blkiso_tenant *t;
+	struct cgroup *cgrp;
+	unsigned long flags;
+	u64 cgid, now;
+
+	bio_set_dev(bio, bt->dev->bdev);
+	if (bio_sectors(bio))
+		bio->bi_iter.bi_sector = bt->start +
+			dm_target_offset(ti, bio->bi_iter.bi_sector);
+	pb->depth = 0;
+	pb->cc.depth = 0;
+
+	/*
+	 * IRQs are off from the lookup to the charge: the charge needs them
+	 * off (a completion on this CPU may correct the same local buckets),
+	 * and a section with IRQs off is an RCU read-side critical section
+	 * as well (synchronize_rcu() waits for it), which covers the lookup
+	 * and the "arrived" count: the tenant collector (blkiso_dev.c)
+	 * unhashes a removed cgroup's tenant, waits for a grace period, and
+	 * then sees every bio that found it.
+	 */
+	local_irq_save(flags);
+	cgrp = blkiso_bio_cgroup(bio);
+	cgid = cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID;
+	t = blkiso_tenant_find(dev, cgid);
+	if (unlikely(!t)) {
+		local_irq_restore(flags);
+		return blkiso_map_new(dev, bio, pb, cgid);
+	}
+	pb->tenant = t;
+	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
+	now = ktime_get_ns();
+	blkiso_prepare(pb, bio, t, now);
+	if (!pb->depth) {
+		/* No cap on its way: count it and let it go. */
+		local_irq_restore(flags);
+		blkiso_admitted(dev, t, pb);
+		return DM_MAPIO_REMAPPED;
+	}
+	/*
+	 * The common case, inline: one level (its own tenant), no parked
+	 * bios, not draining, and this CPU's local buckets cover the bio.
+	 * Anything else goes the general way, nothing charged yet.
+	 */
+	if (likely(pb->depth == 1 && pb->level[0] == t && !READ_ONCE(t->nr_parked) &&
+		   !READ_ONCE(dev->draining)) &&
+	    bi_meter_admit_fast(&t->meter, &this_cpu_ptr(t->pcpu)->meter, &pb->io,
+				pb->units, &pb->cc, now)) {
+		local_irq_restore(flags);
+		blkiso_admitted(dev, t, pb);
+		return DM_MAPIO_REMAPPED;
+	}
+	local_irq_restore(flags);
+	return blkiso_map_slow(dev, bio, pb, t, now);
 }
 
 /*
@@ -509,13 +598,22 @@ enum hrtimer_restart blkiso_timer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
+/* Completion correction along a chain of more than one level.  IRQs off. */
+static noinline void blkiso_complete_chain(struct blkiso_bio *pb, u64 now)
+{
+	struct bi_meter *m[BI_METER_MAX_DEPTH];
+	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
+
+	blkiso_chain(pb, m, cpu);
+	bi_meter_complete_chain(m, cpu, &pb->cc, now);
+}
+
 static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
-	struct bi_meter *m[BI_METER_MAX_DEPTH];
-	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
 	struct blkiso_tenant *t = pb->tenant;
+	struct blkiso_tenant_pcpu __percpu *pc;
 	unsigned long flags;
 	u64 now, lat_us;
 	bool read;
@@ -523,23 +621,32 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	if (!t)
 		return DM_ENDIO_DONE;
 	now = ktime_get_ns();
-	read = pb->dir == BI_DIR_READ;
-	lat_us = (now - pb->arrive_ns) >> 10;	/* ~us: a power-of-two histogram */
 	if (pb->cc.depth) {
 		local_irq_save(flags);
-		blkiso_chain(pb, m, cpu);
-		bi_meter_complete_chain(m, cpu, &pb->cc, now);
+		if (likely(pb->cc.depth == 1)) {
+			struct blkiso_tenant *lt = pb->level[0];
+
+			bi_meter_complete_fast(&lt->meter, &this_cpu_ptr(lt->pcpu)->meter,
+					       &pb->cc.lvl[0], now);
+			pb->cc.depth = 0;
+		} else {
+			blkiso_complete_chain(pb, now);
+		}
 		local_irq_restore(flags);
 	}
-	trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
-			      now - pb->arrive_ns, blk_status_to_errno(*error));
-	this_cpu_inc(t->pcpu->stat[BLKISO_COMPLETED]);
+	read = pb->dir == BI_DIR_READ;
+	lat_us = (now - pb->arrive_ns) >> 10;	/* ~us: a power-of-two histogram */
+	if (trace_blkiso_complete_enabled())
+		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
+				      now - pb->arrive_ns, blk_status_to_errno(*error));
+	pc = t->pcpu;	/* once: each this_cpu op would load it again */
+	this_cpu_inc(pc->stat[BLKISO_COMPLETED]);
 	if (*error)
-		this_cpu_inc(t->pcpu->stat[BLKISO_ERRORS]);
-	this_cpu_inc(t->pcpu->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
-	this_cpu_add(t->pcpu->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->bytes);
-	this_cpu_add(t->pcpu->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->units);
-	this_cpu_inc(t->pcpu->lat[min_t(u32, fls64(lat_us), BLKISO_LAT_BUCKETS - 1)]);
+		this_cpu_inc(pc->stat[BLKISO_ERRORS]);
+	this_cpu_inc(pc->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
+	this_cpu_add(pc->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->bytes);
+	this_cpu_add(pc->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->units);
+	this_cpu_inc(pc->lat[min_t(u32, fls64(lat_us), BLKISO_LAT_BUCKETS - 1)]);
 	return DM_ENDIO_DONE;
 }
 

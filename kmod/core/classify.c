@@ -83,17 +83,6 @@ bool bi_rule_matches(const struct bi_class_rule *rule, const struct bi_io *io)
 	return io->bytes >= rule->min_bytes && io->bytes <= rule->max_bytes;
 }
 
-/*
- * The locked rule (A-17): flushes and FUA/PREFLUSH/META bios are charged to
- * SYS and never delayed.  Not configurable, so no tenant rule can route
- * journal writes behind bulk I/O (S1-17 "locked defaults").
- */
-bool bi_io_is_sys(const struct bi_io *io)
-{
-	return io->op == BI_OP_FLUSH ||
-	       (io->flags & (BI_IO_FUA | BI_IO_PREFLUSH | BI_IO_META));
-}
-
 enum bi_class bi_classify(const struct bi_rules *rules, const struct bi_io *io)
 {
 	u32 i;

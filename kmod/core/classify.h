@@ -78,7 +78,18 @@ struct bi_rules {
 void bi_rules_default(struct bi_rules *rules);
 void bi_rule_default(u32 index, struct bi_class_rule *rule);
 bool bi_rule_matches(const struct bi_class_rule *rule, const struct bi_io *io);
-bool bi_io_is_sys(const struct bi_io *io);
+
+/*
+ * The locked rule (A-17): flushes and FUA/PREFLUSH/META bios are charged to
+ * SYS and never delayed.  Not configurable, so no tenant rule can route
+ * journal writes behind bulk I/O (S1-17 "locked defaults").
+ */
+static inline bool bi_io_is_sys(const struct bi_io *io)
+{
+	return io->op == BI_OP_FLUSH ||
+	       (io->flags & (BI_IO_FUA | BI_IO_PREFLUSH | BI_IO_META));
+}
+
 enum bi_class bi_classify(const struct bi_rules *rules, const struct bi_io *io);
 void bi_policy_default(enum bi_class class, struct bi_policy *policy);
 u8 bi_io_rank(const struct bi_io *io);

@@ -4,11 +4,12 @@
  * path, the global slow path, demand-sized batches, the negative cache and
  * hold interval, and the return of idle local tokens.
  *
- * The fast path (bi_local_charge hit, bi_local_correct without overflow)
- * touches only the CPU's own struct bi_local: no lock, no atomic.  Every
- * transfer between a local and the global bucket happens under the global
- * lock and is counted on both sides (local got/returned, global
- * given/taken), so tokens are conserved whichever CPU completes a bio.
+ * The fast path (bi_local_charge hit, bi_local_correct without overflow;
+ * both inline in dispense.h) touches only the CPU's own struct bi_local: no
+ * lock, no atomic.  Every transfer between a local and the global bucket
+ * happens under the global lock and is counted on both sides (local
+ * got/returned, global given/taken), so tokens are conserved whichever CPU
+ * completes a bio.
  *
  * Concurrency: see the contract table in dispense.h.
  */
@@ -180,8 +181,14 @@ static void local_rotate(struct bi_local *l, const struct bi_global *g,
 		l->interval_end_ns += k * tick;
 }
 
-static BI_NOINLINE bool local_charge_slow(struct bi_local *l, struct bi_global *g,
-					  s64 cost, u64 now_ns, u64 *retry_ns)
+/*
+ * bi_local_charge_slow - bi_local_charge() when the local balance cannot
+ * cover @cost or a demand interval ended: close the interval, then charge
+ * locally, or throttle by the negative cache, or fetch a batch.
+ * Context: as bi_local_charge.
+ */
+bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
+			  u64 now_ns, u64 *retry_ns)
 {
 	u64 retry = now_ns, hold;
 	s64 got, want, need, least, left = 0;
@@ -241,67 +248,17 @@ admit:
 }
 
 /*
- * bi_local_charge - charge @cost (the initial deduction) to this CPU's local
- * bucket; on a miss, fetch a batch from the global bucket (S4-05).  Returns
- * true if admitted; otherwise *@retry_ns is when to try again.
- * Context: submission or dispatcher, on the local's CPU, IRQs off.
+ * bi_local_return_excess - a refund pushed the local balance above
+ * local_max (bi_local_correct): hand back the excess.
+ * Context: as bi_local_correct; takes the global lock.
  */
-bool bi_local_charge(struct bi_local *l, struct bi_global *g, s64 cost,
-		     u64 now_ns, u64 *retry_ns)
-{
-	if (bi_likely(cost >= 0 && l->tokens >= cost && now_ns < l->interval_end_ns)) {
-		l->tokens -= cost;
-		l->cur_units += (u64)cost;
-		l->charged += (u64)cost;
-		l->nr_bios++;
-		l->last_use_ns = now_ns;
-		return true;
-	}
-	return local_charge_slow(l, g, cost, now_ns, retry_ns);
-}
-
-/* A refund pushed the local balance above local_max: hand back the excess. */
-static BI_NOINLINE void local_return_excess(struct bi_local *l,
-					    struct bi_global *g, u64 now_ns)
+void bi_local_return_excess(struct bi_local *l, struct bi_global *g, u64 now_ns)
 {
 	s64 excess = l->tokens - g->local_max;
 
 	l->tokens = g->local_max;
 	l->returned += (u64)excess;
 	bi_global_put(g, excess, now_ns);
-}
-
-/*
- * bi_local_correct - completion correction (S0-25) on the completing CPU's
- * local bucket, which need not be the one charged at submission: a local
- * balance is just this CPU's share of the key's tokens, so conservation
- * holds either way.  A balance pushed above local_max hands the excess back
- * to the global bucket (under its lock); a negative one is paid from the
- * next dispense.  Returns the correction (> 0 charged, < 0 refunded).
- * Context: completion (hard IRQ possible), on the local's CPU, IRQs off.
- */
-s64 bi_local_correct(struct bi_local *l, struct bi_global *g, s64 initial,
-		     s64 actual, const struct bi_deadband *db, u64 now_ns)
-{
-	s64 diff = actual - initial;
-
-	if (!diff)
-		return 0;
-	if (db && (db->units | db->pct) && bi_deadband_skip(db, initial, diff))
-		return 0;
-	if (diff > 0) {
-		diff = bi_min_s64(diff, BI_TOKENS_LIMIT + l->tokens);
-		l->charged += (u64)diff;
-		l->cur_units += (u64)diff;
-	} else {
-		diff = bi_max_s64(diff, -BI_TOKENS_LIMIT);
-		l->refunded += (u64)-diff;
-	}
-	l->tokens -= diff;
-	l->last_use_ns = now_ns;
-	if (bi_unlikely(l->tokens > g->local_max))
-		local_return_excess(l, g, now_ns);
-	return diff;
 }
 
 /*

@@ -16,10 +16,10 @@
  * that owns one struct bi_local):
  *
  *  entry point            context               caller must
- *  bi_local_charge        submission (process)  run on the local's CPU with
- *                         or dispatcher work    preemption and IRQs off
- *  bi_local_correct       completion (hard IRQ  run on the completing CPU's
- *                         possible)             local with IRQs off
+ *  bi_local_charge(_slow) submission (process)  run on the local's CPU with
+ *  bi_local_hit, _take    or dispatcher work    preemption and IRQs off
+ *  bi_local_correct,      completion (hard IRQ  run on the completing CPU's
+ *  bi_local_return_excess possible)             local with IRQs off
  *  bi_local_reclaim       tick, via a per-CPU   run on the local's CPU with
  *                         call (on_each_cpu)    IRQs off
  *  bi_global_dispense,    any                   nothing: these take the
@@ -96,10 +96,80 @@ void bi_local_init(struct bi_local *l, u64 now_ns);
 u64 bi_demand_wavg(const u64 *demand, int x);
 s64 bi_local_request_size(struct bi_local *l, const struct bi_global *g,
 			  s64 cost);
-bool bi_local_charge(struct bi_local *l, struct bi_global *g, s64 cost,
-		     u64 now_ns, u64 *retry_ns);
-s64 bi_local_correct(struct bi_local *l, struct bi_global *g, s64 initial,
-		     s64 actual, const struct bi_deadband *db, u64 now_ns);
+bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
+			  u64 now_ns, u64 *retry_ns);
+void bi_local_return_excess(struct bi_local *l, struct bi_global *g, u64 now_ns);
 bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns);
+
+/*
+ * The hit of bi_local_charge(), in two steps for callers that charge
+ * several keys all or nothing: can this CPU's balance cover @cost without
+ * the slow path (and within the current demand interval)?  Then take it.
+ */
+static inline bool bi_local_hit(const struct bi_local *l, s64 cost, u64 now_ns)
+{
+	return cost >= 0 && l->tokens >= cost && now_ns < l->interval_end_ns;
+}
+
+static inline void bi_local_take(struct bi_local *l, s64 cost, u64 now_ns)
+{
+	l->tokens -= cost;
+	l->cur_units += (u64)cost;
+	l->charged += (u64)cost;
+	l->nr_bios++;
+	l->last_use_ns = now_ns;
+}
+
+/*
+ * bi_local_charge - charge @cost (the initial deduction) to this CPU's local
+ * bucket; on a miss, fetch a batch from the global bucket (S4-05).  Returns
+ * true if admitted; otherwise *@retry_ns is when to try again.  The hit is
+ * inline (it is on every bio's way), the miss out of line.
+ * Context: submission or dispatcher, on the local's CPU, IRQs off.
+ */
+static inline bool bi_local_charge(struct bi_local *l, struct bi_global *g,
+				   s64 cost, u64 now_ns, u64 *retry_ns)
+{
+	if (bi_likely(bi_local_hit(l, cost, now_ns))) {
+		bi_local_take(l, cost, now_ns);
+		return true;
+	}
+	return bi_local_charge_slow(l, g, cost, now_ns, retry_ns);
+}
+
+/*
+ * bi_local_correct - completion correction (S0-25) on the completing CPU's
+ * local bucket, which need not be the one charged at submission: a local
+ * balance is just this CPU's share of the key's tokens, so conservation
+ * holds either way.  A balance pushed above local_max hands the excess back
+ * to the global bucket (under its lock, out of line); a negative one is
+ * paid from the next dispense.  Returns the correction (> 0 charged, < 0
+ * refunded).  Inline: it runs at every completion.
+ * Context: completion (hard IRQ possible), on the local's CPU, IRQs off.
+ */
+static inline s64 bi_local_correct(struct bi_local *l, struct bi_global *g,
+				   s64 initial, s64 actual,
+				   const struct bi_deadband *db, u64 now_ns)
+{
+	s64 diff = actual - initial;
+
+	if (!diff)
+		return 0;
+	if (db && (db->units | db->pct) && bi_deadband_skip(db, initial, diff))
+		return 0;
+	if (diff > 0) {
+		diff = bi_min_s64(diff, BI_TOKENS_LIMIT + l->tokens);
+		l->charged += (u64)diff;
+		l->cur_units += (u64)diff;
+	} else {
+		diff = bi_max_s64(diff, -BI_TOKENS_LIMIT);
+		l->refunded += (u64)-diff;
+	}
+	l->tokens -= diff;
+	l->last_use_ns = now_ns;
+	if (bi_unlikely(l->tokens > g->local_max))
+		bi_local_return_excess(l, g, now_ns);
+	return diff;
+}
 
 #endif /* BLKISO_DISPENSE_H */

@@ -165,7 +165,10 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 void bi_meter_classify(const struct bi_meter *m, const struct bi_io *io,
 		       struct bi_charge *ch)
 {
-	*ch = (struct bi_charge){ 0 };
+	/* ticket.nr = 0 marks the ticket empty; bi_admit() fills the rest */
+	ch->ticket.nr = 0;
+	ch->keys = 0;
+	ch->flags = 0;
 	ch->dir = bi_io_dir(io);
 	ch->units = bi_io_units(&m->cost, io);
 	/* Without a class stage only the system class matters: skip the rules. */
@@ -215,22 +218,26 @@ static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *
 				       struct bi_charge *ch, u64 now_ns,
 				       u64 *retry_ns)
 {
-	u8 i;
+	/* the work key, then the request key, of the bio's direction */
+	u8 wkey = bi_dir_keys[ch->dir][0], rkey = bi_dir_keys[ch->dir][1];
+	u8 on = m->key_on;
 
 	bi_set_initial(m, ch);
-	for (i = 0; i < 2; i++) {
-		u8 key = bi_dir_keys[ch->dir][i];
-		s64 cost;
-
-		if (!(m->key_on & (1U << key)))
-			continue;
-		cost = bi_key_is_units(key) ? bi_work_initial(ch) : BI_REQUEST_COST;
-		if (!bi_local_charge(&cpu->local[key], &m->key[key], cost,
-				     now_ns, retry_ns)) {
+	if (on & (1U << wkey)) {
+		if (!bi_local_charge(&cpu->local[wkey], &m->key[wkey],
+				     bi_work_initial(ch), now_ns, retry_ns)) {
 			bi_meter_keys_undo(m, cpu, ch, now_ns);
 			return false;
 		}
-		ch->keys |= 1U << key;
+		ch->keys |= 1U << wkey;
+	}
+	if (on & (1U << rkey)) {
+		if (!bi_local_charge(&cpu->local[rkey], &m->key[rkey],
+				     BI_REQUEST_COST, now_ns, retry_ns)) {
+			bi_meter_keys_undo(m, cpu, ch, now_ns);
+			return false;
+		}
+		ch->keys |= 1U << rkey;
 	}
 	return true;
 }
@@ -480,6 +487,35 @@ undo:
 		bi_meter_classes_undo(m[i], &cc->lvl[i], took[i], now_ns);
 	}
 	return false;
+}
+
+/*
+ * bi_meter_admit_one - bi_meter_admit_chain() for a chain of one level, the
+ * common case, with the bio's units by @m's cost model (bi_io_units) given
+ * by the caller, who has them already.  Same result, same *@cc.  A level
+ * without a class stage and a bio outside the system class go straight to
+ * the keys: no classification, no per-level arrays.
+ * Context: submission or dispatch, on the CPU owning @cpu, IRQs off.
+ */
+bool bi_meter_admit_one(struct bi_meter *m, struct bi_meter_cpu *cpu,
+			const struct bi_io *io, u64 units,
+			struct bi_chain_charge *cc, u64 now_ns, u64 *retry_ns)
+{
+	struct bi_charge *ch = &cc->lvl[0];
+
+	if (bi_unlikely(m->cls_on || bi_io_is_sys(io)))
+		return bi_meter_admit_chain(&m, &cpu, 1, io, cc, now_ns, retry_ns);
+	ch->ticket.nr = 0;
+	ch->keys = 0;
+	ch->flags = 0;
+	ch->dir = bi_io_dir(io);
+	ch->cls = BI_CLASS_MID;
+	ch->units = units;
+	cc->depth = 0;
+	if (!bi_meter_keys_admit(m, cpu, ch, now_ns, retry_ns))
+		return false;
+	cc->depth = 1;
+	return true;
 }
 
 /*

@@ -47,7 +47,8 @@
  * Concurrency contract:
  *   bi_meter_admit, bi_meter_force   submission or dispatch work item: on the
  *   bi_meter_admit_chain,            CPU owning @cpu (every @cpu[i]), IRQs
- *   bi_meter_force_chain             off; the class lock is taken inside
+ *   bi_meter_admit_one,              off; the class lock is taken inside
+ *   bi_meter_force_chain
  *   bi_meter_complete,               completion (hard IRQ possible): on the
  *   bi_meter_complete_chain          CPU owning @cpu (every @cpu[i]), IRQs
  *                                    off; the class lock is taken inside
@@ -69,6 +70,7 @@
 #include "bi_shim.h"
 #include "admit.h"
 #include "bucket.h"
+#include "classify.h"
 #include "conf.h"
 #include "dispense.h"
 
@@ -146,6 +148,9 @@ void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns);
 bool bi_meter_admit_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
 			  u8 depth, const struct bi_io *io,
 			  struct bi_chain_charge *cc, u64 now_ns, u64 *retry_ns);
+bool bi_meter_admit_one(struct bi_meter *m, struct bi_meter_cpu *cpu,
+			const struct bi_io *io, u64 units,
+			struct bi_chain_charge *cc, u64 now_ns, u64 *retry_ns);
 void bi_meter_force_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
 			  u8 depth, const struct bi_io *io,
 			  struct bi_chain_charge *cc, u64 now_ns);
@@ -178,6 +183,103 @@ static inline bool bi_meter_capped(const struct bi_meter *m, u8 dir)
 		(1U << BI_KEY_WUNITS) | (1U << BI_KEY_WREQS);
 
 	return (m->key_on & mask) || m->cls_on;
+}
+
+/* The work key and the request key of a direction (enum bi_dir). */
+static inline u8 bi_work_key(u8 dir)
+{
+	return dir == BI_DIR_READ ? BI_KEY_RUNITS : BI_KEY_WUNITS;
+}
+
+static inline u8 bi_request_key(u8 dir)
+{
+	return dir == BI_DIR_READ ? BI_KEY_RREQS : BI_KEY_WREQS;
+}
+
+/* bi_meter_admit_fast() for one direction: @dir, @wkey and @rkey constant. */
+static inline bool
+bi_meter_admit_fast_dir(struct bi_meter *m, struct bi_meter_cpu *cpu,
+			const struct bi_io *io, u64 units,
+			struct bi_chain_charge *cc, u64 now_ns,
+			u8 dir, u8 wkey, u8 rkey)
+{
+	u8 keys = m->key_on & ((1U << wkey) | (1U << rkey));
+	bool one = m->initial == BI_INITIAL_ONE;
+	s64 wcost = one ? 1 : (s64)units;
+	struct bi_charge *ch = &cc->lvl[0];
+
+	/* the system class is forced, the general way */
+	if (m->cls_on || bi_io_is_sys(io))
+		return false;
+	if ((keys & (1U << wkey)) && !bi_local_hit(&cpu->local[wkey], wcost, now_ns))
+		return false;
+	if ((keys & (1U << rkey)) &&
+	    !bi_local_hit(&cpu->local[rkey], BI_REQUEST_COST, now_ns))
+		return false;
+	if (keys & (1U << wkey))
+		bi_local_take(&cpu->local[wkey], wcost, now_ns);
+	if (keys & (1U << rkey))
+		bi_local_take(&cpu->local[rkey], BI_REQUEST_COST, now_ns);
+	ch->ticket.nr = 0;
+	ch->units = units;
+	ch->keys = keys;
+	ch->dir = dir;
+	ch->cls = BI_CLASS_MID;
+	ch->flags = one ? BI_CHARGE_INIT_ONE : 0;
+	cc->depth = 1;
+	return true;
+}
+
+/*
+ * bi_meter_admit_fast - the common admission of bi_meter_admit_one(),
+ * inline: a level without a class stage whose local buckets on this CPU
+ * cover a bio outside the system class.  Then the bio is charged exactly as
+ * bi_meter_admit_one() would charge it (same keys, same *@cc) and true is
+ * returned; otherwise nothing is changed, false is returned, and the caller
+ * goes the general way.  Both keys are checked before either is charged, so
+ * the all-or-nothing rule needs no undo here.  @units: the bio's units by
+ * @m's cost model.  One copy per direction, so the keys are constants.
+ * Context: as bi_meter_admit_one (IRQs off, on the CPU owning @cpu).
+ */
+static inline bool bi_meter_admit_fast(struct bi_meter *m, struct bi_meter_cpu *cpu,
+				       const struct bi_io *io, u64 units,
+				       struct bi_chain_charge *cc, u64 now_ns)
+{
+	if (bi_io_dir(io) == BI_DIR_READ)
+		return bi_meter_admit_fast_dir(m, cpu, io, units, cc, now_ns,
+					       BI_DIR_READ, BI_KEY_RUNITS,
+					       BI_KEY_RREQS);
+	return bi_meter_admit_fast_dir(m, cpu, io, units, cc, now_ns,
+				       BI_DIR_WRITE, BI_KEY_WUNITS, BI_KEY_WREQS);
+}
+
+/* bi_meter_complete_fast() for one direction: @key constant. */
+static inline void bi_meter_complete_fast_key(struct bi_meter *m,
+					      struct bi_meter_cpu *cpu,
+					      struct bi_charge *ch, u64 now_ns,
+					      u8 key)
+{
+	if (ch->keys & (1U << key))
+		bi_local_correct(&cpu->local[key], &m->key[key],
+				 ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units,
+				 (s64)ch->units, &m->db, now_ns);
+	ch->keys = 0;
+}
+
+/*
+ * bi_meter_complete_fast - bi_meter_complete() with the work key's
+ * correction inline (a class ticket goes the general way, out of line).
+ * Context: as bi_meter_complete.
+ */
+static inline void bi_meter_complete_fast(struct bi_meter *m, struct bi_meter_cpu *cpu,
+					  struct bi_charge *ch, u64 now_ns)
+{
+	if (bi_unlikely(ch->ticket.nr))
+		bi_meter_complete(m, cpu, ch, now_ns);
+	else if (ch->dir == BI_DIR_READ)
+		bi_meter_complete_fast_key(m, cpu, ch, now_ns, BI_KEY_RUNITS);
+	else
+		bi_meter_complete_fast_key(m, cpu, ch, now_ns, BI_KEY_WUNITS);
 }
 
 #endif /* BLKISO_METER_H */
