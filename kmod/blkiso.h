@@ -137,6 +137,8 @@ void blkiso_dev_put(struct blkiso_dev *dev);
 struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 					   struct cgroup *cgrp);
 int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len);
+int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
+		     bool apply);
 
 /*
  * Hot path (every bio, inline): the tenant of @cgid, or NULL.  Caller holds

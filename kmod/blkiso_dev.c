@@ -21,6 +21,7 @@
 #include <linux/capability.h>
 #include <linux/cgroup.h>
 #include <linux/device-mapper.h>
+#include <linux/dm-ioctl.h>
 #include <linux/blkdev.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
@@ -325,6 +326,17 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 /* A device line (table parameters, "conf" file, `dmsetup message device`). */
 int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len)
 {
+	return blkiso_dev_merge(dev, line, len, true);
+}
+
+/*
+ * Merge a device line into the device's configuration (@apply), or only
+ * check that it would merge (a table's parameters, checked at load and
+ * applied when that table is first resumed).
+ */
+int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
+		     bool apply)
+{
 	struct bi_dev_conf conf;
 	struct bi_parse_err err;
 	struct blkiso_tenant *t;
@@ -337,6 +349,8 @@ int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len)
 		blkiso_report(dev, "device", &err);
 		goto unlock;
 	}
+	if (!apply)
+		goto unlock;
 	dev->conf = conf;
 	/* The cost model and dispense settings feed every tenant's meter. */
 	spin_lock_irq(&dev->lock);
@@ -510,9 +524,14 @@ static const struct attribute_group *blkiso_tenant_groups[] = {
 	NULL,
 };
 
+/* The dm device's name as dmsetup shows it (it follows renames). */
 static ssize_t dev_name_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", dm_device_name(to_dev(kobj)->md));
+	char name[DM_NAME_LEN];
+
+	if (dm_copy_name_and_uuid(to_dev(kobj)->md, name, NULL))
+		return -ENODEV;
+	return sysfs_emit(buf, "%s\n", name);
 }
 
 static ssize_t dev_conf_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)

@@ -73,6 +73,9 @@ struct blkiso_target {
 	struct dm_dev *dev;
 	sector_t start;		/* offset into the lower device, in sectors */
 	struct blkiso_dev *bdev;	/* device state, shared across reloads */
+	char *params;		/* the table's device line, or NULL */
+	unsigned int nr_params;
+	bool params_applied;	/* at this table's first resume */
 };
 
 /* Join argv into one space-separated line in @buf. */
@@ -95,8 +98,12 @@ static int blkiso_join(char *buf, size_t size, unsigned int argc, char **argv)
 	return n;
 }
 
-/* "[<#params> <key=value>...]" after <dev> <offset>. */
-static int blkiso_parse_params(struct dm_target *ti, struct blkiso_dev *dev,
+/*
+ * "[<#params> <key=value>...]" after <dev> <offset>: checked now, kept in
+ * @bt, and applied when this table is first resumed, so that a reload that
+ * is refused, or loaded and never resumed, changes nothing.
+ */
+static int blkiso_parse_params(struct dm_target *ti, struct blkiso_target *bt,
 			       unsigned int argc, char **argv)
 {
 	unsigned int nr_params;
@@ -118,11 +125,15 @@ static int blkiso_parse_params(struct dm_target *ti, struct blkiso_dev *dev,
 		return -ENOMEM;
 	}
 	len = blkiso_join(line, BI_CONF_LINE_MAX, nr_params, argv + 1);
-	ret = len < 0 ? len : blkiso_dev_configure(dev, line, len);
-	kfree(line);
-	if (ret)
+	ret = len < 0 ? len : blkiso_dev_merge(bt->bdev, line, len, false);
+	if (ret) {
+		kfree(line);
 		ti->error = "Invalid device parameter (the kernel log says which and why)";
-	return ret ? -EINVAL : 0;
+		return -EINVAL;
+	}
+	bt->params = line;
+	bt->nr_params = nr_params;
+	return 0;
 }
 
 static int blkiso_ctr(struct dm_target *ti, unsigned int argc, char **argv)
@@ -153,7 +164,7 @@ static int blkiso_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ret = -ENOMEM;
 		goto free_bt;
 	}
-	ret = blkiso_parse_params(ti, bt->bdev, argc - 2, argv + 2);
+	ret = blkiso_parse_params(ti, bt, argc - 2, argv + 2);
 	if (ret)
 		goto put_bdev;
 
@@ -173,6 +184,7 @@ static int blkiso_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	return 0;
 
 put_bdev:
+	kfree(bt->params);
 	blkiso_dev_put(bt->bdev);
 free_bt:
 	kfree(bt);
@@ -185,6 +197,7 @@ static void blkiso_dtr(struct dm_target *ti)
 
 	dm_put_device(ti, bt->dev);
 	blkiso_dev_put(bt->bdev);
+	kfree(bt->params);
 	kfree(bt);
 }
 
@@ -663,9 +676,14 @@ static void blkiso_presuspend(struct dm_target *ti)
 
 static void blkiso_resume(struct dm_target *ti)
 {
-	struct blkiso_dev *dev = ((struct blkiso_target *)ti->private)->bdev;
+	struct blkiso_target *bt = ti->private;
 
-	WRITE_ONCE(dev->draining, false);
+	/* Later changes (dmsetup message, sysfs) are not undone by a resume. */
+	if (bt->params && !bt->params_applied) {
+		blkiso_dev_configure(bt->bdev, bt->params, strlen(bt->params));
+		bt->params_applied = true;
+	}
+	WRITE_ONCE(bt->bdev->draining, false);
 }
 
 /*
@@ -712,6 +730,8 @@ static void blkiso_status(struct dm_target *ti, status_type_t type,
 		break;
 	case STATUSTYPE_TABLE:
 		DMEMIT("%s %llu", bt->dev->name, (unsigned long long)bt->start);
+		if (bt->params)
+			DMEMIT(" %u %s", bt->nr_params, bt->params);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
