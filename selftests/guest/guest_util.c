@@ -412,3 +412,109 @@ int gu_wait_stat(const char *dir, unsigned long long cgid, const char *key,
 	}
 	return -1;
 }
+
+/* Read "key=value ..." from @path into @vals (-1 for a missing key). */
+int gu_stats_parse(const char *path, const char * const *keys, long long *vals, int n)
+{
+	char buf[2048], pat[64], *p;
+	int i;
+
+	if (gu_read(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		vals[i] = -1;
+		snprintf(pat, sizeof(pat), "%s=", keys[i]);
+		for (p = buf; (p = strstr(p, pat)); p++) {
+			if (p == buf || p[-1] == ' ') {
+				vals[i] = strtoll(p + strlen(pat), NULL, 10);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+enum { L_ARR, L_ADM, L_DIS, L_RNW, L_REJ, L_QUE, L_CMP, L_NR };
+static const char * const ledger_keys[L_NR] = {
+	"arrived", "admitted", "dispatched", "rejected_nowait", "rejected", "queued",
+	"completed",
+};
+
+/* 1: idle and exact; 0: idle-wait still pending; -1: broken (or unreadable). */
+static int ledger_one(const char *path, bool report)
+{
+	long long v[L_NR];
+	int i;
+
+	if (gu_stats_parse(path, ledger_keys, v, L_NR))
+		return access(path, F_OK) ? 1 : -1;	/* collected meanwhile */
+	for (i = 0; i < L_NR; i++)
+		if (v[i] < 0)
+			return -1;
+	if (v[L_QUE] || v[L_CMP] != v[L_ADM] + v[L_DIS]) {
+		if (report)
+			fprintf(stderr, "# ledger: %s not idle: completed=%lld admitted+dispatched=%lld"
+				" queued=%lld\n", path, v[L_CMP], v[L_ADM] + v[L_DIS], v[L_QUE]);
+		return 0;
+	}
+	if (v[L_ARR] != v[L_ADM] + v[L_DIS] + v[L_RNW] + v[L_REJ] + v[L_QUE]) {
+		if (report)
+			fprintf(stderr, "# ledger: %s: arrived=%lld != admitted %lld + dispatched %lld"
+				" + rejected_nowait %lld + rejected %lld + queued %lld\n", path,
+				v[L_ARR], v[L_ADM], v[L_DIS], v[L_RNW], v[L_REJ], v[L_QUE]);
+		return -1;
+	}
+	return 1;
+}
+
+/* Check the device file and every tenant directory once. */
+static int ledger_all(const char *dir, bool report)
+{
+	char path[512], list[8192], *tok, *save;
+	int worst = 1, r;
+
+	snprintf(path, sizeof(path), "%s/stats", dir);
+	worst = ledger_one(path, report);
+	if (gu_sh_out(list, sizeof(list), "cd %s && for d in */; do [ -f \"$d/stats\" ] && "
+		      "printf '%%s ' \"${d%%/}\"; done", dir))
+		return -1;
+	for (tok = strtok_r(list, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		snprintf(path, sizeof(path), "%s/%s/stats", dir, tok);
+		r = ledger_one(path, report);
+		if (r < worst)
+			worst = r;
+	}
+	return worst;
+}
+
+bool gu_ledger_ok(const char *dir)
+{
+	int waited, r = 0;
+
+	for (waited = 0; waited < 10000; waited += 50) {
+		r = ledger_all(dir, false);
+		if (r != 0)
+			break;
+		usleep(50 * 1000);
+	}
+	if (r != 1)
+		ledger_all(dir, true);
+	return r == 1;
+}
+
+int gu_cg_kill(const char *name, int timeout_ms)
+{
+	char path[512], buf[256];
+	int waited;
+
+	snprintf(path, sizeof(path), CG_ROOT "/%s/cgroup.kill", name);
+	if (gu_write(path, "1"))
+		return -1;
+	snprintf(path, sizeof(path), CG_ROOT "/%s/cgroup.procs", name);
+	for (waited = 0; waited <= timeout_ms; waited += 10) {
+		if (gu_read(path, buf, sizeof(buf)) == 0)
+			return 0;
+		usleep(10 * 1000);
+	}
+	return -1;
+}

@@ -105,4 +105,18 @@ int gu_wait_stat(const char *dir, unsigned long long cgid, const char *key,
 /* A number in fio's JSON: path "read/clat_ns/percentile/99.000000". */
 int gu_json_num(const char *json, const char *path, double *val);
 
+/*
+ * The ledger (doc/robustness.md).  Every tenant's stats (<dir>/<id>/stats)
+ * and the device's (<dir>/stats) must satisfy
+ *	arrived = admitted + dispatched + rejected_nowait + rejected + queued
+ * and, once idle (queued = 0 and nothing in flight),
+ *	completed = admitted + dispatched.
+ * gu_ledger_ok() waits up to 10 s for every file to be idle, then checks
+ * both equations exactly; it prints each violation to stderr.
+ */
+int gu_stats_parse(const char *path, const char * const *keys, long long *vals, int n);
+bool gu_ledger_ok(const char *dir);
+/* Kill every process of a cgroup (cgroup.kill), wait up to @timeout_ms for it to empty. */
+int gu_cg_kill(const char *name, int timeout_ms);
+
 #endif /* BLKISO_GUEST_UTIL_H */

@@ -17,7 +17,7 @@ ver=$(cat "$kroot/.version")
 # Modules the tests and the runner use; their dependencies are added.
 modules=(
 	virtio_pci 9pnet_virtio 9p configfs
-	null_blk scsi_debug loop
+	null_blk scsi_debug sd_mod loop
 	dm-mod dm-delay dm-flakey
 	bfq kyber-iosched
 	ext4 xfs crc32c_generic crc32c-intel libcrc32c
@@ -26,6 +26,8 @@ modules=(
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,host,out,etc,root,mnt,lib/modules}
+# mktemp makes it 0700: non-root tests must be able to resolve paths.
+chmod 755 "$stage"
 cp /bin/busybox "$stage/bin/busybox"
 # Scripts say #!/bin/bash: the host's bash, through /usr.
 ln -s /usr/bin/bash "$stage/bin/bash"
