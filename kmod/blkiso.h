@@ -128,6 +128,11 @@ struct blkiso_bio {
 /* /sys/kernel/blkiso, parent of every per-device directory. */
 extern struct kobject *blkiso_sysfs_root;
 
+/* Live objects, for /sys/kernel/blkiso/objects (leak checks). */
+extern atomic_long_t blkiso_live_devices;
+extern atomic_long_t blkiso_live_tenants;
+extern atomic_long_t blkiso_live_parked;
+
 int blkiso_target_init(void);
 void blkiso_target_exit(void);
 

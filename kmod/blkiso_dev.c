@@ -40,6 +40,7 @@ static void blkiso_tenant_release(struct kobject *kobj)
 
 	free_percpu(t->pcpu);
 	kfree(t);
+	atomic_long_dec(&blkiso_live_tenants);
 }
 
 static const struct attribute_group *blkiso_tenant_groups[];
@@ -65,6 +66,7 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 		kfree(t);
 		return NULL;
 	}
+	atomic_long_inc(&blkiso_live_tenants);
 	t->dev = dev;
 	t->cgid = cgid;
 	INIT_LIST_HEAD(&t->park);
@@ -619,6 +621,7 @@ static const struct attribute_group *blkiso_dev_groups[] = {
 static void blkiso_dev_release(struct kobject *kobj)
 {
 	kfree(to_dev(kobj));
+	atomic_long_dec(&blkiso_live_devices);
 }
 
 static struct kobj_type blkiso_dev_ktype = {
@@ -748,6 +751,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
 		return NULL;
+	atomic_long_inc(&blkiso_live_devices);
 	dev->md = md;
 	dev->devt = devt;
 	INIT_LIST_HEAD(&dev->node);

@@ -10,6 +10,9 @@
 #include "blkiso.h"
 
 struct kobject *blkiso_sysfs_root;
+atomic_long_t blkiso_live_devices = ATOMIC_LONG_INIT(0);
+atomic_long_t blkiso_live_tenants = ATOMIC_LONG_INIT(0);
+atomic_long_t blkiso_live_parked = ATOMIC_LONG_INIT(0);
 
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -18,8 +21,20 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 static struct kobj_attribute version_attr = __ATTR_RO(version);
 
+/* Device states, tenants and parked bios alive: all 0 once every table is gone. */
+static ssize_t objects_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld\n",
+			  atomic_long_read(&blkiso_live_devices),
+			  atomic_long_read(&blkiso_live_tenants),
+			  atomic_long_read(&blkiso_live_parked));
+}
+static struct kobj_attribute objects_attr = __ATTR_RO(objects);
+
 static struct attribute *blkiso_root_attrs[] = {
 	&version_attr.attr,
+	&objects_attr.attr,
 	NULL,
 };
 

@@ -276,6 +276,7 @@ static void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
 	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
 	WRITE_ONCE(dev->nr_parked, dev->nr_parked + 1);
+	atomic_long_inc(&blkiso_live_parked);
 	if (list_empty(&t->park)) {
 		list_add_tail(&t->park, &dev->parked);
 		blkiso_arm(dev, retry_ns);
@@ -564,6 +565,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 				WRITE_ONCE(t->nr_parked_cls[cls], t->nr_parked_cls[cls] - 1);
 				WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
 				WRITE_ONCE(dev->nr_parked, dev->nr_parked - 1);
+				atomic_long_dec(&blkiso_live_parked);
 				n++;
 			}
 		}

@@ -323,6 +323,9 @@ TEST_F_TIMEOUT(robust, rmmod_refused_in_use_then_no_leaks, GUEST_TIMEOUT)
 	ASSERT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_2 && dmsetup remove " DM_NAME));
 	/* every device directory goes with its last table */
 	EXPECT_EQ(0, count_dm_dirs());
+	/* and every device state, tenant and parked bio with it */
+	EXPECT_EQ(0, gu_read("/sys/kernel/blkiso/objects", out, sizeof(out)) < 0);
+	EXPECT_STREQ("devices=0 tenants=0 parked=0", out);
 	EXPECT_EQ(0, gu_sh("rmmod blkiso"));
 	EXPECT_NE(0, access("/sys/kernel/blkiso", F_OK));
 	gu_sh_out(out, sizeof(out), "dmesg | grep -iE 'Objects remaining|leak|kmem_cache|"
