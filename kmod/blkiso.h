@@ -23,7 +23,9 @@
 #include <linux/workqueue.h>
 
 #include "core/conf.h"
+#include "core/feedback.h"
 #include "core/meter.h"
+#include <linux/blkiso.h>
 
 #define BLKISO_VERSION		"0.2.0"
 
@@ -53,10 +55,81 @@ enum blkiso_stat {
 /* End-to-end latency histogram: bucket i counts latencies < 2^i us. */
 #define BLKISO_LAT_BUCKETS	32
 
+/* Per-CPU inputs of the feedback tick (kmod/blkiso_feedback.c). */
+struct blkiso_fb_cpu {
+	u64 dev_ns;		/* sum of device latencies, dispatch -> completion */
+	u64 missed;		/* completions over the tenant's latency target */
+	u64 throttled[BI_NR_DIRS];	/* bios parked by the buckets */
+	u64 lat_min_ns;		/* device latency extremes of tick lat_seq */
+	u64 lat_max_ns;
+	u32 lat_seq;
+};
+
 struct blkiso_tenant_pcpu {
 	struct bi_meter_cpu meter;
 	u64 stat[BLKISO_NR_STATS];
 	u64 lat[BLKISO_LAT_BUCKETS];
+	struct blkiso_fb_cpu fb;
+};
+
+/* Ticks kept in the stats rings (sysfs "ring" files, BLKISO_IOC_RING). */
+#define BLKISO_RING_DEV		64
+#define BLKISO_RING_TENANT	16
+
+/* Folded counters the tick differences, tick to tick. */
+enum blkiso_fb_ctr {
+	BLKISO_FB_OPS,
+	BLKISO_FB_ROPS,
+	BLKISO_FB_WOPS,
+	BLKISO_FB_RUNITS,
+	BLKISO_FB_WUNITS,
+	BLKISO_FB_DEV_NS,
+	BLKISO_FB_MISSED,
+	BLKISO_FB_RTHROTTLED,
+	BLKISO_FB_WTHROTTLED,
+	BLKISO_FB_NR,
+};
+
+/*
+ * A tenant's feedback state.  The slot gate (iso, slot_wait's count) is
+ * under lock, taken by dispatch, .map and .end_io (IRQs off); the held
+ * lists are under the device lock (lock nests inside it); the rest belongs
+ * to the tick (device lock held).
+ */
+struct blkiso_fb {
+	spinlock_t lock;
+	struct bi_iso iso;
+	struct bi_iso_params iso_p;
+	bool iso_on;			/* has an allocation: every bio takes a slot */
+	bool above;			/* above its commitment (S2-09), per tick */
+	u8 rate_on;			/* bit per direction: request-mode controller */
+	struct bi_ovl_tenant ovl;
+	struct bi_rate_ctl rate[BI_NR_DIRS];
+	struct bi_rate_params rate_p[BI_NR_DIRS];
+	u64 target_ns;			/* latency target (latency_us) */
+	struct bio_list slot_wait;	/* charged, waiting for a slot (FIFO) */
+	struct bio_list timed;		/* held until their release time */
+	unsigned int nr_slot_wait;	/* under lock as well */
+	unsigned int nr_timed;
+	u32 victims;			/* held as victims in this tick */
+	u64 prev[BLKISO_FB_NR];		/* folded counters at the last tick */
+	u64 d[BLKISO_FB_NR];		/* this tick's differences */
+	u64 lat_min, lat_max;		/* this tick's device latency extremes */
+	struct blkiso_tick_rec ring[BLKISO_RING_TENANT];
+	u32 ring_n;			/* records written, ever */
+};
+
+/* The device's side: the overload detector, the tick and its ring. */
+struct blkiso_dev_fb {
+	struct bi_ovl ovl;		/* under the device lock */
+	struct bi_ovl_params ovl_p;
+	struct delayed_work tick_work;
+	unsigned long due;		/* jiffies: when the next tick is due */
+	u64 seq;			/* ticks so far */
+	u32 victims;			/* victims in this tick */
+	bool gated;			/* the victim gate is open (M > 0, overload on) */
+	bool overloaded;		/* detector state, for shedding */
+	struct blkiso_tick_rec ring[BLKISO_RING_DEV];
 };
 
 struct blkiso_dev;
@@ -77,6 +150,7 @@ struct blkiso_tenant {
 	unsigned int nr_parked_cls[BI_NR_CLASSES];	/* read locklessly by .map */
 	unsigned int nr_parked;		/* all classes */
 	s64 deficit;			/* dispatch credit in units (DRR), dev->lock */
+	struct blkiso_fb fb;		/* feedback: slots, delays, rate cap */
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
 	bool gone;			/* its cgroup was removed: unhashed, draining */
 	bool sysfs_tried;		/* the sysfs work looked at it */
@@ -108,6 +182,7 @@ struct blkiso_dev {
 	struct work_struct sysfs_work;	/* tenant directories, off the hot path */
 	struct delayed_work gc_work;	/* frees removed cgroups' tenants */
 	struct workqueue_struct *wq;
+	struct blkiso_dev_fb fb;
 };
 
 /* Per-bio state (dm per_io_data). */
@@ -119,10 +194,21 @@ struct blkiso_bio {
 	struct bi_chain_charge cc;	/* what each level was charged */
 	struct bi_io io;
 	u64 arrive_ns;
+	u64 dispatch_ns;		/* sent down: device latency starts */
+	u64 release_ns;			/* held (victim, shed, delay) until then */
 	u64 units;			/* for the counters */
 	u32 bytes;
 	u8 dir;
 	u8 cls;				/* class in its own tenant: its queue */
+	s8 slot;			/* isolation slot held, -1 = none */
+	u8 stage;			/* enum blkiso_stage, while held */
+};
+
+/* Why a bio sits on its tenant's timed list. */
+enum blkiso_stage {
+	BLKISO_STAGE_VICTIM,		/* overload victim: not charged yet */
+	BLKISO_STAGE_SHED,		/* large read shed: asks again */
+	BLKISO_STAGE_DELAY,		/* charged, slot held: isolation delay */
 };
 
 /* /sys/kernel/blkiso, parent of every per-device directory. */
@@ -160,6 +246,13 @@ static inline struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev,
 	return NULL;
 }
 
+/* Bios of @t held now: parked on its class queues, waiting for a slot or a time. */
+static inline unsigned int blkiso_tenant_queued(const struct blkiso_tenant *t)
+{
+	return READ_ONCE(t->nr_parked) + READ_ONCE(t->fb.nr_slot_wait) +
+	       READ_ONCE(t->fb.nr_timed);
+}
+
 int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat);
 u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
@@ -169,6 +262,17 @@ int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
 /* blkiso_target.c */
 void blkiso_dispatch_work(struct work_struct *work);
 enum hrtimer_restart blkiso_timer_fn(struct hrtimer *timer);
+
+/* blkiso_feedback.c */
+void blkiso_fb_tenant_init(struct blkiso_tenant *t);
+void blkiso_fb_configure(struct blkiso_tenant *t);
+void blkiso_fb_dev_init(struct blkiso_dev *dev);
+void blkiso_fb_dev_configure(struct blkiso_dev *dev);
+void blkiso_fb_dev_start(struct blkiso_dev *dev);
+void blkiso_fb_dev_stop(struct blkiso_dev *dev);
+int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,
+		   struct blkiso_tick_rec *recs, unsigned int capacity);
+ssize_t blkiso_fb_ring_show(struct blkiso_dev *dev, struct blkiso_tenant *t, char *buf);
 
 /* blkiso_ioctl.c: /dev/blkiso */
 int blkiso_ioctl_init(void);

@@ -77,6 +77,8 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	bi_meter_configure(&t->meter, &t->conf, &dev->conf, now);
 	for_each_possible_cpu(cpu)
 		bi_meter_init_cpu(&per_cpu_ptr(t->pcpu, cpu)->meter, now);
+	blkiso_fb_tenant_init(t);
+	t->fb.target_ns = (u64)t->conf.latency_us * NSEC_PER_USEC;
 	kobject_init(&t->kobj, &blkiso_tenant_ktype);
 	return t;
 }
@@ -249,6 +251,7 @@ static void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_
 	t->conf = *conf;
 	WRITE_ONCE(t->configured, true);
 	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
+	blkiso_fb_configure(t);
 	if (!was_configured)
 		blkiso_relink(t->dev);
 	/* A new quota may admit parked bios at once. */
@@ -359,6 +362,12 @@ int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
 	list_for_each_entry(t, &dev->tenant_list, list)
 		bi_meter_configure(&t->meter, &t->conf, &dev->conf, ktime_get_ns());
 	spin_unlock_irq(&dev->lock);
+	/* ... and the controllers (tick, thresholds, request-mode caps) */
+	blkiso_fb_dev_configure(dev);
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &dev->tenant_list, list)
+		blkiso_fb_configure(t);
+	rcu_read_unlock();
 unlock:
 	mutex_unlock(&dev->conf_mutex);
 	return ret;
@@ -479,7 +488,7 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 			n += sysfs_emit_at(buf, n, "%s_tokens=%lld ", blkiso_key_names[i],
 					   blkiso_key_tokens(t, i));
 	n += sysfs_emit_at(buf, n, "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu\n",
-			   blkiso_tenant_dispenses(t), READ_ONCE(t->nr_parked),
+			   blkiso_tenant_dispenses(t), blkiso_tenant_queued(t),
 			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 50),
 			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 99));
 	return n;
@@ -503,6 +512,15 @@ static ssize_t tenant_cgroup_show(struct kobject *kobj, struct kobj_attribute *a
 	return strlcat(buf, "\n", PAGE_SIZE);
 }
 
+static ssize_t tenant_ring_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
+{
+	struct blkiso_tenant *t = to_tenant(kobj);
+
+	return blkiso_fb_ring_show(t->dev, t, buf);
+}
+
+static struct kobj_attribute tenant_ring_attr =
+	__ATTR(ring, 0444, tenant_ring_show, NULL);
 static struct kobj_attribute tenant_conf_attr =
 	__ATTR(conf, 0600, tenant_conf_show, tenant_conf_store);
 static struct kobj_attribute tenant_stats_attr =
@@ -514,6 +532,7 @@ static struct attribute *blkiso_tenant_attrs[] = {
 	&tenant_conf_attr.attr,
 	&tenant_stats_attr.attr,
 	&tenant_cgroup_attr.attr,
+	&tenant_ring_attr.attr,
 	NULL,
 };
 
@@ -595,6 +614,12 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 	return n;
 }
 
+static ssize_t dev_ring_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
+{
+	return blkiso_fb_ring_show(to_dev(kobj), NULL, buf);
+}
+
+static struct kobj_attribute dev_ring_attr = __ATTR(ring, 0444, dev_ring_show, NULL);
 static struct kobj_attribute dev_name_attr = __ATTR(name, 0444, dev_name_show, NULL);
 static struct kobj_attribute dev_conf_attr =
 	__ATTR(conf, 0600, dev_conf_show, dev_conf_store);
@@ -606,6 +631,7 @@ static struct attribute *blkiso_dev_attrs[] = {
 	&dev_conf_attr.attr,
 	&dev_tenant_attr.attr,
 	&dev_stats_attr.attr,
+	&dev_ring_attr.attr,
 	NULL,
 };
 
@@ -702,7 +728,8 @@ static void blkiso_gc_work(struct work_struct *work)
 	/* Pass 1: free what was unhashed earlier and has drained. */
 	spin_lock_irq(&dev->lock);
 	list_for_each_entry_safe(t, tmp, &dev->tenant_list, list) {
-		if (t->gone && !t->nr_parked && !blkiso_tenant_busy(t)) {
+		if (t->gone && !t->nr_parked && !t->fb.nr_slot_wait &&
+		    !t->fb.nr_timed && !blkiso_tenant_busy(t)) {
 			list_del_rcu(&t->list);
 			list_add(&t->park, &dead);	/* park is unused once drained */
 			dev->nr_tenants--;
@@ -761,6 +788,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	INIT_LIST_HEAD(&dev->tenant_list);
 	INIT_LIST_HEAD(&dev->parked);
 	bi_dev_conf_init(&dev->conf);
+	blkiso_fb_dev_init(dev);
 	hrtimer_init(&dev->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	dev->timer.function = blkiso_timer_fn;
 	INIT_WORK(&dev->dispatch_work, blkiso_dispatch_work);
@@ -780,6 +808,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	if (IS_ERR(kt))
 		goto put;
 	queue_delayed_work(dev->wq, &dev->gc_work, BLKISO_GC_PERIOD);
+	blkiso_fb_dev_start(dev);
 	return dev;
 put:
 	blkiso_dev_destroy(dev);
@@ -840,6 +869,7 @@ static void blkiso_dev_destroy(struct blkiso_dev *dev)
 	hrtimer_cancel(&dev->timer);
 	if (dev->wq) {
 		cancel_delayed_work_sync(&dev->gc_work);
+		blkiso_fb_dev_stop(dev);
 		flush_work(&dev->dispatch_work);
 		flush_work(&dev->sysfs_work);
 		destroy_workqueue(dev->wq);

@@ -333,7 +333,7 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 		blkiso_tenant_stats(t, r->stat, s->lat);
 		r->p50_us = blkiso_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 50);
 		r->p99_us = blkiso_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 99);
-		r->queued = READ_ONCE(t->nr_parked);
+		r->queued = blkiso_tenant_queued(t);
 		r->flags = t->configured ? BLKISO_F_CONFIGURED : 0;
 	}
 	a->queued = dev->nr_parked;
@@ -382,6 +382,61 @@ out:
 	return ret;
 }
 
+struct blkiso_ioc_ring_arg {
+	struct blkiso_ioc_ring *a;
+	struct blkiso_tick_rec *recs;	/* BLKISO_RING_DEV of them */
+};
+
+static int blkiso_ioc_ring_fn(struct blkiso_dev *dev, void *arg)
+{
+	struct blkiso_ioc_ring_arg *r = arg;
+	struct blkiso_ioc_ring *a = r->a;
+	struct blkiso_tenant *t = NULL;
+	int n;
+
+	rcu_read_lock();
+	if (a->flags & BLKISO_RING_F_TENANT) {
+		t = blkiso_tenant_find(dev, a->cgid);
+		if (!t) {
+			rcu_read_unlock();
+			return -ENOENT;
+		}
+	}
+	n = blkiso_fb_ring(dev, t, r->recs, min_t(u32, a->capacity, BLKISO_RING_DEV));
+	rcu_read_unlock();
+	a->count = n;
+	return 0;
+}
+
+/* BLKISO_IOC_RING: the feedback tick's last records, device or tenant. */
+static long blkiso_ioc_ring(void __user *uarg)
+{
+	struct blkiso_ioc_ring_arg r = { };
+	struct blkiso_ioc_ring a;
+	dev_t devt;
+	int ret;
+
+	ret = blkiso_ioc_fetch(uarg, &a, sizeof(a), false);
+	if (ret)
+		return ret;
+	if (!blkiso_ioc_devt(a.major, a.minor, &devt) ||
+	    a.rec_size != sizeof(struct blkiso_tick_rec) ||
+	    (a.flags & ~BLKISO_RING_F_TENANT) || (a.capacity && !a.recs))
+		return -EINVAL;
+	r.a = &a;
+	r.recs = kcalloc(BLKISO_RING_DEV, sizeof(*r.recs), GFP_KERNEL);
+	if (!r.recs)
+		return -ENOMEM;
+	ret = blkiso_dev_call(devt, blkiso_ioc_ring_fn, &r);
+	if (!ret && a.count &&
+	    copy_to_user(u64_to_user_ptr(a.recs), r.recs, (size_t)a.count * sizeof(*r.recs)))
+		ret = -EFAULT;
+	if (!ret && copy_to_user(uarg, &a, sizeof(a)))
+		ret = -EFAULT;
+	kfree(r.recs);
+	return ret;
+}
+
 /*
  * Concurrency contract: process context, any number of callers at once;
  * each call takes the registry mutex, then a device's conf_mutex or lock.
@@ -401,6 +456,8 @@ static long blkiso_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return blkiso_ioc_device(cmd, uarg);
 	case BLKISO_IOC_STATS:
 		return blkiso_ioc_stats(uarg);
+	case BLKISO_IOC_RING:
+		return blkiso_ioc_ring(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -270,6 +270,7 @@ static void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	unsigned long flags;
 
 	this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
+	this_cpu_inc(t->pcpu->fb.throttled[pb->dir]);
 	trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
 	spin_lock_irqsave(&dev->lock, flags);
 	bio_list_add(&t->parked_bios[pb->cls], bio);
@@ -285,6 +286,127 @@ static void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	if (dev->draining)
 		queue_work(dev->wq, &dev->dispatch_work);
 	spin_unlock_irqrestore(&dev->lock, flags);
+}
+
+/* One more bio held by @t outside its class queues.  Device lock held. */
+static void blkiso_held_inc(struct blkiso_dev *dev, struct blkiso_tenant *t)
+{
+	WRITE_ONCE(dev->nr_parked, dev->nr_parked + 1);
+	atomic_long_inc(&blkiso_live_parked);
+	if (list_empty(&t->park))
+		list_add_tail(&t->park, &dev->parked);
+}
+
+static void blkiso_held_dec(struct blkiso_dev *dev)
+{
+	WRITE_ONCE(dev->nr_parked, dev->nr_parked - 1);
+	atomic_long_dec(&blkiso_live_parked);
+}
+
+/* Hold @bio on @t's timed list until @release_ns.  Device lock held. */
+static void blkiso_hold_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			       struct bio *bio, u8 stage, u64 release_ns)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+
+	pb->stage = stage;
+	pb->release_ns = release_ns;
+	bio_list_add(&t->fb.timed, bio);
+	WRITE_ONCE(t->fb.nr_timed, t->fb.nr_timed + 1);
+	blkiso_held_inc(dev, t);
+	blkiso_arm(dev, release_ns);
+}
+
+static u32 blkiso_iso_flags(const struct blkiso_bio *pb)
+{
+	u32 f = 0;
+
+	if (pb->dir == BI_DIR_READ && pb->units <= BI_ISO_SMALL_UNITS_DEF)
+		f |= BI_ISO_IO_SMALL_READ;
+	if (pb->units >= BI_ISO_BIG_UNITS_DEF)
+		f |= BI_ISO_IO_BIG;
+	return f;
+}
+
+/*
+ * The slot gate of a charged bio of a tenant with an allocation
+ * (ctl_isolation): a free slot without delay sends it to @out; a delayed
+ * slot holds it on the timed list; no slot (or others waiting before it)
+ * queues it on the slot-wait FIFO, which a completion wakes.  The slot
+ * state is under the tenant's fb lock, so that a completion freeing a slot
+ * either comes first (and we get the slot) or sees us waiting (and wakes
+ * the dispatcher).  Device lock held.
+ */
+static void blkiso_slot_gate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
+				    struct bio *bio, u64 now, struct bio_list *out)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_fb *fb = &t->fb;
+	u64 delay = 0;
+	int slot = -1;
+
+	spin_lock(&fb->lock);
+	if (!fb->nr_slot_wait)
+		slot = bi_iso_slot_get(&fb->iso, &fb->iso_p, (u32)min_t(u64, pb->units, U32_MAX),
+				       blkiso_iso_flags(pb), &delay);
+	if (slot < 0) {
+		bio_list_add(&fb->slot_wait, bio);
+		WRITE_ONCE(fb->nr_slot_wait, fb->nr_slot_wait + 1);
+		spin_unlock(&fb->lock);
+		blkiso_held_inc(dev, t);
+		return;
+	}
+	spin_unlock(&fb->lock);
+	pb->slot = slot;
+	if (delay) {
+		blkiso_hold_locked(dev, t, bio, BLKISO_STAGE_DELAY, now + delay);
+		return;
+	}
+	pb->dispatch_ns = now;
+	bio_list_add(out, bio);
+}
+
+/* A completed (or never sent) bio gives its slot back; wake the waiters. */
+static void blkiso_slot_put(struct blkiso_tenant *t, struct blkiso_bio *pb)
+{
+	unsigned long flags;
+	bool wake;
+
+	spin_lock_irqsave(&t->fb.lock, flags);
+	bi_iso_slot_put(&t->fb.iso, pb->slot, blkiso_iso_flags(pb));
+	wake = t->fb.nr_slot_wait;
+	spin_unlock_irqrestore(&t->fb.lock, flags);
+	pb->slot = -1;
+	if (wake)
+		queue_work(t->dev->wq, &t->dev->dispatch_work);
+}
+
+/*
+ * The overload gate (seed 002) at .map, while the device's gate is open:
+ * a large read is shed while the device is overloaded (S0-21), else the
+ * multiplier picks victims by rank (S2-07..S2-09).  Device lock held.
+ * Returns whether to hold the bio, and as what.
+ */
+static bool blkiso_victim_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
+				 struct blkiso_bio *pb, u8 *stage)
+{
+	if (dev->fb.ovl.overloaded &&
+	    bi_rate_shed_large_read(&pb->io, true, dev->conf.shed_bytes)) {
+		*stage = BLKISO_STAGE_SHED;
+		return true;
+	}
+	if (!bi_fb_victims_on(&dev->conf) || !dev->fb.ovl.m ||
+	    !bi_ovl_victim(&dev->fb.ovl, bi_conf_rank(&t->conf, &pb->io), t->fb.above))
+		return false;
+	*stage = BLKISO_STAGE_VICTIM;
+	dev->fb.victims++;
+	t->fb.victims++;
+	return true;
+}
+
+static u64 blkiso_hold_ns(const struct blkiso_dev *dev)
+{
+	return (u64)bi_dev_conf_hold_ms(&dev->conf) * NSEC_PER_MSEC;
 }
 
 /*
@@ -363,6 +485,8 @@ static inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bio,
 				  struct blkiso_tenant *t, u64 now)
 {
 	pb->arrive_ns = now;
+	pb->dispatch_ns = now;
+	pb->slot = -1;
 	pb->bytes = bio->bi_iter.bi_size;
 	blkiso_describe(bio, &pb->io);
 	pb->dir = bi_io_dir(&pb->io);
@@ -380,6 +504,47 @@ static __always_inline void blkiso_admitted(struct blkiso_dev *dev,
 		trace_blkiso_charge(dev->devt, t->cgid, pb->dir, pb->units);
 }
 
+/* A bio that may not wait: BLK_STS_AGAIN for NOWAIT, else fail it (reject mode). */
+static int blkiso_refuse(struct blkiso_dev *dev, struct bio *bio,
+			 struct blkiso_bio *pb, struct blkiso_tenant *t)
+{
+	trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
+	pb->tenant = NULL;
+	if (bio->bi_opf & REQ_NOWAIT) {
+		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED_NOWAIT]);
+		bio->bi_status = BLK_STS_AGAIN;
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
+	return DM_MAPIO_KILL;
+}
+
+/* A bio its buckets admitted: on its way, through the slot gate if @t has one. */
+static int blkiso_pass(struct blkiso_dev *dev, struct bio *bio,
+		       struct blkiso_bio *pb, struct blkiso_tenant *t, u64 now)
+{
+	struct bio_list out = BIO_EMPTY_LIST;
+	unsigned long flags;
+
+	if (likely(!READ_ONCE(t->fb.iso_on)) || READ_ONCE(dev->draining)) {
+		blkiso_admitted(dev, t, pb);
+		return DM_MAPIO_REMAPPED;
+	}
+	spin_lock_irqsave(&dev->lock, flags);
+	blkiso_slot_gate_locked(dev, t, bio, now, &out);
+	if (bio_list_empty(&out) && dev->draining)
+		queue_work(dev->wq, &dev->dispatch_work);
+	spin_unlock_irqrestore(&dev->lock, flags);
+	if (bio_list_empty(&out)) {
+		this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
+		trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
+		return DM_MAPIO_SUBMITTED;
+	}
+	blkiso_admitted(dev, t, pb);
+	return DM_MAPIO_REMAPPED;
+}
+
 /*
  * The general way of a prepared bio through .map: force, charge through
  * every level, queue behind its class's parked bios, park, or reject.
@@ -392,11 +557,8 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 	u64 retry = 0;
 	bool admitted;
 
-	if (!pb->depth) {
-		/* No cap on its way: count it and let it go. */
-		blkiso_admitted(dev, t, pb);
-		return DM_MAPIO_REMAPPED;
-	}
+	if (!pb->depth)
+		return blkiso_pass(dev, bio, pb, t, now);	/* no cap on its way */
 	/* Its class picks its queue; worked out only when queues matter. */
 	if (READ_ONCE(t->nr_parked))
 		pb->cls = bi_classify(&t->meter.rules, &pb->io);
@@ -410,31 +572,52 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 	else
 		admitted = blkiso_charge(pb, false, now, &retry);
 	local_irq_restore(flags);
-	if (admitted) {
-		blkiso_admitted(dev, t, pb);
-		return DM_MAPIO_REMAPPED;
-	}
+	if (admitted)
+		return blkiso_pass(dev, bio, pb, t, now);
 	if (!retry)
 		retry = now;
 
-	if (bio->bi_opf & REQ_NOWAIT) {
-		trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
-		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED_NOWAIT]);
-		pb->tenant = NULL;
-		bio->bi_status = BLK_STS_AGAIN;
-		bio_endio(bio);
-		return DM_MAPIO_SUBMITTED;
-	}
-	if (READ_ONCE(dev->conf.reject_mode) || blkiso_policy_rejects(pb)) {
-		trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
-		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
-		pb->tenant = NULL;
-		return DM_MAPIO_KILL;
-	}
+	if ((bio->bi_opf & REQ_NOWAIT) || READ_ONCE(dev->conf.reject_mode) ||
+	    blkiso_policy_rejects(pb))
+		return blkiso_refuse(dev, bio, pb, t);
 	if (pb->cls == BI_NR_CLASSES)
 		pb->cls = bi_classify(&t->meter.rules, &pb->io);
 	blkiso_park(dev, t, bio, retry);
 	return DM_MAPIO_SUBMITTED;
+}
+
+/*
+ * .map for a tenant with an allocation, or while the device's overload gate
+ * is open: the victim gate first (a victim waits hold_ms before its charge,
+ * or is refused in reject mode / with REQ_NOWAIT), then the general way,
+ * whose admitted bios pass the slot gate.  The system class is never held.
+ */
+static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
+				     struct blkiso_bio *pb, struct blkiso_tenant *t,
+				     u64 now)
+{
+	unsigned long flags;
+	bool hold = false;
+	u8 stage;
+
+	if (READ_ONCE(dev->fb.gated) && !bi_io_is_sys(&pb->io)) {
+		spin_lock_irqsave(&dev->lock, flags);
+		if (!dev->draining && blkiso_victim_locked(dev, t, pb, &stage)) {
+			hold = true;
+			if (!(bio->bi_opf & REQ_NOWAIT) && !dev->conf.reject_mode) {
+				blkiso_hold_locked(dev, t, bio, stage,
+						   now + blkiso_hold_ns(dev));
+				spin_unlock_irqrestore(&dev->lock, flags);
+				this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
+				trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
+				return DM_MAPIO_SUBMITTED;
+			}
+		}
+		spin_unlock_irqrestore(&dev->lock, flags);
+		if (hold)
+			return blkiso_refuse(dev, bio, pb, t);
+	}
+	return blkiso_map_slow(dev, bio, pb, t, now);
 }
 
 /* A cgroup's first bio on this device: create its tenant, then go on. */
@@ -455,7 +638,7 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 		return DM_MAPIO_REMAPPED;
 	now = ktime_get_ns();
 	blkiso_prepare(pb, bio, t, now);
-	return blkiso_map_slow(dev, bio, pb, t, now);
+	return blkiso_map_gated(dev, bio, pb, t, now);
 }
 
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
@@ -496,6 +679,10 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
 	now = ktime_get_ns();
 	blkiso_prepare(pb, bio, t, now);
+	if (unlikely(READ_ONCE(t->fb.iso_on) | READ_ONCE(dev->fb.gated))) {
+		local_irq_restore(flags);
+		return blkiso_map_gated(dev, bio, pb, t, now);
+	}
 	if (!pb->depth) {
 		/* No cap on its way: count it and let it go. */
 		local_irq_restore(flags);
@@ -520,9 +707,123 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 }
 
 /*
- * One deficit-round-robin pass over the tenants with parked bios: each gets
- * BLKISO_QUANTUM_UNITS more credit and sends bios, in FIFO order, while its
- * credit covers the next one and its buckets admit it.  Tenants with small
+ * A released victim or shed read goes to the tail of its class queue, to
+ * be charged like any parked bio (it was counted held once already).
+ */
+static void blkiso_requeue_locked(struct blkiso_tenant *t, struct bio *bio)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+
+	if (pb->cls >= BI_NR_CLASSES)
+		pb->cls = bi_classify(&t->meter.rules, &pb->io);
+	bio_list_add(&t->parked_bios[pb->cls], bio);
+	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
+	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
+}
+
+/* Send a held bio now: counted dispatched, its device latency starts. */
+static void blkiso_release(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			   struct bio *bio, u64 now, struct bio_list *out)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+
+	pb->dispatch_ns = now;
+	bio_list_add(out, bio);
+	this_cpu_inc(t->pcpu->stat[BLKISO_DISPATCHED]);
+	trace_blkiso_dispatch(dev->devt, t->cgid, pb->dir, pb->units);
+}
+
+/*
+ * The timed list: delayed bios whose time has come go out; victims and
+ * shed reads whose hold is over go to their class queue (a shed read asks
+ * again while the device stays overloaded).  Draining releases all.
+ */
+static unsigned int blkiso_dispatch_timed(struct blkiso_dev *dev, struct blkiso_tenant *t,
+					  u64 now, struct bio_list *out, u64 *next_ns)
+{
+	struct bio_list keep = BIO_EMPTY_LIST;
+	unsigned int n = 0;
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(&t->fb.timed))) {
+		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+
+		if (!dev->draining && pb->release_ns > now) {
+			bio_list_add(&keep, bio);
+			*next_ns = min(*next_ns, pb->release_ns);
+			continue;
+		}
+		if (pb->stage == BLKISO_STAGE_SHED && !dev->draining &&
+		    dev->fb.ovl.overloaded &&
+		    bi_rate_shed_large_read(&pb->io, true, dev->conf.shed_bytes)) {
+			pb->release_ns = now + blkiso_hold_ns(dev);
+			*next_ns = min(*next_ns, pb->release_ns);
+			bio_list_add(&keep, bio);
+			continue;
+		}
+		WRITE_ONCE(t->fb.nr_timed, t->fb.nr_timed - 1);
+		if (pb->stage == BLKISO_STAGE_DELAY) {
+			blkiso_held_dec(dev);
+			blkiso_release(dev, t, bio, now, out);
+			n++;
+		} else {
+			blkiso_requeue_locked(t, bio);
+		}
+	}
+	t->fb.timed = keep;
+	return n;
+}
+
+/*
+ * The slot-wait FIFO: while slots are free, in order.  Draining, or an
+ * allocation removed meanwhile, lets every waiter go without a slot.
+ */
+static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_tenant *t,
+					  u64 now, struct bio_list *out, u64 *next_ns)
+{
+	struct blkiso_fb *fb = &t->fb;
+	unsigned int n = 0;
+	struct bio *bio;
+
+	spin_lock(&fb->lock);
+	while ((bio = bio_list_peek(&fb->slot_wait))) {
+		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+		u64 delay = 0;
+		int slot = -1;
+
+		if (!dev->draining && fb->iso_on) {
+			slot = bi_iso_slot_get(&fb->iso, &fb->iso_p,
+					       (u32)min_t(u64, pb->units, U32_MAX),
+					       blkiso_iso_flags(pb), &delay);
+			if (slot < 0)
+				break;
+		}
+		bio_list_pop(&fb->slot_wait);
+		WRITE_ONCE(fb->nr_slot_wait, fb->nr_slot_wait - 1);
+		pb->slot = slot;
+		if (delay) {
+			/* still held: from the slot-wait FIFO to the timed list */
+			pb->stage = BLKISO_STAGE_DELAY;
+			pb->release_ns = now + delay;
+			bio_list_add(&fb->timed, bio);
+			WRITE_ONCE(fb->nr_timed, fb->nr_timed + 1);
+			*next_ns = min(*next_ns, pb->release_ns);
+			continue;
+		}
+		blkiso_held_dec(dev);
+		blkiso_release(dev, t, bio, now, out);
+		n++;
+	}
+	spin_unlock(&fb->lock);
+	return n;
+}
+
+/*
+ * One deficit-round-robin pass over the tenants with held bios: first the
+ * timed list and the slot-wait FIFO, then the class queues: each tenant
+ * gets BLKISO_QUANTUM_UNITS more credit and sends bios, in FIFO order,
+ * while its credit covers the next one and its buckets admit it; a tenant
+ * with an allocation sends them through its slot gate.  Tenants with small
  * bios are served as many units as tenants with large ones, so siblings
  * sharing a parent's quota share it by work, not by bio count (S1-24).
  * Returns the bios sent; *@starved is set if a tenant only lacked credit.
@@ -537,8 +838,15 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 	u8 cls;
 
 	list_for_each_entry_safe(t, tmp, &dev->parked, park) {
-		t->deficit = min_t(s64, t->deficit + BLKISO_QUANTUM_UNITS,
-				   BLKISO_DEFICIT_MAX_UNITS);
+		bool gate = READ_ONCE(t->fb.iso_on) && !dev->draining;
+
+		if (t->fb.nr_timed)
+			n += blkiso_dispatch_timed(dev, t, now, out, next_ns);
+		if (t->fb.nr_slot_wait)
+			n += blkiso_dispatch_slots(dev, t, now, out, next_ns);
+		if (t->nr_parked)
+			t->deficit = min_t(s64, t->deficit + BLKISO_QUANTUM_UNITS,
+					   BLKISO_DEFICIT_MAX_UNITS);
 		/* classes in priority order; a refused class lets the next try */
 		for (cls = 0; cls < BI_NR_CLASSES; cls++) {
 			while (t->nr_parked_cls[cls]) {
@@ -559,20 +867,24 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 				}
 				t->deficit -= pb->units;
 				bio_list_pop(&t->parked_bios[cls]);
-				bio_list_add(out, bio);
-				this_cpu_inc(t->pcpu->stat[BLKISO_DISPATCHED]);
-				trace_blkiso_dispatch(dev->devt, t->cgid, pb->dir, pb->units);
 				WRITE_ONCE(t->nr_parked_cls[cls], t->nr_parked_cls[cls] - 1);
 				WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
-				WRITE_ONCE(dev->nr_parked, dev->nr_parked - 1);
-				atomic_long_dec(&blkiso_live_parked);
+				blkiso_held_dec(dev);
+				if (gate) {
+					struct bio_list one = BIO_EMPTY_LIST;
+
+					blkiso_slot_gate_locked(dev, t, bio, now, &one);
+					if (bio_list_empty(&one))
+						continue;	/* waits for a slot or its delay */
+				}
+				blkiso_release(dev, t, bio, now, out);
 				n++;
 			}
 		}
-		if (!t->nr_parked) {
+		if (!t->nr_parked)
 			t->deficit = 0;
+		if (!t->nr_parked && !t->fb.nr_slot_wait && !t->fb.nr_timed)
 			list_del_init(&t->park);
-		}
 	}
 	return n;
 }
@@ -623,6 +935,29 @@ static noinline void blkiso_complete_chain(struct blkiso_bio *pb, u64 now)
 	bi_meter_complete_chain(m, cpu, &pb->cc, now);
 }
 
+/*
+ * The feedback tick's inputs (blkiso_feedback.c): device latency, misses of
+ * the tenant's target, and this tick's latency extremes.  IRQs off.
+ */
+static __always_inline void blkiso_feedback_sample(struct blkiso_tenant *t,
+						   struct blkiso_fb_cpu *f, u64 dev_ns)
+{
+	u32 seq = (u32)READ_ONCE(t->dev->fb.seq);
+
+	f->dev_ns += dev_ns;
+	if (dev_ns > READ_ONCE(t->fb.target_ns))
+		f->missed++;
+	if (f->lat_seq != seq) {
+		f->lat_seq = seq;
+		f->lat_min_ns = dev_ns;
+		f->lat_max_ns = dev_ns;
+	} else if (dev_ns < f->lat_min_ns) {
+		f->lat_min_ns = dev_ns;
+	} else if (dev_ns > f->lat_max_ns) {
+		f->lat_max_ns = dev_ns;
+	}
+}
+
 static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
@@ -636,8 +971,9 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	if (!t)
 		return DM_ENDIO_DONE;
 	now = ktime_get_ns();
+	pc = t->pcpu;	/* once: each this_cpu op would load it again */
+	local_irq_save(flags);
 	if (pb->cc.depth) {
-		local_irq_save(flags);
 		if (likely(pb->cc.depth == 1)) {
 			struct blkiso_tenant *lt = pb->level[0];
 
@@ -647,14 +983,16 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		} else {
 			blkiso_complete_chain(pb, now);
 		}
-		local_irq_restore(flags);
 	}
+	blkiso_feedback_sample(t, &this_cpu_ptr(pc)->fb, now - pb->dispatch_ns);
+	local_irq_restore(flags);
+	if (pb->slot >= 0)
+		blkiso_slot_put(t, pb);
 	read = pb->dir == BI_DIR_READ;
 	lat_us = (now - pb->arrive_ns) >> 10;	/* ~us: a power-of-two histogram */
 	if (trace_blkiso_complete_enabled())
 		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
 				      now - pb->arrive_ns, blk_status_to_errno(*error));
-	pc = t->pcpu;	/* once: each this_cpu op would load it again */
 	this_cpu_inc(pc->stat[BLKISO_COMPLETED]);
 	if (*error)
 		this_cpu_inc(pc->stat[BLKISO_ERRORS]);

@@ -7,8 +7,6 @@
 #include "conf.h"
 
 #define BI_MSEC_PER_SEC			1000
-#define BI_BURST_LIMIT_MIN		3	/* seed 000's request-bucket burst */
-#define BI_BURST_LIMIT_PCT		5	/* ... or 5 % of the cap, the larger */
 #define BI_DELAY_MAX_CAP_US		50000	/* at most 50 ms */
 
 /*

@@ -41,6 +41,8 @@
 #define BI_CONF_TOKENS_MAX	(1LL << 40)		/* |min_tokens|, |floor| */
 #define BI_CONF_MIN_AUTO	S64_MAX			/* min_tokens=auto (S0-30) */
 #define BI_CONF_INHERIT		(S64_MAX - 1)		/* class min/floor = tenant's */
+#define BI_BURST_LIMIT_MIN	3	/* seed 000's request-bucket burst */
+#define BI_BURST_LIMIT_PCT	5	/* ... or 5 % of the cap, the larger */
 
 /* Linux errno values, returned negated (the glue passes them through). */
 #define BI_EPERM		1
@@ -56,6 +58,15 @@ enum bi_alloc_metric {
 enum bi_isolation {
 	BI_ISOLATION_WC,	/* "wc": enforce alloc only while overloaded (S3-18) */
 	BI_ISOLATION_STRICT,	/* "strict": always */
+};
+
+/* The overload gate of seed 002 (device key "overload"). */
+enum bi_overload {
+	BI_OVERLOAD_OFF,	/* detection and multiplier only: no bio held */
+	BI_OVERLOAD_DAMPED,	/* +T, hold-off K, -R (S2-07, S2-10) */
+	BI_OVERLOAD_SIMPLE,	/* naive: T while overloaded (S2-15) */
+	BI_OVERLOAD_IDEAL,	/* damped plus ideal-rate tracking (S2-13) */
+	BI_OVERLOAD_SHED,	/* large-read shedding only, no victims (S0-21) */
 };
 
 enum bi_mode {
@@ -125,6 +136,7 @@ struct bi_dev_conf {
 	u32 rw_read_factor;		/* combined R/W controller, 1 read = k writes */
 	u32 tick_ms;			/* adjustment cycle (S0-14) */
 	u8 reject_mode;			/* 1: fail throttled bios with EIO */
+	u8 overload;			/* enum bi_overload: the victim gate */
 	u32 window_ticks;		/* moving window (S2-04) */
 	u32 overload_pct;		/* overload threshold, % missed (S2-05) */
 	u32 mult_up;			/* T, points (S2-07) */

@@ -72,6 +72,9 @@ static const char *const bi_initial_words[] = { "1", "ewma", "exact" };
 static const char *const bi_deduct_words[] = { "same", "spill" };
 static const char *const bi_action_words[] = { "delay", "reject" };
 static const char *const bi_bool_words[] = { "0", "1" };
+static const char *const bi_overload_words[] = {
+	"off", "damped", "simple", "ideal", "shed",
+};
 static const char *const bi_op_words[BI_NR_OPS] = {
 	[BI_OP_READ] = "read", [BI_OP_WRITE] = "write",
 	[BI_OP_DISCARD] = "discard", [BI_OP_WRITE_ZEROES] = "wzero",
@@ -1087,6 +1090,8 @@ static const struct bi_key bi_dev_keys[] = {
 	BI_DU("tick_ms", tick_ms, 1, 10000, 100),
 	{ .name = "reject_mode", BI_D(reject_mode), .kind = BI_K_WORD,
 	  BI_WORDS(bi_bool_words), .def = 0 },
+	{ .name = "overload", BI_D(overload), .kind = BI_K_WORD,
+	  BI_WORDS(bi_overload_words), .def = BI_OVERLOAD_OFF },
 	BI_DU("window_ticks", window_ticks, 1, 100, 10),
 	BI_DU("overload_pct", overload_pct, 1, 100, 10),
 	BI_DU("mult_up", mult_up, 1, 100, 20),

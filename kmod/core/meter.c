@@ -5,6 +5,7 @@
  */
 #include "meter.h"
 #include "classify.h"
+#include "ctl_rate.h"
 #include "units.h"
 
 static const u8 bi_dir_keys[BI_NR_DIRS][2] = {
@@ -117,10 +118,34 @@ static void bi_meter_configure_classes(struct bi_meter *m,
 }
 
 /*
+ * mode=request (S0-05): a direction's work cap C is not a bucket but the
+ * rate controller's target (ctl_rate); the request key is the bucket, its
+ * rate the controller's cap, set each tick by the caller through
+ * bi_meter_set_request_rate().  It starts at the iops cap if there is one,
+ * else at C x b (S0-13).  Returns the request rate (req/s) and *@cap.
+ */
+static u64 bi_meter_request_mode_rate(const struct bi_tenant_conf *conf,
+				      const struct bi_dev_conf *dev, u8 dir,
+				      u64 *cap)
+{
+	u64 c = bi_conf_rate_units(conf, &dev->cost, dir), rate;
+
+	if (c == BI_CONF_UNLIMITED)
+		return BI_CONF_UNLIMITED;
+	rate = bi_rate_initial_cap_mrps(BI_RATE_INIT_FRAC, c, 0,
+					BI_RATE_INIT_B_PERMILLE_DEF) / BI_MRPS_PER_RPS;
+	rate = bi_max_u64(rate, 1);
+	*cap = conf->burst_limit ? conf->burst_limit :
+	       bi_max_u64(BI_BURST_LIMIT_MIN, rate * BI_BURST_LIMIT_PCT / 100);
+	return rate;
+}
+
+/*
  * Apply a tenant's caps.  A key that becomes capped starts full (a burst's
  * worth, like a fresh io.max limit); a key that stays capped is retuned
  * keeping its balance (S0-31); an uncapped key is no longer consulted.
- * Class buckets likewise (bi_meter_configure_classes).
+ * Class buckets likewise (bi_meter_configure_classes).  In request mode
+ * the work caps become the rate controller's targets (above).
  */
 void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			const struct bi_dev_conf *dev, u64 now_ns)
@@ -139,11 +164,14 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			struct bi_global *g = &m->key[key];
 
 			if (bi_key_is_units(key)) {
-				rate = bi_conf_rate_units(conf, &dev->cost, dir);
+				rate = conf->mode == BI_MODE_REQUEST ? BI_CONF_UNLIMITED :
+				       bi_conf_rate_units(conf, &dev->cost, dir);
 				cap = bi_conf_capacity(conf, rate);
 			} else {
 				rate = bi_conf_rate_requests(conf, dir);
 				cap = bi_conf_burst_limit(conf, dir);
+				if (rate == BI_CONF_UNLIMITED && conf->mode == BI_MODE_REQUEST)
+					rate = bi_meter_request_mode_rate(conf, dev, dir, &cap);
 			}
 			if (rate == BI_CONF_UNLIMITED)
 				continue;
@@ -159,6 +187,24 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 	}
 	m->key_on = on;
 	bi_meter_configure_classes(m, conf, now_ns);
+}
+
+/*
+ * The rate controller's new cap for a direction's request key (request
+ * mode), in req/s, at least 1; the balance is kept (S0-31).  Same context
+ * as bi_meter_configure; the key's lock is taken inside.
+ */
+void bi_meter_set_request_rate(struct bi_meter *m, u8 dir, u64 rps, u64 now_ns)
+{
+	u8 key = bi_request_key(dir);
+	struct bi_global *g = &m->key[key];
+	unsigned long flags;
+
+	if (!(m->key_on & (1U << key)))
+		return;
+	flags = bi_lock_irqsave(&g->lock);
+	bi_bucket_set(&g->b, bi_max_u64(rps, 1), g->b.max_tokens, now_ns);
+	bi_unlock_irqrestore(&g->lock, flags);
 }
 
 /* Fill in what the charge depends on: direction, class and units. */

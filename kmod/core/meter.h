@@ -55,7 +55,8 @@
  *   bi_meter_reclaim                 tick: on the CPU owning @cpu, IRQs off
  *   bi_meter_classify                any; m->rules and m->cost stable
  *   bi_meter_init                    before any other call; owns @m
- *   bi_meter_configure               configuration (process context),
+ *   bi_meter_configure,              configuration or tick (process
+ *   bi_meter_set_request_rate        context),
  *                                    serialised against itself by the caller;
  *                                    the keys' locks and the class lock
  *                                    cover the rest
@@ -135,6 +136,7 @@ void bi_meter_init(struct bi_meter *m, u64 now_ns);
 void bi_meter_init_cpu(struct bi_meter_cpu *cpu, u64 now_ns);
 void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			const struct bi_dev_conf *dev, u64 now_ns);
+void bi_meter_set_request_rate(struct bi_meter *m, u8 dir, u64 rps, u64 now_ns);
 void bi_meter_classify(const struct bi_meter *m, const struct bi_io *io,
 		       struct bi_charge *ch);
 bool bi_meter_admit(struct bi_meter *m, struct bi_meter_cpu *cpu,

@@ -10,6 +10,7 @@ BLKISO_CORE_SRCS += ctl_isolation.c
 BLKISO_CORE_SRCS += ctl_overload.c
 BLKISO_CORE_SRCS += ctl_rate.c
 BLKISO_CORE_SRCS += dispense.c
+BLKISO_CORE_SRCS += feedback.c
 BLKISO_CORE_SRCS += grammar.c
 BLKISO_CORE_SRCS += meter.c
 BLKISO_CORE_SRCS += tokadapt.c

@@ -32,7 +32,7 @@ struct tkey {
 	int bytes;		/* K/M/G/T accepted; 2: and whole sectors */
 	s64 min, max;
 	const char *unset;	/* word naming "unset", or NULL */
-	const char *words[4];	/* TK_WORD */
+	const char *words[5];	/* TK_WORD */
 	const char *good;	/* a valid non-default value ... */
 	const char *canon;	/* ... and its canonical form */
 };
@@ -106,6 +106,7 @@ static const struct tkey dev_keys[] = {
 	NUM("rw_read_factor", 1, 16, "1"),
 	NUM("tick_ms", 1, 10000, "10"),
 	WORD("reject_mode", "1", "0", "1"),
+	WORD("overload", "damped", "off", "damped", "simple", "ideal", "shed"),
 	NUM("window_ticks", 1, 100, "20"),
 	NUM("overload_pct", 1, 100, "25"),
 	NUM("mult_up", 1, 100, "40"),
@@ -478,7 +479,7 @@ static int check_key_accepts(bool dev, const struct tkey *k)
 		TRY(check_good(dev, k->name, v, v));
 		break;
 	case TK_WORD:
-		for (i = 0; i < 4 && k->words[i]; i++)
+		for (i = 0; i < 5 && k->words[i]; i++)
 			TRY(check_good(dev, k->name, k->words[i], "?"));
 		break;
 	default:
@@ -923,7 +924,7 @@ static void rnd_value(const struct tkey *k, char *v, size_t size)
 	}
 	switch (k->kind) {
 	case TK_WORD:
-		for (nw = 0; nw < 4 && k->words[nw]; nw++)
+		for (nw = 0; nw < 5 && k->words[nw]; nw++)
 			;
 		snprintf(v, size, "%s", k->words[rnd_below(nw)]);
 		break;

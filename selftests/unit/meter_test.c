@@ -117,6 +117,49 @@ TEST(runits_hold_at_every_block_size)
 	}
 }
 
+/*
+ * mode=request: the work cap is the rate controller's target, not a
+ * bucket; the request key starts at C x b (S0-13) and follows
+ * bi_meter_set_request_rate().
+ */
+TEST(request_mode_caps_requests_at_the_controllers_rate)
+{
+	struct rig r;
+	u64 n;
+
+	/* C = 10,000 units/s, b = 0.3: 3,000 requests/s, whatever the size */
+	ASSERT_EQ(0, rig_init(&r, "runits=10000 mode=request"));
+	EXPECT_FALSE(r.m.key_on & (1U << BI_KEY_RUNITS));
+	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RREQS));
+	n = run_qd1(&r, io_of(BI_OP_READ, 1 << 20, 0), 10);
+	/* 30,000 + a 5 % burst (150), within one local batch */
+	EXPECT_LE(n, 30000 + 150 + 1);
+	EXPECT_GE(n, 30000 + 150 - 300);
+	/* the controller's cap: 100/s from now on */
+	bi_meter_set_request_rate(&r.m, BI_DIR_READ, 100, 10 * NS);
+	bi_meter_init_cpu(&r.cpu, 10 * NS);	/* drop this CPU's leftover batch */
+	{
+		u64 now = 10 * NS, end = 20 * NS, m = 0, retry;
+		struct bi_io io = io_of(BI_OP_READ, 4096, 0);
+		struct bi_charge ch;
+
+		while (now < end) {
+			bi_meter_classify(&r.m, &io, &ch);
+			if (bi_meter_admit(&r.m, &r.cpu, &ch, now, &retry)) {
+				bi_meter_complete(&r.m, &r.cpu, &ch, now);
+				m++;
+			} else {
+				now = retry > now ? retry : now + 1;
+			}
+		}
+		/* 10 s at 100/s, plus what the global bucket held (<= 150) */
+		EXPECT_LE(m, 1000 + 150 + 1);
+		EXPECT_GE(m, 1000 - 10);
+	}
+	/* writes have no cap: no key at all */
+	EXPECT_FALSE(bi_meter_capped(&r.m, BI_DIR_WRITE));
+}
+
 TEST(bytes_cap_becomes_units_and_tighter_cap_wins)
 {
 	struct rig r;

@@ -267,17 +267,9 @@ static void tenant_configure(struct sim *s, struct sim_tenant *t, bool first)
 				bi_bucket_set(&t->work[d], units, max, s->now);
 		}
 		/* request mode: the RPS-cap controller owns the cap (S0-08..S0-13) */
-		bi_rate_params_init(&t->rate_p[d], units == BI_CONF_UNLIMITED ? 0 : units);
-		t->rate_p[d].n_lower = t->conf.lower_ticks;
-		t->rate_p[d].m_raise = t->conf.raise_ticks;
-		t->rate_p[d].safety_permille = t->conf.safety_pct * 10;
-		t->rate_p[d].tick_ns = s->tick_ns;
+		bi_fb_rate_params(&t->rate_p[d], &t->conf, units, s->tick_ns);
 		if (first) {
-			cap = iops != BI_CONF_UNLIMITED ? iops * BI_MRPS_PER_RPS :
-			      units != BI_CONF_UNLIMITED ?
-			      bi_rate_initial_cap_mrps(BI_RATE_INIT_FRAC, units, 0,
-						       BI_RATE_INIT_B_PERMILLE_DEF) : 0;
-			bi_rate_init(&t->rate[d], cap);
+			bi_rate_init(&t->rate[d], bi_fb_initial_cap_mrps(&t->conf, units, d));
 		} else if (iops != BI_CONF_UNLIMITED && units == BI_CONF_UNLIMITED) {
 			t->rate[d].cap_mrps = iops * BI_MRPS_PER_RPS;
 		}
@@ -303,36 +295,19 @@ static void tenant_configure(struct sim *s, struct sim_tenant *t, bool first)
 		t->ad.enabled = t->conf.initial == BI_INITIAL_EWMA;
 	}
 
-	bi_iso_params_init(&t->iso_p, t->conf.alloc);
-	t->iso_p.strict = t->conf.isolation == BI_ISOLATION_STRICT;
-	t->iso_p.n_max = bi_min_u64(t->conf.slots, BI_ISO_MAX_SLOTS);
-	t->iso_p.hover_ns = (u64)t->conf.hover_ms * BI_NSEC_PER_MSEC;
-	t->iso_p.delay_step_ns = (u64)t->conf.delay_step_us * BI_NSEC_PER_USEC;
-	t->iso_p.delay_max_ns = (u64)t->conf.delay_max_us * BI_NSEC_PER_USEC;
-	t->iso_p.abuse_permille = t->conf.abuse_pct * 10;
-	t->iso_p.tick_ns = s->tick_ns;
+	bi_fb_iso_params(&t->iso_p, &t->conf, s->tick_ns);
 	if (first)
 		bi_iso_init(&t->iso, &t->iso_p);
 
 	if (first)
 		bi_ovl_tenant_init(&t->ovl);
 	t->ovl.window_ticks = 0;
-	/* S2-16: a tenant threshold other than the device's is an override */
-	t->ovl.threshold_permille = t->conf.miss_pct != s->dconf.overload_pct ?
-				    t->conf.miss_pct * 10 : 0;
+	t->ovl.threshold_permille = bi_fb_tenant_threshold(&t->conf, &s->dconf);
 }
 
 static bool tenant_above_commit(const struct sim_tenant *t)
 {
-	u32 d;
-
-	if (t->conf.alloc && t->iso.usage > t->conf.alloc)
-		return true;
-	for (d = 0; d < BI_NR_DIRS; d++)
-		if (t->rate_p[d].committed_ups &&
-		    t->rate[d].l_fp > t->rate_p[d].committed_ups << BI_FP_SHIFT)
-			return true;
-	return false;
+	return bi_fb_above_commit(&t->conf, &t->iso, t->rate, t->rate_p);
 }
 
 static void tenant_activate(struct sim *s, struct sim_tenant *t)
@@ -395,13 +370,13 @@ static bool gate_sheds(struct sim *s, struct sim_tenant *t, struct sim_io *io)
 /* The overload gate, once per bio at arrival (S2-07..S2-09, S0-21). */
 static bool gate_holds(struct sim *s, struct sim_tenant *t, struct sim_io *io)
 {
-	if (s->ovl_mode == SIM_OVL_OFF)
+	if (s->dconf.overload == BI_OVERLOAD_OFF)
 		return false;
 	if (gate_sheds(s, t, io)) {
 		io->shed = true;
 		return true;
 	}
-	if (s->ovl_mode == SIM_OVL_SHED)
+	if (s->dconf.overload == BI_OVERLOAD_SHED)
 		return false;
 	return s->ovl.m && bi_ovl_victim(&s->ovl, io->rank, tenant_above_commit(t));
 }
@@ -638,7 +613,7 @@ static void dev_done(struct sim *s, struct sim_io *io)
 	bi_sample_add(&t->smp, io->units);
 	t->is.ops++;
 	t->is.units += io->units;
-	t->is.done += t->conf.alloc_metric == BI_ALLOC_IOPS ? 1 : io->units;
+	t->is.done += bi_fb_done(&t->conf, 1, io->units);
 	t->is.dev_ns += dev_lat;
 	if (!t->is.dev_min_ns || dev_lat < t->is.dev_min_ns)
 		t->is.dev_min_ns = dev_lat;
@@ -773,17 +748,7 @@ static void tenant_tick(struct sim *s, struct sim_tenant *t)
 
 static void sim_ovl_params(struct sim *s)
 {
-	bi_ovl_params_init(&s->ovl_p);
-	s->ovl_p.window_ticks = s->dconf.window_ticks;
-	s->ovl_p.threshold_permille = s->dconf.overload_pct * 10;
-	s->ovl_p.t_first = s->dconf.mult_up;
-	s->ovl_p.t_next = s->dconf.mult_up;
-	s->ovl_p.r_release = s->dconf.mult_down;
-	s->ovl_p.holdoff_ticks = s->dconf.holdoff_ticks;
-	s->ovl_p.theta_ns = (s64)s->dconf.ideal_us * BI_NSEC_PER_USEC;
-	s->ovl_p.band_ns = (s64)s->dconf.ideal_band_us * BI_NSEC_PER_USEC;
-	s->ovl_p.simple = s->ovl_mode == SIM_OVL_SIMPLE;
-	s->ovl_p.ideal = s->ovl_mode == SIM_OVL_IDEAL;
+	bi_fb_ovl_params(&s->ovl_p, &s->dconf);
 }
 
 static BI_NOINLINE void sim_tick(struct sim *s)
@@ -901,7 +866,7 @@ int sim_run(struct sim *s)
 			break;
 		case EV_RELEASE:
 			/* a shed large read asks again; a victim goes on */
-			if (e.io->shed && s->ovl_mode != SIM_OVL_OFF && gate_sheds(s, t, e.io)) {
+			if (e.io->shed && s->dconf.overload != BI_OVERLOAD_OFF && gate_sheds(s, t, e.io)) {
 				ev_push(s, s->now + sim_hold_ns(s), EV_RELEASE, e.tenant, e.io, 0);
 				break;
 			}

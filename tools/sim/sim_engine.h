@@ -30,20 +30,13 @@
 #include "ctl_rate.h"
 #include "ctl_overload.h"
 #include "ctl_isolation.h"
+#include "feedback.h"
 
 #define SIM_NAME_MAX		32
 #define SIM_BS_MIX_MAX		8
 #define SIM_LINE_MAX		1024
 #define SIM_HIST_SUB		16	/* histogram buckets per power of two */
 #define SIM_HIST_BUCKETS	(40 * SIM_HIST_SUB)
-
-enum sim_ovl_mode {
-	SIM_OVL_OFF,		/* no overload gate */
-	SIM_OVL_DAMPED,		/* +T, hold-off, -R (S2-07, S2-10) */
-	SIM_OVL_SIMPLE,		/* naive: T while overloaded (S2-15) */
-	SIM_OVL_IDEAL,		/* damped plus ideal-rate tracking (S2-13) */
-	SIM_OVL_SHED,		/* large-read shedding only, no victims (S0-21) */
-};
 
 struct sim_device {
 	u32 slots;		/* Q: bios served in parallel */
@@ -136,7 +129,6 @@ typedef void (*sim_second_fn)(struct sim *s, u32 second, void *arg);
 struct sim {
 	struct sim_device dev;
 	struct bi_dev_conf dconf;
-	u8 ovl_mode;			/* enum sim_ovl_mode */
 	u64 duration_ns;
 	u32 nr_tenants;
 	struct sim_tenant *tenants;

@@ -152,7 +152,7 @@ static void sim_workload_default(struct sim_workload *w)
 
 /*
  * Initialise the engine's defaults: a 1 ms device with 16 slots, 10 s, the
- * grammar's device defaults, damped overload gate off.
+ * grammar's device defaults (overload gate off).
  */
 int sim_init(struct sim *s)
 {
@@ -160,7 +160,6 @@ int sim_init(struct sim *s)
 	s->dev.slots = 16;
 	s->dev.latency_ns = BI_NSEC_PER_MSEC;
 	s->duration_ns = 10 * BI_NSEC_PER_SEC;
-	s->ovl_mode = SIM_OVL_OFF;
 	s->seed = 1;
 	bi_dev_conf_init(&s->dconf);
 	return 0;
@@ -200,23 +199,18 @@ static int sim_line_devconf(struct sim *s, char *rest, u32 lineno)
 	return 0;
 }
 
+/* "overload MODE": shorthand for "devconf overload=MODE". */
 static int sim_line_overload(struct sim *s, char *rest, u32 lineno)
 {
-	char *tok = sim_tok(&rest);
+	char *tok = sim_tok(&rest), line[64];
+	struct bi_parse_err err;
+	int n;
 
 	if (!tok)
 		return sim_fail(s, lineno, "overload: missing mode");
-	if (!strcmp(tok, "off"))
-		s->ovl_mode = SIM_OVL_OFF;
-	else if (!strcmp(tok, "damped"))
-		s->ovl_mode = SIM_OVL_DAMPED;
-	else if (!strcmp(tok, "simple"))
-		s->ovl_mode = SIM_OVL_SIMPLE;
-	else if (!strcmp(tok, "ideal"))
-		s->ovl_mode = SIM_OVL_IDEAL;
-	else if (!strcmp(tok, "shed"))
-		s->ovl_mode = SIM_OVL_SHED;
-	else
+	n = snprintf(line, sizeof(line), "overload=%s", tok);
+	if (n >= (int)sizeof(line) ||
+	    bi_dev_conf_merge(&s->dconf, line, (u32)n, &err))
 		return sim_fail(s, lineno, "overload: unknown mode %s", tok);
 	return 0;
 }

@@ -136,11 +136,70 @@ struct blkiso_ioc_stats {
 	__u64 alloc_failures;		/* out: bios passed unmetered */
 };
 
+/* struct blkiso_tick_rec.flags */
+#define BLKISO_TICK_OVERLOADED	(1U << 0)	/* the overload detector fired */
+#define BLKISO_TICK_ABOVE	(1U << 1)	/* tenant: above its commitment */
+
+/* struct blkiso_tick_rec.iso_mode: the isolation controller's mode. */
+enum blkiso_iso_mode {
+	BLKISO_ISO_SLOTS,	/* slot limit only */
+	BLKISO_ISO_DELAY,	/* slot limit plus an injected delay */
+	BLKISO_ISO_ABUSE,	/* one slot: usage far above the allocation */
+	BLKISO_ISO_RELAXED,	/* work-conserving, device not overloaded */
+	BLKISO_ISO_NONE,	/* no allocation */
+};
+
+/*
+ * One tick of the feedback loop (every tick_ms), as the device's ring or a
+ * tenant's ring keeps it.  Device records leave the tenant fields 0; a
+ * tenant record carries the device's multiplier and state of that tick.
+ */
+struct blkiso_tick_rec {
+	__u64 seq;		/* tick number, from 1 when the device appeared */
+	__u64 time_ns;		/* CLOCK_MONOTONIC at the tick */
+	__u64 usage;		/* tenant: smoothed usage, its alloc metric /s */
+	__u64 delay_ns;		/* tenant: injected dispatch delay */
+	__u64 rcap_mrps;	/* tenant, mode=request: read cap, milli-req/s */
+	__u64 wcap_mrps;	/* ... write cap; 0 = none */
+	__u32 completed;	/* bios completed in the tick */
+	__u32 missed;		/* of them, over their latency target */
+	__u32 miss_permille;	/* missed fraction over the window */
+	__u32 mult;		/* device throttle multiplier M, points */
+	__u32 flags;		/* BLKISO_TICK_* */
+	__u32 slots;		/* tenant: slot limit n (0 = no allocation) */
+	__u32 inflight;		/* tenant: bios holding slots */
+	__u32 iso_mode;		/* tenant: enum blkiso_iso_mode */
+	__u32 victims;		/* bios held as overload victims in the tick */
+	__u32 reserved;
+};
+
+/*
+ * BLKISO_IOC_RING: the last ticks of a device (flags 0) or of one of its
+ * tenants (BLKISO_RING_F_TENANT, cgid), oldest first.  recs points to
+ * capacity records of rec_size = sizeof(struct blkiso_tick_rec) bytes; count
+ * receives the number written (the ring holds 64 device or 16 tenant ticks).
+ * Errors: ENODEV, ENOENT (no such tenant), EINVAL.
+ */
+#define BLKISO_RING_F_TENANT	(1U << 0)
+
+struct blkiso_ioc_ring {
+	struct blkiso_ioc_hdr hdr;
+	__u32 major;
+	__u32 minor;
+	__u64 cgid;			/* in, with BLKISO_RING_F_TENANT */
+	__u32 flags;			/* in: BLKISO_RING_F_* */
+	__u32 rec_size;			/* in: sizeof(struct blkiso_tick_rec) */
+	__u64 recs;			/* in: user pointer to the records */
+	__u32 capacity;			/* in: records recs holds */
+	__u32 count;			/* out: records written */
+};
+
 #define BLKISO_IOC_GET_VERSION	_IOWR(BLKISO_IOC_MAGIC, 0x40, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_SET_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x41, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_GET_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x42, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_SET_DEVICE	_IOWR(BLKISO_IOC_MAGIC, 0x43, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_GET_DEVICE	_IOWR(BLKISO_IOC_MAGIC, 0x44, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_STATS	_IOWR(BLKISO_IOC_MAGIC, 0x45, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_RING		_IOWR(BLKISO_IOC_MAGIC, 0x46, struct blkiso_ioc_hdr)
 
 #endif /* _UAPI_LINUX_BLKISO_H */

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkiso_feedback.c - the per-device tick that runs the feedback
+ * controllers of kmod/core, and the stats ring it publishes.
+ *
+ * Every tick_ms (default 100 ms) a delayed work item of the device:
+ *
+ *  1. folds each tenant's per-CPU counters (completions, units, device
+ *     latency sum and extremes, misses, bucket-throttled bios) and takes
+ *     the difference from the previous tick;
+ *  2. runs each tenant's own overload window (bi_ovl_tenant_tick, S2-16),
+ *     then the device's detector and multiplier (bi_ovl_tick) on the sums;
+ *  3. per tenant in mode=request, the request-rate cap controller
+ *     (bi_rate_tick) per direction, and sets the request key's rate;
+ *  4. per tenant with an allocation, the isolation controller
+ *     (bi_iso_tick: slot limit, delay, mode), then wakes the tenant's slot
+ *     waiters, whose limit may have grown;
+ *  5. notes which tenants are above their commitment (victim preference,
+ *     S2-09), opens or closes the device's victim gate, and writes one
+ *     record to the device's ring and one to each active tenant's ring.
+ *
+ * The order is doc/controllers.md's, the same as blkiso-sim's sim_tick(),
+ * and the controllers get their parameters from the same lines through
+ * kmod/core/feedback.c, so a scenario behaves alike in both.
+ *
+ * The gates these decisions drive live in blkiso_target.c: the victim gate
+ * at .map (overload != off), the slot gate at dispatch (allocations), the
+ * delay through the tenant's timed list.  A miss is a completion whose
+ * device latency (dispatch -> completion, A-27) exceeded its tenant's
+ * latency_us: delays blkiso itself imposes never count as overload.
+ *
+ * Cost: the tick is O(tenants x CPUs) under the device lock; tenants with
+ * nothing to report write no ring record.
+ */
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "blkiso.h"
+
+void blkiso_fb_tenant_init(struct blkiso_tenant *t)
+{
+	struct blkiso_fb *fb = &t->fb;
+
+	spin_lock_init(&fb->lock);
+	bio_list_init(&fb->slot_wait);
+	bio_list_init(&fb->timed);
+	bi_ovl_tenant_init(&fb->ovl);
+}
+
+static u64 blkiso_tick_ns(const struct blkiso_dev *dev)
+{
+	return (u64)dev->conf.tick_ms * NSEC_PER_MSEC;
+}
+
+/*
+ * A tenant's line changed (conf_mutex held): the controllers' parameters
+ * follow.  A new allocation starts its controller afresh; a changed one
+ * keeps its state.  The request-mode caps restart where S0-13 says.
+ */
+void blkiso_fb_configure(struct blkiso_tenant *t)
+{
+	struct blkiso_dev *dev = t->dev;
+	struct blkiso_fb *fb = &t->fb;
+	u64 tick_ns = blkiso_tick_ns(dev), now = ktime_get_ns();
+	struct bi_iso_params p;
+	unsigned long flags;
+	u8 rate_on = 0;
+	u32 d;
+
+	bi_fb_iso_params(&p, &t->conf, tick_ns);
+	spin_lock_irqsave(&fb->lock, flags);
+	if (!fb->iso_on && p.alloc)
+		bi_iso_init(&fb->iso, &p);
+	fb->iso_p = p;
+	WRITE_ONCE(fb->iso_on, p.alloc != 0);
+	spin_unlock_irqrestore(&fb->lock, flags);
+
+	WRITE_ONCE(fb->target_ns, (u64)t->conf.latency_us * NSEC_PER_USEC);
+	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&t->conf, &dev->conf);
+
+	spin_lock_irqsave(&dev->lock, flags);
+	for (d = 0; d < BI_NR_DIRS; d++) {
+		u64 c = bi_conf_rate_units(&t->conf, &dev->conf.cost, d);
+
+		bi_fb_rate_params(&fb->rate_p[d], &t->conf, c, tick_ns);
+		if (t->conf.mode != BI_MODE_REQUEST || c == BI_CONF_UNLIMITED)
+			continue;
+		rate_on |= 1U << d;
+		if (!(fb->rate_on & (1U << d)) ||
+		    bi_conf_rate_requests(&t->conf, d) != BI_CONF_UNLIMITED)
+			bi_rate_init(&fb->rate[d], bi_fb_initial_cap_mrps(&t->conf, c, d));
+		else	/* the meter was reset to the initial cap: keep ours */
+			bi_meter_set_request_rate(&t->meter, d,
+						  DIV_ROUND_CLOSEST_ULL(fb->rate[d].cap_mrps,
+									BI_MRPS_PER_RPS),
+						  now);
+	}
+	fb->rate_on = rate_on;
+	spin_unlock_irqrestore(&dev->lock, flags);
+}
+
+/* The device line changed (conf_mutex held). */
+void blkiso_fb_dev_configure(struct blkiso_dev *dev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->lock, flags);
+	bi_fb_ovl_params(&dev->fb.ovl_p, &dev->conf);
+	if (!bi_fb_victims_on(&dev->conf))
+		WRITE_ONCE(dev->fb.gated, false);
+	spin_unlock_irqrestore(&dev->lock, flags);
+}
+
+static void blkiso_fb_tick(struct work_struct *work);
+
+void blkiso_fb_dev_init(struct blkiso_dev *dev)
+{
+	bi_fb_ovl_params(&dev->fb.ovl_p, &dev->conf);
+	bi_ovl_init(&dev->fb.ovl, &dev->fb.ovl_p);
+	INIT_DELAYED_WORK(&dev->fb.tick_work, blkiso_fb_tick);
+}
+
+/*
+ * Ticks are due every tick_ms from the last due time, not from when the
+ * last one ran, so that they keep their period on average (work items
+ * start late by a jiffy or so); a tick more than a period late is not
+ * caught up with.
+ */
+static void blkiso_fb_requeue(struct blkiso_dev *dev)
+{
+	unsigned long period = max(1UL, msecs_to_jiffies(READ_ONCE(dev->conf.tick_ms)));
+	unsigned long now = jiffies;
+
+	dev->fb.due += period;
+	if (time_before_eq(dev->fb.due, now) || time_after(dev->fb.due, now + period))
+		dev->fb.due = now + period;
+	queue_delayed_work(dev->wq, &dev->fb.tick_work, dev->fb.due - now);
+}
+
+/* Fold @t's per-CPU counters into @v (cumulative) and the latency extremes. */
+static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
+			   u64 *lat_min, u64 *lat_max)
+{
+	int cpu;
+
+	memset(v, 0, sizeof(u64) * BLKISO_FB_NR);
+	*lat_min = U64_MAX;
+	*lat_max = 0;
+	for_each_possible_cpu(cpu) {
+		struct blkiso_tenant_pcpu *pc = per_cpu_ptr(t->pcpu, cpu);
+
+		v[BLKISO_FB_OPS] += READ_ONCE(pc->stat[BLKISO_COMPLETED]);
+		v[BLKISO_FB_ROPS] += READ_ONCE(pc->stat[BLKISO_RIOS]);
+		v[BLKISO_FB_WOPS] += READ_ONCE(pc->stat[BLKISO_WIOS]);
+		v[BLKISO_FB_RUNITS] += READ_ONCE(pc->stat[BLKISO_RUNITS]);
+		v[BLKISO_FB_WUNITS] += READ_ONCE(pc->stat[BLKISO_WUNITS]);
+		v[BLKISO_FB_DEV_NS] += READ_ONCE(pc->fb.dev_ns);
+		v[BLKISO_FB_MISSED] += READ_ONCE(pc->fb.missed);
+		v[BLKISO_FB_RTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_READ]);
+		v[BLKISO_FB_WTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_WRITE]);
+		if (READ_ONCE(pc->fb.lat_seq) == seq) {
+			*lat_min = min(*lat_min, READ_ONCE(pc->fb.lat_min_ns));
+			*lat_max = max(*lat_max, READ_ONCE(pc->fb.lat_max_ns));
+		}
+	}
+}
+
+static void blkiso_fb_record(struct blkiso_tenant *t, const struct blkiso_tick_rec *devrec)
+{
+	struct blkiso_fb *fb = &t->fb, *s = fb;
+	struct blkiso_tick_rec *r = &fb->ring[fb->ring_n++ % BLKISO_RING_TENANT];
+
+	*r = (struct blkiso_tick_rec){
+		.seq = devrec->seq,
+		.time_ns = devrec->time_ns,
+		.completed = (u32)min_t(u64, s->d[BLKISO_FB_OPS], U32_MAX),
+		.missed = (u32)min_t(u64, s->d[BLKISO_FB_MISSED], U32_MAX),
+		.miss_permille = fb->ovl.miss_permille,
+		.mult = devrec->mult,
+		.flags = (devrec->flags & BLKISO_TICK_OVERLOADED) |
+			 (fb->above ? BLKISO_TICK_ABOVE : 0),
+		.victims = fb->victims,
+		.iso_mode = BLKISO_ISO_NONE,
+		.rcap_mrps = fb->rate_on & (1U << BI_DIR_READ) ?
+			     fb->rate[BI_DIR_READ].cap_mrps : 0,
+		.wcap_mrps = fb->rate_on & (1U << BI_DIR_WRITE) ?
+			     fb->rate[BI_DIR_WRITE].cap_mrps : 0,
+	};
+	spin_lock(&fb->lock);
+	if (fb->iso_on) {
+		r->usage = fb->iso.usage;
+		r->delay_ns = fb->iso.delay_ns;
+		r->slots = bi_iso_limit(&fb->iso, &fb->iso_p);
+		r->inflight = fb->iso.inflight;
+		r->iso_mode = fb->iso.mode;
+	}
+	spin_unlock(&fb->lock);
+}
+
+/* Steps 3 and 4 for one tenant; the device lock is held. */
+static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *t,
+				  u64 now, bool *wake)
+{
+	struct blkiso_fb *fb = &t->fb, *s = fb;
+	u32 d;
+
+	for (d = 0; d < BI_NR_DIRS; d++) {
+		struct bi_rate_stats rs;
+		bool rd = d == BI_DIR_READ;
+
+		if (!(fb->rate_on & (1U << d)))
+			continue;
+		rs.completed = s->d[rd ? BLKISO_FB_ROPS : BLKISO_FB_WOPS];
+		rs.units = s->d[rd ? BLKISO_FB_RUNITS : BLKISO_FB_WUNITS];
+		rs.throttled = s->d[rd ? BLKISO_FB_RTHROTTLED : BLKISO_FB_WTHROTTLED];
+		/* a bio still waiting for the request bucket is throttled */
+		if (t->nr_parked)
+			rs.throttled++;
+		rs.arrived = rs.completed + rs.throttled;
+		bi_rate_tick(&fb->rate[d], &fb->rate_p[d], &rs, now);
+		bi_meter_set_request_rate(&t->meter, d,
+					  DIV_ROUND_CLOSEST_ULL(fb->rate[d].cap_mrps,
+								BI_MRPS_PER_RPS),
+					  now);
+	}
+
+	spin_lock(&fb->lock);
+	if (fb->iso_on) {
+		struct bi_iso_stats is = {
+			.ops = s->d[BLKISO_FB_OPS],
+			.units = s->d[BLKISO_FB_RUNITS] + s->d[BLKISO_FB_WUNITS],
+			.dev_ns = s->d[BLKISO_FB_DEV_NS],
+			.dev_min_ns = s->lat_min == U64_MAX ? 0 : s->lat_min,
+		};
+
+		is.done = bi_fb_done(&t->conf, is.ops, is.units);
+		bi_iso_tick(&fb->iso, &fb->iso_p, &is, dev->fb.ovl.overloaded, now);
+		if (fb->nr_slot_wait)
+			*wake = true;
+	}
+	fb->above = bi_fb_above_commit(&t->conf, &fb->iso, fb->rate, fb->rate_p);
+	spin_unlock(&fb->lock);
+}
+
+static void blkiso_fb_tick(struct work_struct *work)
+{
+	struct blkiso_dev *dev = container_of(to_delayed_work(work), struct blkiso_dev,
+					      fb.tick_work);
+	struct bi_ovl_stats os = { .slack_min_ns = BI_OVL_NO_SLACK };
+	struct blkiso_tick_rec *rec;
+	struct blkiso_tenant *t;
+	bool signal = false, wake = false;
+	u64 now, cur[BLKISO_FB_NR];
+	u32 seq, k;
+
+	mutex_lock(&dev->conf_mutex);	/* the tenants' lines hold still */
+	spin_lock_irq(&dev->lock);
+	now = ktime_get_ns();
+	seq = (u32)dev->fb.seq;
+	list_for_each_entry(t, &dev->tenant_list, list) {
+		struct blkiso_fb *s = &t->fb;
+
+		blkiso_fb_fold(t, seq, cur, &s->lat_min, &s->lat_max);
+		for (k = 0; k < BLKISO_FB_NR; k++) {
+			s->d[k] = cur[k] - s->prev[k];
+			s->prev[k] = cur[k];
+		}
+		/* the tenants' own windows first: their signal feeds the device */
+		if (bi_ovl_tenant_tick(&s->ovl, &dev->fb.ovl_p, s->d[BLKISO_FB_OPS],
+				       s->d[BLKISO_FB_MISSED]))
+			signal = true;
+		os.completed += s->d[BLKISO_FB_OPS];
+		os.missed += s->d[BLKISO_FB_MISSED];
+		if (s->lat_max)
+			os.slack_min_ns = min_t(s64, os.slack_min_ns,
+						(s64)s->target_ns - (s64)s->lat_max);
+	}
+	/* completions from now on count towards the next tick's extremes */
+	dev->fb.seq++;
+	bi_ovl_tick(&dev->fb.ovl, &dev->fb.ovl_p, &os, signal, now);
+
+	rec = &dev->fb.ring[(dev->fb.seq - 1) % BLKISO_RING_DEV];
+	*rec = (struct blkiso_tick_rec){
+		.seq = dev->fb.seq,
+		.time_ns = now,
+		.completed = (u32)min_t(u64, os.completed, U32_MAX),
+		.missed = (u32)min_t(u64, os.missed, U32_MAX),
+		.miss_permille = dev->fb.ovl.miss_permille,
+		.mult = dev->fb.ovl.m,
+		.flags = dev->fb.ovl.overloaded ? BLKISO_TICK_OVERLOADED : 0,
+		.victims = dev->fb.victims,
+		.iso_mode = BLKISO_ISO_NONE,
+	};
+	dev->fb.victims = 0;
+
+	dev->fb.ovl.any_above_commit = false;
+	list_for_each_entry(t, &dev->tenant_list, list) {
+		blkiso_fb_tenant_tick(dev, t, now, &wake);
+		if (t->fb.above)
+			dev->fb.ovl.any_above_commit = true;
+		if (t->configured || t->fb.d[BLKISO_FB_OPS] || t->fb.victims)
+			blkiso_fb_record(t, rec);
+		t->fb.victims = 0;
+	}
+	WRITE_ONCE(dev->fb.overloaded, dev->fb.ovl.overloaded);
+	WRITE_ONCE(dev->fb.gated, bi_fb_victims_on(&dev->conf) &&
+		   (dev->fb.ovl.m || dev->fb.ovl.overloaded));
+	if (wake)
+		queue_work(dev->wq, &dev->dispatch_work);
+	spin_unlock_irq(&dev->lock);
+	mutex_unlock(&dev->conf_mutex);
+	blkiso_fb_requeue(dev);
+}
+
+void blkiso_fb_dev_start(struct blkiso_dev *dev)
+{
+	dev->fb.due = jiffies;
+	blkiso_fb_requeue(dev);
+}
+
+void blkiso_fb_dev_stop(struct blkiso_dev *dev)
+{
+	cancel_delayed_work_sync(&dev->fb.tick_work);
+}
+
+/*
+ * The last ticks of @dev (@t NULL) or of @t, oldest first, into @recs.
+ * Returns the number written.  Takes the device lock.
+ */
+int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,
+		   struct blkiso_tick_rec *recs, unsigned int capacity)
+{
+	unsigned int size = t ? BLKISO_RING_TENANT : BLKISO_RING_DEV, n, i;
+	const struct blkiso_tick_rec *ring = t ? t->fb.ring : dev->fb.ring;
+	u64 written;
+
+	spin_lock_irq(&dev->lock);
+	written = t ? t->fb.ring_n : dev->fb.seq;
+	n = min3((u64)size, written, (u64)capacity);
+	for (i = 0; i < n; i++)
+		recs[i] = ring[(written - n + i) % size];
+	spin_unlock_irq(&dev->lock);
+	return n;
+}
+
+/* sysfs "ring": a header line, then one line per tick, oldest first. */
+ssize_t blkiso_fb_ring_show(struct blkiso_dev *dev, struct blkiso_tenant *t, char *buf)
+{
+	struct blkiso_tick_rec *recs;
+	int n, i, len;
+
+	recs = kmalloc_array(BLKISO_RING_DEV, sizeof(*recs), GFP_KERNEL);
+	if (!recs)
+		return -ENOMEM;
+	n = blkiso_fb_ring(dev, t, recs, BLKISO_RING_DEV);
+	if (t)
+		len = sysfs_emit(buf, "seq time_us completed missed miss_pm mult flags victims usage slots inflight delay_us mode rcap_mrps wcap_mrps\n");
+	else
+		len = sysfs_emit(buf, "seq time_us completed missed miss_pm mult flags victims\n");
+	for (i = 0; i < n; i++) {
+		const struct blkiso_tick_rec *r = &recs[i];
+
+		len += sysfs_emit_at(buf, len, "%llu %llu %u %u %u %u %u %u",
+				     r->seq, div_u64(r->time_ns, NSEC_PER_USEC),
+				     r->completed, r->missed, r->miss_permille,
+				     r->mult, r->flags, r->victims);
+		if (t)
+			len += sysfs_emit_at(buf, len, " %llu %u %u %llu %u %llu %llu",
+					     r->usage, r->slots, r->inflight,
+					     div_u64(r->delay_ns, NSEC_PER_USEC),
+					     r->iso_mode, r->rcap_mrps, r->wcap_mrps);
+		len += sysfs_emit_at(buf, len, "\n");
+	}
+	kfree(recs);
+	return len;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * feedback.c - the feedback controllers' settings from tenant and device
+ * lines (see feedback.h).
+ */
+#include "feedback.h"
+
+void bi_fb_ovl_params(struct bi_ovl_params *p, const struct bi_dev_conf *dev)
+{
+	bi_ovl_params_init(p);
+	p->window_ticks = dev->window_ticks;
+	p->threshold_permille = dev->overload_pct * 10;
+	p->t_first = dev->mult_up;
+	p->t_next = dev->mult_up;
+	p->r_release = dev->mult_down;
+	p->holdoff_ticks = dev->holdoff_ticks;
+	p->theta_ns = (s64)dev->ideal_us * BI_NSEC_PER_USEC;
+	p->band_ns = (s64)dev->ideal_band_us * BI_NSEC_PER_USEC;
+	p->simple = dev->overload == BI_OVERLOAD_SIMPLE;
+	p->ideal = dev->overload == BI_OVERLOAD_IDEAL;
+}
+
+void bi_fb_iso_params(struct bi_iso_params *p, const struct bi_tenant_conf *conf,
+		      u64 tick_ns)
+{
+	bi_iso_params_init(p, conf->alloc);
+	p->strict = conf->isolation == BI_ISOLATION_STRICT;
+	p->n_max = (u32)bi_min_u64(conf->slots, BI_ISO_MAX_SLOTS);
+	p->hover_ns = (u64)conf->hover_ms * BI_NSEC_PER_MSEC;
+	p->delay_step_ns = (u64)conf->delay_step_us * BI_NSEC_PER_USEC;
+	p->delay_max_ns = (u64)conf->delay_max_us * BI_NSEC_PER_USEC;
+	p->abuse_permille = conf->abuse_pct * 10;
+	p->tick_ns = tick_ns;
+}
+
+void bi_fb_rate_params(struct bi_rate_params *p, const struct bi_tenant_conf *conf,
+		       u64 committed_ups, u64 tick_ns)
+{
+	bi_rate_params_init(p, committed_ups == BI_CONF_UNLIMITED ? 0 : committed_ups);
+	p->n_lower = conf->lower_ticks;
+	p->m_raise = conf->raise_ticks;
+	p->safety_permille = conf->safety_pct * 10;
+	p->tick_ns = tick_ns;
+}
+
+/*
+ * Where a request-mode cap starts (S0-13): the tenant's iops cap if it has
+ * one, else C x b.  0 = no request cap in this direction.
+ */
+u64 bi_fb_initial_cap_mrps(const struct bi_tenant_conf *conf, u64 committed_ups,
+			   enum bi_dir dir)
+{
+	u64 iops = bi_conf_rate_requests(conf, dir);
+
+	if (iops != BI_CONF_UNLIMITED)
+		return iops * BI_MRPS_PER_RPS;
+	if (committed_ups == BI_CONF_UNLIMITED)
+		return 0;
+	return bi_rate_initial_cap_mrps(BI_RATE_INIT_FRAC, committed_ups, 0,
+					BI_RATE_INIT_B_PERMILLE_DEF);
+}
+
+/* S2-16: a tenant threshold other than the device's is an override; 0 = none. */
+u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
+			   const struct bi_dev_conf *dev)
+{
+	return conf->miss_pct != dev->overload_pct ? conf->miss_pct * 10 : 0;
+}
+
+/* S2-09: is the tenant using more than it was promised (allocation or C)? */
+bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *iso,
+			const struct bi_rate_ctl *rate,
+			const struct bi_rate_params *rate_p)
+{
+	u32 d;
+
+	if (conf->alloc && iso->usage > conf->alloc)
+		return true;
+	for (d = 0; d < BI_NR_DIRS; d++)
+		if (rate_p[d].committed_ups &&
+		    rate[d].l_fp > rate_p[d].committed_ups << BI_FP_SHIFT)
+			return true;
+	return false;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * feedback.h - the feedback controllers' settings, from the shared grammar.
+ *
+ * One job: turn a tenant line and a device line (conf.h) into the
+ * parameters of ctl_rate, ctl_overload and ctl_isolation, so that the
+ * kernel's per-device tick (kmod/blkiso_feedback.c) and blkiso-sim
+ * (tools/sim/sim_engine.c) configure the same controllers the same way:
+ * the simulator's fidelity rests on it.  Pure functions, any context.
+ */
+#ifndef BLKISO_FEEDBACK_H
+#define BLKISO_FEEDBACK_H
+
+#include "bi_shim.h"
+#include "conf.h"
+#include "ctl_isolation.h"
+#include "ctl_overload.h"
+#include "ctl_rate.h"
+
+void bi_fb_ovl_params(struct bi_ovl_params *p, const struct bi_dev_conf *dev);
+void bi_fb_iso_params(struct bi_iso_params *p, const struct bi_tenant_conf *conf,
+		      u64 tick_ns);
+void bi_fb_rate_params(struct bi_rate_params *p, const struct bi_tenant_conf *conf,
+		       u64 committed_ups, u64 tick_ns);
+u64 bi_fb_initial_cap_mrps(const struct bi_tenant_conf *conf, u64 committed_ups,
+			   enum bi_dir dir);
+u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
+			   const struct bi_dev_conf *dev);
+bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *iso,
+			const struct bi_rate_ctl *rate,
+			const struct bi_rate_params *rate_p);
+
+/* A tenant's completions in its allocation's metric. */
+static inline u64 bi_fb_done(const struct bi_tenant_conf *conf, u64 ops, u64 units)
+{
+	return conf->alloc_metric == BI_ALLOC_IOPS ? ops : units;
+}
+
+/* Does the overload gate hold victims (not off, not shedding only)? */
+static inline bool bi_fb_victims_on(const struct bi_dev_conf *dev)
+{
+	return dev->overload != BI_OVERLOAD_OFF && dev->overload != BI_OVERLOAD_SHED;
+}
+
+#endif /* BLKISO_FEEDBACK_H */
