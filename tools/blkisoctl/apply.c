@@ -9,6 +9,12 @@
  * dry-run through the kernel's parser against the current configuration);
  * any error is reported with its line number and nothing is applied.  Then
  * the lines are applied in order, each one all or nothing.
+ *
+ * apply FILE DEV reads FILE as a blkiso-sim scenario (doc/sim.md) instead:
+ * its "tenant name=A [cgroup=/a] QUOTA" (or "tenant A QUOTA", cgroup /A)
+ * and "devconf KEY=VALUE..." lines go to DEV, the simulator's own lines
+ * (duration, seed, device, overload, workload, at) are skipped, and clone
+ * is refused: the same file configures the simulator and the device.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -72,6 +78,65 @@ static int parse_line(char *s, struct entry *e)
 	return BX_INPUT;
 }
 
+/* A scenario's tenant line: name, cgroup (default /NAME), quota tokens. */
+static int parse_sim_tenant(char **tok, int n, struct entry *e)
+{
+	char *quota[MAX_TOKENS], cgroup[BLKISO_LINE_MAX] = "";
+	const char *name = NULL;
+	int i, nq = 0, ret;
+
+	for (i = 1; i < n; i++) {
+		if (!name && !strchr(tok[i], '='))
+			name = tok[i];
+		else if (!strncmp(tok[i], "name=", 5))
+			name = tok[i] + 5;
+		else if (!strncmp(tok[i], "cgroup=", 7))
+			snprintf(cgroup, sizeof(cgroup), "%s", tok[i] + 7);
+		else
+			quota[nq++] = tok[i];
+	}
+	if (!name || !*name) {
+		err("tenant: no name");
+		return BX_INPUT;
+	}
+	if (!cgroup[0])
+		snprintf(cgroup, sizeof(cgroup), "/%s", name);
+	e->tenant = true;
+	ret = resolve_cgroup(cgroup, &e->cgid);
+	return ret ? ret : join_line(e->line, nq, quota);
+}
+
+/* One line of a blkiso-sim scenario applied to @dev (see the top). */
+static int parse_sim_line(char *s, const struct bdev *dev, struct entry *e)
+{
+	static const char * const skip[] = {
+		"duration", "seed", "device", "overload", "workload", "at",
+	};
+	char *tok[MAX_TOKENS];
+	int n = tokenize(s, tok, MAX_TOKENS);
+	unsigned int i;
+
+	if (n < 0) {
+		err("too many tokens");
+		return BX_INPUT;
+	}
+	if (!n)
+		return -1;
+	for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (!strcmp(tok[0], skip[i]))
+			return -1;	/* the simulator's own */
+	e->dev = *dev;
+	if (!strcmp(tok[0], "tenant"))
+		return parse_sim_tenant(tok, n, e);
+	if (!strcmp(tok[0], "devconf") && n >= 2) {
+		e->tenant = false;
+		return join_line(e->line, n - 1, tok + 1);
+	}
+	err("\"%s\": not a scenario line apply can take (tenant, devconf; see doc/sim.md)",
+	    tok[0]);
+	return BX_INPUT;
+}
+
 /* Send @e to the kernel (a dry run with @flags = BLKISO_F_DRY_RUN). */
 static int send(const struct entry *e, unsigned int flags)
 {
@@ -85,7 +150,7 @@ static int send(const struct entry *e, unsigned int flags)
 	return ret ? ioc_fail(e->tenant ? "tenant" : "device", ret, msg) : BX_OK;
 }
 
-static int read_entries(FILE *f, struct entry **out, int *nout)
+static int read_entries(FILE *f, const struct bdev *dev, struct entry **out, int *nout)
 {
 	struct entry *v = NULL, e;
 	size_t cap = 0;
@@ -97,7 +162,7 @@ static int read_entries(FILE *f, struct entry **out, int *nout)
 		snprintf(err_ctx, sizeof(err_ctx), "%s:%d", opt.file, lineno);
 		memset(&e, 0, sizeof(e));
 		e.lineno = lineno;
-		ret = parse_line(buf, &e);
+		ret = dev ? parse_sim_line(buf, dev, &e) : parse_line(buf, &e);
 		if (ret < 0)
 			continue;
 		if (ret == BX_OK)
@@ -122,12 +187,18 @@ static int read_entries(FILE *f, struct entry **out, int *nout)
 int cmd_apply(int argc, char **argv)
 {
 	struct entry *v = NULL;
+	struct bdev dev;
 	int n, i, ret;
 	FILE *f;
 
-	if (argc != 1) {
-		err("usage: apply FILE");
+	if (argc != 1 && argc != 2) {
+		err("usage: apply FILE [DEV]");
 		return BX_USAGE;
+	}
+	if (argc == 2) {
+		ret = resolve_dev(argv[1], &dev);
+		if (ret)
+			return ret;
 	}
 	opt.file = argv[0];
 	f = strcmp(argv[0], "-") ? fopen(argv[0], "r") : stdin;
@@ -137,7 +208,7 @@ int cmd_apply(int argc, char **argv)
 	}
 	ret = open_ctl();
 	if (!ret)
-		ret = read_entries(f, &v, &n);
+		ret = read_entries(f, argc == 2 ? &dev : NULL, &v, &n);
 	if (f != stdin)
 		fclose(f);
 	if (ret) {

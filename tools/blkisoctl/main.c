@@ -29,6 +29,7 @@ static const char usage_text[] =
 "  stats DEV                     every tenant's counters (table, or -j JSON)\n"
 "  top DEV                       rates every second (-n COUNT refreshes)\n"
 "  apply FILE                    \"device DEV k=v...\", \"tenant DEV CGROUP k=v...\"\n"
+"  apply FILE DEV                a blkiso-sim scenario's tenant and devconf lines\n"
 "  version                       tool and module versions\n"
 "\n"
 "  CGROUP: \"kernel\", a cgroup id, or a path below /sys/fs/cgroup\n"
