@@ -11,10 +11,11 @@
  * the lines are applied in order, each one all or nothing.
  *
  * apply FILE DEV reads FILE as a blkiso-sim scenario (doc/sim.md) instead:
- * its "tenant name=A [cgroup=/a] QUOTA" (or "tenant A QUOTA", cgroup /A)
- * and "devconf KEY=VALUE..." lines go to DEV, the simulator's own lines
- * (duration, seed, device, overload, workload, at) are skipped, and clone
- * is refused: the same file configures the simulator and the device.
+ * its "tenant name=A [cgroup=/a] QUOTA" (or "tenant A QUOTA", cgroup /A),
+ * "devconf KEY=VALUE..." and "overload MODE" lines go to DEV, the
+ * simulator's own lines (duration, seed, device, workload, at) are
+ * skipped, and clone is refused: the same file configures the simulator
+ * and the device.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -110,7 +111,7 @@ static int parse_sim_tenant(char **tok, int n, struct entry *e)
 static int parse_sim_line(char *s, const struct bdev *dev, struct entry *e)
 {
 	static const char * const skip[] = {
-		"duration", "seed", "device", "overload", "workload", "at",
+		"duration", "seed", "device", "workload", "at",
 	};
 	char *tok[MAX_TOKENS];
 	int n = tokenize(s, tok, MAX_TOKENS);
@@ -131,6 +132,14 @@ static int parse_sim_line(char *s, const struct bdev *dev, struct entry *e)
 	if (!strcmp(tok[0], "devconf") && n >= 2) {
 		e->tenant = false;
 		return join_line(e->line, n - 1, tok + 1);
+	}
+	if (!strcmp(tok[0], "overload") && n == 2) {
+		/* "overload MODE" is "devconf overload=MODE" (a device key) */
+		e->tenant = false;
+		if (snprintf(e->line, sizeof(e->line), "overload=%s", tok[1]) >=
+		    (int)sizeof(e->line))
+			return BX_INPUT;
+		return 0;
 	}
 	err("\"%s\": not a scenario line apply can take (tenant, devconf; see doc/sim.md)",
 	    tok[0]);

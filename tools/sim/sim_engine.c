@@ -270,7 +270,8 @@ static void tenant_configure(struct sim *s, struct sim_tenant *t, bool first)
 		bi_fb_rate_params(&t->rate_p[d], &t->conf, units, s->tick_ns);
 		if (first) {
 			bi_rate_init(&t->rate[d], bi_fb_initial_cap_mrps(&t->conf, units, d));
-		} else if (iops != BI_CONF_UNLIMITED && units == BI_CONF_UNLIMITED) {
+		} else if (iops != BI_CONF_UNLIMITED &&
+			   (units == BI_CONF_UNLIMITED || t->conf.mode != BI_MODE_REQUEST)) {
 			t->rate[d].cap_mrps = iops * BI_MRPS_PER_RPS;
 		}
 		cap = t->rate[d].cap_mrps;
@@ -469,18 +470,33 @@ static bool admit(struct sim *s, struct sim_tenant *t, struct sim_io *io, u64 *r
 				return false;
 			}
 		}
-	} else if (bi_conf_rate_units(&t->conf, &s->dconf.cost, d) != BI_CONF_UNLIMITED) {
-		s64 initial = t->conf.initial == BI_INITIAL_ONE ? 1 :
-			      t->conf.initial == BI_INITIAL_EWMA ? t->ad.initial : io->units;
+	} else {
+		/* work mode: the work cap, and the iops cap too (io.max, as the module) */
+		bool req = bi_conf_rate_requests(&t->conf, d) != BI_CONF_UNLIMITED &&
+			   t->rate[d].cap_mrps;
 
-		b = &t->work[d];
-		min = t->conf.min_tokens == BI_CONF_MIN_AUTO ? initial : t->conf.min_tokens;
-		min = bi_min_s64(min, b->max_tokens);
-		if (!bi_bucket_try_charge(b, min, initial, t->conf.floor_tokens, s->now)) {
-			*ready_at = bi_bucket_ready_at_ns(b, min, s->now);
+		if (req && !bi_bucket_admissible(&t->req[d], BI_MRPS_PER_RPS, s->now)) {
+			*ready_at = bi_bucket_ready_at_ns(&t->req[d], BI_MRPS_PER_RPS, s->now);
 			return false;
 		}
-		io->charged = initial;
+		if (bi_conf_rate_units(&t->conf, &s->dconf.cost, d) != BI_CONF_UNLIMITED) {
+			s64 initial = t->conf.initial == BI_INITIAL_ONE ? 1 :
+				      t->conf.initial == BI_INITIAL_EWMA ? t->ad.initial :
+				      io->units;
+
+			b = &t->work[d];
+			min = t->conf.min_tokens == BI_CONF_MIN_AUTO ? initial :
+			      t->conf.min_tokens;
+			min = bi_min_s64(min, b->max_tokens);
+			if (!bi_bucket_try_charge(b, min, initial, t->conf.floor_tokens,
+						  s->now)) {
+				*ready_at = bi_bucket_ready_at_ns(b, min, s->now);
+				return false;
+			}
+			io->charged = initial;
+		}
+		if (req)
+			bi_bucket_charge(&t->req[d], BI_MRPS_PER_RPS, BI_NO_FLOOR, s->now);
 	}
 	if (s->dev.cap_mrps)
 		bi_bucket_charge(&s->dev_req, BI_MRPS_PER_RPS, BI_NO_FLOOR, s->now);
