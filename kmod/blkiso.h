@@ -102,6 +102,7 @@ struct blkiso_fb {
 	struct bi_iso_params iso_p;
 	bool iso_on;			/* has an allocation: every bio takes a slot */
 	bool above;			/* above its commitment (S2-09), per tick */
+	bool extremes;			/* .end_io tracks latency extremes */
 	u8 rate_on;			/* bit per direction: request-mode controller */
 	struct bi_ovl_tenant ovl;
 	struct bi_rate_ctl rate[BI_NR_DIRS];

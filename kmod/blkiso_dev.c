@@ -79,6 +79,7 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 		bi_meter_init_cpu(&per_cpu_ptr(t->pcpu, cpu)->meter, now);
 	blkiso_fb_tenant_init(t);
 	t->fb.target_ns = (u64)t->conf.latency_us * NSEC_PER_USEC;
+	t->fb.extremes = dev->conf.overload == BI_OVERLOAD_IDEAL;
 	kobject_init(&t->kobj, &blkiso_tenant_ktype);
 	return t;
 }

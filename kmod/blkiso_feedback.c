@@ -78,6 +78,8 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 	spin_unlock_irqrestore(&fb->lock, flags);
 
 	WRITE_ONCE(fb->target_ns, (u64)t->conf.latency_us * NSEC_PER_USEC);
+	/* the service time (allocations) and the slack (ideal mode) need them */
+	WRITE_ONCE(fb->extremes, p.alloc || dev->conf.overload == BI_OVERLOAD_IDEAL);
 	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&t->conf, &dev->conf);
 
 	spin_lock_irqsave(&dev->lock, flags);
@@ -108,7 +110,7 @@ void blkiso_fb_dev_configure(struct blkiso_dev *dev)
 
 	spin_lock_irqsave(&dev->lock, flags);
 	bi_fb_ovl_params(&dev->fb.ovl_p, &dev->conf);
-	if (!bi_fb_victims_on(&dev->conf))
+	if (dev->conf.overload == BI_OVERLOAD_OFF)
 		WRITE_ONCE(dev->fb.gated, false);
 	spin_unlock_irqrestore(&dev->lock, flags);
 }
@@ -236,11 +238,12 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 		};
 
 		is.done = bi_fb_done(&t->conf, is.ops, is.units);
-		bi_iso_tick(&fb->iso, &fb->iso_p, &is, dev->fb.ovl.overloaded, now);
+		bi_iso_tick(&fb->iso, &fb->iso_p, &is, bi_fb_overload_episode(&dev->fb.ovl), now);
 		if (fb->nr_slot_wait)
 			*wake = true;
 	}
-	fb->above = bi_fb_above_commit(&t->conf, &fb->iso, fb->rate, fb->rate_p);
+	fb->above = bi_fb_above_commit(&t->conf, &fb->iso, fb->rate, fb->rate_p,
+				       s->d[BLKISO_FB_OPS] || blkiso_tenant_queued(t));
 	spin_unlock(&fb->lock);
 }
 
@@ -305,7 +308,8 @@ static void blkiso_fb_tick(struct work_struct *work)
 		t->fb.victims = 0;
 	}
 	WRITE_ONCE(dev->fb.overloaded, dev->fb.ovl.overloaded);
-	WRITE_ONCE(dev->fb.gated, bi_fb_victims_on(&dev->conf) &&
+	/* victims while M > 0 (not in shed mode), shedding while overloaded */
+	WRITE_ONCE(dev->fb.gated, dev->conf.overload != BI_OVERLOAD_OFF &&
 		   (dev->fb.ovl.m || dev->fb.ovl.overloaded));
 	if (wake)
 		queue_work(dev->wq, &dev->dispatch_work);

@@ -396,7 +396,9 @@ static bool blkiso_victim_locked(struct blkiso_dev *dev, struct blkiso_tenant *t
 		return true;
 	}
 	if (!bi_fb_victims_on(&dev->conf) || !dev->fb.ovl.m ||
-	    !bi_ovl_victim(&dev->fb.ovl, bi_conf_rank(&t->conf, &pb->io), t->fb.above))
+	    !bi_ovl_victim(&dev->fb.ovl, bi_conf_rank(&t->conf, &pb->io),
+			   bi_fb_above_commit(&t->conf, &t->fb.iso, t->fb.rate,
+					      t->fb.rate_p, true)))
 		return false;
 	*stage = BLKISO_STAGE_VICTIM;
 	dev->fb.victims++;
@@ -936,17 +938,16 @@ static noinline void blkiso_complete_chain(struct blkiso_bio *pb, u64 now)
 }
 
 /*
- * The feedback tick's inputs (blkiso_feedback.c): device latency, misses of
- * the tenant's target, and this tick's latency extremes.  IRQs off.
+ * This tick's device-latency extremes, for the tenants whose controllers
+ * use them (allocations: the service time; ideal-rate tracking: the
+ * slack).  Out of line: most tenants need only the sum and the misses.
+ * IRQs off.
  */
-static __always_inline void blkiso_feedback_sample(struct blkiso_tenant *t,
-						   struct blkiso_fb_cpu *f, u64 dev_ns)
+static noinline void blkiso_feedback_extremes(struct blkiso_tenant *t,
+					      struct blkiso_fb_cpu *f, u64 dev_ns)
 {
 	u32 seq = (u32)READ_ONCE(t->dev->fb.seq);
 
-	f->dev_ns += dev_ns;
-	if (dev_ns > READ_ONCE(t->fb.target_ns))
-		f->missed++;
 	if (f->lat_seq != seq) {
 		f->lat_seq = seq;
 		f->lat_min_ns = dev_ns;
@@ -965,15 +966,15 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	struct blkiso_tenant *t = pb->tenant;
 	struct blkiso_tenant_pcpu __percpu *pc;
 	unsigned long flags;
-	u64 now, lat_us;
+	u64 now, lat_us, dev_ns;
 	bool read;
 
 	if (!t)
 		return DM_ENDIO_DONE;
 	now = ktime_get_ns();
 	pc = t->pcpu;	/* once: each this_cpu op would load it again */
-	local_irq_save(flags);
 	if (pb->cc.depth) {
+		local_irq_save(flags);
 		if (likely(pb->cc.depth == 1)) {
 			struct blkiso_tenant *lt = pb->level[0];
 
@@ -983,9 +984,18 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		} else {
 			blkiso_complete_chain(pb, now);
 		}
+		local_irq_restore(flags);
 	}
-	blkiso_feedback_sample(t, &this_cpu_ptr(pc)->fb, now - pb->dispatch_ns);
-	local_irq_restore(flags);
+	/* the feedback tick's inputs: device latency and misses (IRQ-safe ops) */
+	dev_ns = now - pb->dispatch_ns;
+	this_cpu_add(pc->fb.dev_ns, dev_ns);
+	if (dev_ns > READ_ONCE(t->fb.target_ns))
+		this_cpu_inc(pc->fb.missed);
+	if (unlikely(READ_ONCE(t->fb.extremes))) {
+		local_irq_save(flags);
+		blkiso_feedback_extremes(t, this_cpu_ptr(&pc->fb), dev_ns);
+		local_irq_restore(flags);
+	}
 	if (pb->slot >= 0)
 		blkiso_slot_put(t, pb);
 	read = pb->dir == BI_DIR_READ;

@@ -67,18 +67,27 @@ u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
 	return conf->miss_pct != dev->overload_pct ? conf->miss_pct * 10 : 0;
 }
 
-/* S2-09: is the tenant using more than it was promised (allocation or C)? */
+/*
+ * S2-09: is the tenant using more than it was promised (allocation or C)?
+ * A tenant promised nothing is above its commitment whenever it is
+ * @active (has I/O: a bio at hand, or traffic in the tick): victims fall
+ * on best-effort floods before they fall on tenants within a promise.
+ */
 bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *iso,
 			const struct bi_rate_ctl *rate,
-			const struct bi_rate_params *rate_p)
+			const struct bi_rate_params *rate_p, bool active)
 {
+	bool committed = conf->alloc != 0;
 	u32 d;
 
 	if (conf->alloc && iso->usage > conf->alloc)
 		return true;
-	for (d = 0; d < BI_NR_DIRS; d++)
-		if (rate_p[d].committed_ups &&
-		    rate[d].l_fp > rate_p[d].committed_ups << BI_FP_SHIFT)
+	for (d = 0; d < BI_NR_DIRS; d++) {
+		if (!rate_p[d].committed_ups)
+			continue;
+		committed = true;
+		if (rate[d].l_fp > rate_p[d].committed_ups << BI_FP_SHIFT)
 			return true;
-	return false;
+	}
+	return !committed && active;
 }

@@ -28,12 +28,23 @@ u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
 			   const struct bi_dev_conf *dev);
 bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *iso,
 			const struct bi_rate_ctl *rate,
-			const struct bi_rate_params *rate_p);
+			const struct bi_rate_params *rate_p, bool active);
 
 /* A tenant's completions in its allocation's metric. */
 static inline u64 bi_fb_done(const struct bi_tenant_conf *conf, u64 ops, u64 units)
 {
 	return conf->alloc_metric == BI_ALLOC_IOPS ? ops : units;
+}
+
+/*
+ * S3-18: work-conserving allocations are enforced during an overload
+ * episode: while the detector fires, and while the multiplier is still
+ * up (victims are being held to make room: a relaxed tenant must not
+ * spend that room).
+ */
+static inline bool bi_fb_overload_episode(const struct bi_ovl *o)
+{
+	return o->overloaded || o->m;
 }
 
 /* Does the overload gate hold victims (not off, not shedding only)? */

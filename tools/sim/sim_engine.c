@@ -306,9 +306,9 @@ static void tenant_configure(struct sim *s, struct sim_tenant *t, bool first)
 	t->ovl.threshold_permille = bi_fb_tenant_threshold(&t->conf, &s->dconf);
 }
 
-static bool tenant_above_commit(const struct sim_tenant *t)
+static bool tenant_above_commit(const struct sim_tenant *t, bool active)
 {
-	return bi_fb_above_commit(&t->conf, &t->iso, t->rate, t->rate_p);
+	return bi_fb_above_commit(&t->conf, &t->iso, t->rate, t->rate_p, active);
 }
 
 static void tenant_activate(struct sim *s, struct sim_tenant *t)
@@ -379,7 +379,7 @@ static bool gate_holds(struct sim *s, struct sim_tenant *t, struct sim_io *io)
 	}
 	if (s->dconf.overload == BI_OVERLOAD_SHED)
 		return false;
-	return s->ovl.m && bi_ovl_victim(&s->ovl, io->rank, tenant_above_commit(t));
+	return s->ovl.m && bi_ovl_victim(&s->ovl, io->rank, tenant_above_commit(t, true));
 }
 
 static u64 sim_hold_ns(struct sim *s)
@@ -756,7 +756,7 @@ static void tenant_tick(struct sim *s, struct sim_tenant *t)
 		}
 	}
 	if (t->conf.alloc)
-		bi_iso_tick(&t->iso, &t->iso_p, &t->is, s->ovl.overloaded, s->now);
+		bi_iso_tick(&t->iso, &t->iso_p, &t->is, bi_fb_overload_episode(&s->ovl), s->now);
 	memset(t->rs, 0, sizeof(t->rs));
 	memset(&t->is, 0, sizeof(t->is));
 	s->tick_tenant_updates++;
@@ -787,8 +787,10 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 
 	pp = &s->active;
 	while ((t = *pp)) {
+		bool busy = t->is.ops || t->queued || t->inflight;
+
 		tenant_tick(s, t);
-		above |= tenant_above_commit(t);
+		above |= tenant_above_commit(t, busy);
 		tenant_pump(s, t);
 		if (!t->queued && !t->inflight && !t->outstanding &&
 		    ++t->idle_ticks > s->ovl_p.window_ticks) {
