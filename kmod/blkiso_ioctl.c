@@ -180,43 +180,88 @@ static int blkiso_ioc_cgroup_exists(u64 cgid)
 	return 0;
 }
 
-static long blkiso_ioc_tenant(unsigned int cmd, void __user *uarg)
+/*
+ * What the line ioctls share: SET/GET_TENANT and SET/GET_DEVICE structs
+ * both start with the header and major:minor, and hold a line and a
+ * message at their own offsets.
+ */
+struct blkiso_ioc_devref {
+	struct blkiso_ioc_hdr hdr;
+	__u32 major;
+	__u32 minor;
+};
+
+static_assert(offsetof(struct blkiso_ioc_tenant, major) ==
+	      offsetof(struct blkiso_ioc_devref, major) &&
+	      offsetof(struct blkiso_ioc_tenant, minor) ==
+	      offsetof(struct blkiso_ioc_devref, minor));
+static_assert(offsetof(struct blkiso_ioc_device, major) ==
+	      offsetof(struct blkiso_ioc_devref, major) &&
+	      offsetof(struct blkiso_ioc_device, minor) ==
+	      offsetof(struct blkiso_ioc_devref, minor));
+
+struct blkiso_ioc_line_op {
+	size_t size;			/* of the whole struct */
+	size_t line_off, msg_off;	/* of line[BLKISO_LINE_MAX], msg[BLKISO_MSG_MAX] */
+	int (*set_check)(void *a);	/* before a SET, outside the registry; or NULL */
+	int (*set)(struct blkiso_dev *dev, void *a);
+	int (*get)(struct blkiso_dev *dev, void *a);
+};
+
+/*
+ * Copy the struct in, run the SET or GET on major:minor's device; a refused
+ * SET copies back the parser's message, a GET the whole struct.
+ */
+static long blkiso_ioc_line(const struct blkiso_ioc_line_op *op, bool set,
+			    void __user *uarg)
 {
-	struct blkiso_ioc_tenant *a;
-	bool set = cmd == BLKISO_IOC_SET_TENANT;
+	struct blkiso_ioc_devref *a;
 	dev_t devt;
 	int ret;
 
 	if (set && !capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	a = kmalloc(sizeof(*a), GFP_KERNEL);
+	a = kmalloc(op->size, GFP_KERNEL);
 	if (!a)
 		return -ENOMEM;
-	ret = blkiso_ioc_fetch(uarg, a, sizeof(*a), false);
+	ret = blkiso_ioc_fetch(uarg, a, op->size, false);
 	if (ret)
 		goto out;
 	ret = -EINVAL;
 	if (!blkiso_ioc_devt(a->major, a->minor, &devt))
 		goto out;
-	memset(a->msg, 0, sizeof(a->msg));
+	memset((char *)a + op->msg_off, 0, BLKISO_MSG_MAX);
 	if (set) {
-		ret = blkiso_ioc_cgroup_exists(a->cgid);
+		ret = op->set_check ? op->set_check(a) : 0;
 		if (!ret)
-			ret = blkiso_dev_call(devt, blkiso_ioc_set_tenant_fn, a);
+			ret = blkiso_dev_call(devt, op->set, a);
 		if (ret == -EINVAL &&
-		    copy_to_user(uarg + offsetof(struct blkiso_ioc_tenant, msg),
-				 a->msg, sizeof(a->msg)))
+		    copy_to_user(uarg + op->msg_off, (char *)a + op->msg_off, BLKISO_MSG_MAX))
 			ret = -EFAULT;
 	} else {
-		memset(a->line, 0, sizeof(a->line));
-		ret = blkiso_dev_call(devt, blkiso_ioc_get_tenant_fn, a);
-		if (!ret && copy_to_user(uarg, a, sizeof(*a)))
+		memset((char *)a + op->line_off, 0, BLKISO_LINE_MAX);
+		ret = blkiso_dev_call(devt, op->get, a);
+		if (!ret && copy_to_user(uarg, a, op->size))
 			ret = -EFAULT;
 	}
 out:
 	kfree(a);
 	return ret;
 }
+
+static int blkiso_ioc_tenant_exists(void *arg)
+{
+	return blkiso_ioc_cgroup_exists(((struct blkiso_ioc_tenant *)arg)->cgid);
+}
+
+static const struct blkiso_ioc_line_op blkiso_ioc_tenant_op = {
+	.size = sizeof(struct blkiso_ioc_tenant),
+	.line_off = offsetof(struct blkiso_ioc_tenant, line),
+	.msg_off = offsetof(struct blkiso_ioc_tenant, msg),
+	.set_check = blkiso_ioc_tenant_exists,
+	.set = blkiso_ioc_set_tenant_fn,
+	.get = blkiso_ioc_get_tenant_fn,
+};
 
 /* ---- devices ---- */
 
@@ -259,41 +304,13 @@ static int blkiso_ioc_get_device_fn(struct blkiso_dev *dev, void *arg)
 	return n < 0 ? -E2BIG : 0;
 }
 
-static long blkiso_ioc_device(unsigned int cmd, void __user *uarg)
-{
-	struct blkiso_ioc_device *a;
-	bool set = cmd == BLKISO_IOC_SET_DEVICE;
-	dev_t devt;
-	int ret;
-
-	if (set && !capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	a = kmalloc(sizeof(*a), GFP_KERNEL);
-	if (!a)
-		return -ENOMEM;
-	ret = blkiso_ioc_fetch(uarg, a, sizeof(*a), false);
-	if (ret)
-		goto out;
-	ret = -EINVAL;
-	if (!blkiso_ioc_devt(a->major, a->minor, &devt))
-		goto out;
-	memset(a->msg, 0, sizeof(a->msg));
-	if (set) {
-		ret = blkiso_dev_call(devt, blkiso_ioc_set_device_fn, a);
-		if (ret == -EINVAL &&
-		    copy_to_user(uarg + offsetof(struct blkiso_ioc_device, msg),
-				 a->msg, sizeof(a->msg)))
-			ret = -EFAULT;
-	} else {
-		memset(a->line, 0, sizeof(a->line));
-		ret = blkiso_dev_call(devt, blkiso_ioc_get_device_fn, a);
-		if (!ret && copy_to_user(uarg, a, sizeof(*a)))
-			ret = -EFAULT;
-	}
-out:
-	kfree(a);
-	return ret;
-}
+static const struct blkiso_ioc_line_op blkiso_ioc_device_op = {
+	.size = sizeof(struct blkiso_ioc_device),
+	.line_off = offsetof(struct blkiso_ioc_device, line),
+	.msg_off = offsetof(struct blkiso_ioc_device, msg),
+	.set = blkiso_ioc_set_device_fn,
+	.get = blkiso_ioc_get_device_fn,
+};
 
 /* ---- statistics ---- */
 
@@ -450,10 +467,12 @@ static long blkiso_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return blkiso_ioc_get_version(uarg);
 	case BLKISO_IOC_SET_TENANT:
 	case BLKISO_IOC_GET_TENANT:
-		return blkiso_ioc_tenant(cmd, uarg);
+		return blkiso_ioc_line(&blkiso_ioc_tenant_op,
+				       cmd == BLKISO_IOC_SET_TENANT, uarg);
 	case BLKISO_IOC_SET_DEVICE:
 	case BLKISO_IOC_GET_DEVICE:
-		return blkiso_ioc_device(cmd, uarg);
+		return blkiso_ioc_line(&blkiso_ioc_device_op,
+				       cmd == BLKISO_IOC_SET_DEVICE, uarg);
 	case BLKISO_IOC_STATS:
 		return blkiso_ioc_stats(uarg);
 	case BLKISO_IOC_RING:

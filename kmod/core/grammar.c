@@ -1017,39 +1017,51 @@ static const struct bi_table bi_tenant_table = {
 	.validate = bi_tenant_validate,
 };
 
-void bi_tenant_conf_init(struct bi_tenant_conf *conf)
+/*
+ * The transaction of every parse and merge: apply @line to @tmp, a private
+ * copy of *@out (merge) or of the defaults (parse), and publish it to
+ * *@out only if the whole line was good.  @tmp is the caller's: one conf
+ * on its stack, no allocation.
+ */
+static int bi_table_apply_to(const struct bi_table *t, void *out, void *tmp, u32 size,
+			     const char *line, u32 len, struct bi_parse_err *err,
+			     bool merge)
 {
-	bi_table_init(&bi_tenant_table, conf, sizeof(*conf));
-}
-
-static int bi_tenant_apply(struct bi_tenant_conf *out, const char *line,
-			   u32 len, struct bi_parse_err *err, bool merge)
-{
-	struct bi_tenant_conf tmp;
 	struct bi_pctx ctx;
 	int rc;
 
 	bi_ctx_init(&ctx, line, len, err);
 	if (merge)
-		tmp = *out;
+		__builtin_memcpy(tmp, out, size);
 	else
-		bi_tenant_conf_init(&tmp);
-	rc = bi_table_apply(&bi_tenant_table, &tmp, sizeof(tmp), &ctx);
+		bi_table_init(t, tmp, size);
+	rc = bi_table_apply(t, tmp, size, &ctx);
 	if (!rc)
-		*out = tmp;
+		__builtin_memcpy(out, tmp, size);
 	return rc;
+}
+
+void bi_tenant_conf_init(struct bi_tenant_conf *conf)
+{
+	bi_table_init(&bi_tenant_table, conf, sizeof(*conf));
 }
 
 int bi_conf_parse(struct bi_tenant_conf *out, const char *line, u32 len,
 		  struct bi_parse_err *err)
 {
-	return bi_tenant_apply(out, line, len, err, false);
+	struct bi_tenant_conf tmp;
+
+	return bi_table_apply_to(&bi_tenant_table, out, &tmp, sizeof(tmp), line, len,
+				 err, false);
 }
 
 int bi_conf_merge(struct bi_tenant_conf *out, const char *line, u32 len,
 		  struct bi_parse_err *err)
 {
-	return bi_tenant_apply(out, line, len, err, true);
+	struct bi_tenant_conf tmp;
+
+	return bi_table_apply_to(&bi_tenant_table, out, &tmp, sizeof(tmp), line, len,
+				 err, true);
 }
 
 int bi_conf_format(const struct bi_tenant_conf *conf, char *buf, u32 size)
@@ -1132,34 +1144,22 @@ void bi_dev_conf_init(struct bi_dev_conf *conf)
 	bi_table_init(&bi_dev_table, conf, sizeof(*conf));
 }
 
-static int bi_dev_apply(struct bi_dev_conf *out, const char *line, u32 len,
-			struct bi_parse_err *err, bool merge)
-{
-	struct bi_dev_conf tmp;
-	struct bi_pctx ctx;
-	int rc;
-
-	bi_ctx_init(&ctx, line, len, err);
-	if (merge)
-		tmp = *out;
-	else
-		bi_dev_conf_init(&tmp);
-	rc = bi_table_apply(&bi_dev_table, &tmp, sizeof(tmp), &ctx);
-	if (!rc)
-		*out = tmp;
-	return rc;
-}
-
 int bi_dev_conf_parse(struct bi_dev_conf *out, const char *line, u32 len,
 		      struct bi_parse_err *err)
 {
-	return bi_dev_apply(out, line, len, err, false);
+	struct bi_dev_conf tmp;
+
+	return bi_table_apply_to(&bi_dev_table, out, &tmp, sizeof(tmp), line, len, err,
+				 false);
 }
 
 int bi_dev_conf_merge(struct bi_dev_conf *out, const char *line, u32 len,
 		      struct bi_parse_err *err)
 {
-	return bi_dev_apply(out, line, len, err, true);
+	struct bi_dev_conf tmp;
+
+	return bi_table_apply_to(&bi_dev_table, out, &tmp, sizeof(tmp), line, len, err,
+				 true);
 }
 
 int bi_dev_conf_format(const struct bi_dev_conf *conf, char *buf, u32 size)
