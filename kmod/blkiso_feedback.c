@@ -349,34 +349,59 @@ int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	return n;
 }
 
-/* sysfs "ring": a header line, then one line per tick, oldest first. */
+static int blkiso_fb_ring_line(char *buf, size_t size, const struct blkiso_tick_rec *r,
+			       bool tenant)
+{
+	int len = scnprintf(buf, size, "%llu %llu %u %u %u %u %u %u",
+			    r->seq, div_u64(r->time_ns, NSEC_PER_USEC), r->completed,
+			    r->missed, r->miss_permille, r->mult, r->flags, r->victims);
+
+	if (tenant)
+		len += scnprintf(buf + len, size - len, " %llu %u %u %llu %u %llu %llu",
+				 r->usage, r->slots, r->inflight,
+				 div_u64(r->delay_ns, NSEC_PER_USEC), r->iso_mode,
+				 r->rcap_mrps, r->wcap_mrps);
+	len += scnprintf(buf + len, size - len, "\n");
+	return len;
+}
+
+#define BLKISO_RING_LINE_MAX	192
+
+/*
+ * sysfs "ring": a header line, then one line per tick, oldest first; as
+ * many of the newest as fit the page (all of them with realistic numbers;
+ * BLKISO_IOC_RING always returns all).
+ */
 ssize_t blkiso_fb_ring_show(struct blkiso_dev *dev, struct blkiso_tenant *t, char *buf)
 {
 	struct blkiso_tick_rec *recs;
-	int n, i, len;
+	char *lines;
+	int n, i, first, len, used;
+	int *lens;
 
-	recs = kmalloc_array(BLKISO_RING_DEV, sizeof(*recs), GFP_KERNEL);
+	recs = kmalloc_array(BLKISO_RING_DEV, sizeof(*recs) + BLKISO_RING_LINE_MAX +
+			     sizeof(int), GFP_KERNEL);
 	if (!recs)
 		return -ENOMEM;
+	lines = (char *)(recs + BLKISO_RING_DEV);
+	lens = (int *)(lines + BLKISO_RING_DEV * BLKISO_RING_LINE_MAX);
 	n = blkiso_fb_ring(dev, t, recs, BLKISO_RING_DEV);
 	if (t)
 		len = sysfs_emit(buf, "seq time_us completed missed miss_pm mult flags victims usage slots inflight delay_us mode rcap_mrps wcap_mrps\n");
 	else
 		len = sysfs_emit(buf, "seq time_us completed missed miss_pm mult flags victims\n");
-	for (i = 0; i < n; i++) {
-		const struct blkiso_tick_rec *r = &recs[i];
-
-		len += sysfs_emit_at(buf, len, "%llu %llu %u %u %u %u %u %u",
-				     r->seq, div_u64(r->time_ns, NSEC_PER_USEC),
-				     r->completed, r->missed, r->miss_permille,
-				     r->mult, r->flags, r->victims);
-		if (t)
-			len += sysfs_emit_at(buf, len, " %llu %u %u %llu %u %llu %llu",
-					     r->usage, r->slots, r->inflight,
-					     div_u64(r->delay_ns, NSEC_PER_USEC),
-					     r->iso_mode, r->rcap_mrps, r->wcap_mrps);
-		len += sysfs_emit_at(buf, len, "\n");
+	/* the newest lines that fit, oldest of them first */
+	used = len;
+	for (first = n; first > 0; first--) {
+		i = first - 1;
+		lens[i] = blkiso_fb_ring_line(lines + i * BLKISO_RING_LINE_MAX,
+					      BLKISO_RING_LINE_MAX, &recs[i], t);
+		if (used + lens[i] >= PAGE_SIZE)
+			break;
+		used += lens[i];
 	}
+	for (i = first; i < n; i++)
+		len += sysfs_emit_at(buf, len, "%s", lines + i * BLKISO_RING_LINE_MAX);
 	kfree(recs);
 	return len;
 }

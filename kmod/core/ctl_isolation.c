@@ -140,13 +140,23 @@ u64 bi_iso_compute_delay_ns(u8 delay_mode, u32 n, u64 alloc, u64 r_pt)
 	return want_ns > slot_ns ? want_ns - slot_ns : 0;
 }
 
+/*
+ * A-32's automatic maximum: twice the device latency, but never less than
+ * the delay one slot's cycle at the allocation needs (on a fast device 2x
+ * the latency is microseconds, and a strict allocation far below the
+ * device's speed could not be held even with one slot: deviation), and at
+ * most 50 ms.
+ */
 static u64 bi_iso_delay_max(const struct bi_iso *t, const struct bi_iso_params *p)
 {
+	u64 need;
+
 	if (p->delay_max_ns)
 		return p->delay_max_ns;
 	if (!t->lat_ns)
 		return BI_ISO_DELAY_CAP_NS;
-	return bi_min_u64(2 * t->lat_ns, BI_ISO_DELAY_CAP_NS);
+	need = bi_iso_compute_delay_ns(BI_ISO_SPREAD, 1, p->alloc, t->r_pt);
+	return bi_min_u64(bi_max_u64(2 * t->lat_ns, need), BI_ISO_DELAY_CAP_NS);
 }
 
 /*
@@ -347,6 +357,7 @@ static void bi_iso_eval(struct bi_iso *t, const struct bi_iso_params *p, u64 now
 
 			n = (u32)bi_max_u64(1, bi_min_u64(n, bi_iso_n_max(p)));
 			t->mode = BI_ISO_SLOTS;
+			t->delay_ns = 0;
 			if (p->predict_underuse && !p->reduce_below_alloc && t->r_pt &&
 			    (u64)n * t->r_pt > hi)
 				bi_iso_enter_delay(t, p, n, now_ns);
@@ -357,8 +368,15 @@ static void bi_iso_eval(struct bi_iso *t, const struct bi_iso_params *p, u64 now
 	}
 	if (p->abuse_permille && t->usage >= abuse) {
 		t->mode = BI_ISO_ABUSE;
-		t->delay_ns = 0;
 		bi_iso_set_n(t, 1, now_ns);
+		/*
+		 * One slot alone does not slow a tenant that submits one bio
+		 * at a time on a fast device: the slot also gets the delay of
+		 * a one-slot cycle at the allocation (deviation from S3-15).
+		 */
+		t->delay_ns = bi_min_u64(bi_iso_compute_delay_ns(BI_ISO_SPREAD, 1, p->alloc,
+								 t->r_pt),
+					 bi_iso_delay_max(t, p));
 		return;
 	}
 	if (t->mode == BI_ISO_DELAY)
@@ -487,7 +505,8 @@ int bi_iso_slot_get(struct bi_iso *t, const struct bi_iso_params *p,
 		t->big_inflight++;
 
 	delayed = p->delay_mode == BI_ISO_SINGLE ? 1 : t->n;
-	if (t->mode == BI_ISO_DELAY && t->delay_ns && (u32)slot < delayed) {
+	if ((t->mode == BI_ISO_DELAY || t->mode == BI_ISO_ABUSE) && t->delay_ns &&
+	    (u32)slot < delayed) {
 		/* S3-16: scale by size, cap small reads, big bios absorb the rest */
 		d = bi_mul_div_u64(t->delay_ns, (u64)bi_max_u64(units, 1) << BI_FP_SHIFT,
 				   bi_max_u64(t->units_fp, 1));

@@ -80,7 +80,9 @@ bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *
 	bool committed = conf->alloc != 0;
 	u32 d;
 
-	if (conf->alloc && iso->usage > conf->alloc)
+	/* above the isolation controller's band, not at its edge: no flicker */
+	if (conf->alloc &&
+	    iso->usage > conf->alloc + conf->alloc * BI_ISO_TOL_PERMILLE_DEF / 1000)
 		return true;
 	for (d = 0; d < BI_NR_DIRS; d++) {
 		if (!rate_p[d].committed_ups)
