@@ -6,7 +6,9 @@
  * header checks (size, version), SET_TENANT against the sysfs files, a bad
  * line's message and no change, EPERM without CAP_SYS_ADMIN, and a STATS
  * snapshot of several cgroups that did I/O against their sysfs counters.
- * Then blkisoctl end to end: attach, apply, stats -j, set, get, detach.
+ * Then blkisoctl end to end: attach, apply, stats -j, set, get, detach;
+ * and blkisoctl ring (the feedback tick's records through BLKISO_IOC_RING)
+ * against the sysfs ring files, with top's feedback columns.
  * Nothing here asserts a rate, so every test runs in both guest modes.
  */
 #include <errno.h>
@@ -71,6 +73,7 @@ FIXTURE_TEARDOWN(ctl)
 
 	if (self->fd >= 0)
 		close(self->fd);
+	gu_sh("pkill -KILL -x fio 2>/dev/null; true");
 	gu_sh("dmsetup remove --retry bictl2 2>/dev/null");
 	gu_sh("dmsetup remove --retry " DM_NAME " 2>/dev/null");
 	for (i = 0; i < NR_CG; i++)
@@ -450,6 +453,280 @@ TEST_F_TIMEOUT(ctl, blkisoctl_end_to_end, GUEST_TIMEOUT)
 	EXPECT_NE(0, access("/dev/mapper/bictl2", F_OK));
 	EXPECT_EQ(3, gu_sh(CTL " detach bictl2 2>/dev/null"));
 	unlink(cfg);
+}
+
+/* One record of a sysfs ring file or of `blkisoctl -j ring` (as parsed). */
+struct tick {
+	unsigned long long seq, time_us, usage, delay_us;
+	unsigned int completed, missed, miss_pm, mult, flags, victims;
+	unsigned int slots, inflight;
+	char mode[16];
+};
+
+#define TICKS_MAX	64	/* the device's ring; a tenant's holds 16 */
+
+static const char * const mode_words[] = { "slots", "delay", "abuse", "relaxed", "none" };
+
+/* A sysfs ring file (header, then one line per tick): records or -1. */
+static int sysfs_ring(const char *path, struct tick *r, int max)
+{
+	char buf[8192], *line, *save;
+	int n = 0;
+
+	if (gu_read(path, buf, sizeof(buf)) < 0)
+		return -1;
+	line = strtok_r(buf, "\n", &save);	/* the header */
+	if (!line || strncmp(line, "seq time_us completed", 21))
+		return -1;
+	while ((line = strtok_r(NULL, "\n", &save)) && n < max) {
+		struct tick *x = &r[n];
+		unsigned int mode = 4;
+		int k;
+
+		memset(x, 0, sizeof(*x));
+		k = sscanf(line, "%llu %llu %u %u %u %u %u %u %llu %u %u %llu %u",
+			   &x->seq, &x->time_us, &x->completed, &x->missed, &x->miss_pm,
+			   &x->mult, &x->flags, &x->victims, &x->usage, &x->slots, &x->inflight,
+			   &x->delay_us, &mode);
+		if ((k != 8 && k != 13) || mode > 4)
+			return -1;
+		snprintf(x->mode, sizeof(x->mode), "%s", mode_words[mode]);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * `blkisoctl -j ring` output in @json, checked and flattened by python3's
+ * json module (strict): one array of objects, numbers as numbers, flags as
+ * words, mode a word, no request caps, time_ms 0 for the newest and
+ * negative before it.  Writes one line per record for sscanf.
+ */
+static const char ring_py[] =
+"import json, sys\n"
+"recs = json.load(open(sys.argv[1]))\n"
+"assert isinstance(recs, list), 'not an array'\n"
+"bits = {'overloaded': 1, 'above': 2}\n"
+"num = lambda v: type(v) is int\n"
+"for i, r in enumerate(recs):\n"
+"    keys = ['seq', 'time_us', 'completed', 'missed', 'miss_pm', 'mult', 'victims']\n"
+"    tkeys = ['usage', 'slots', 'inflight', 'delay_us']\n"
+"    tenant = 'slots' in r\n"
+"    for k in keys + (tkeys if tenant else []):\n"
+"        assert num(r[k]), (k, r[k])\n"
+"    assert type(r['time_ms']) in (int, float) and r['time_ms'] <= 0, r\n"
+"    assert (r['time_ms'] == 0) == (i == len(recs) - 1), r\n"
+"    assert isinstance(r['flags'], list), r\n"
+"    f = sum(bits[w] for w in r['flags'])\n"
+"    t = [r[k] for k in keys[:6]] + [f, r['victims']]\n"
+"    if tenant:\n"
+"        assert r['rcap_rps'] is None and r['wcap_rps'] is None, r\n"
+"        t += [r[k] for k in tkeys] + [r['mode']]\n"
+"    print(*t)\n";
+
+/* Run `blkisoctl ring ARGS -j` into @json; its exit status. */
+static int ctl_ring_json(const char *json, const char *args)
+{
+	return gu_sh(CTL " ring %s -j > %s", args, json);
+}
+
+/* Flatten @json through ring_py: records or -1. */
+static int json_ring(const char *json, struct tick *r, int max)
+{
+	static char out[16384];
+	char *line, *save;
+	FILE *f;
+	int n = 0;
+
+	f = fopen("/tmp/ctl_ring.py", "w");
+	if (!f)
+		return -1;
+	fputs(ring_py, f);
+	fclose(f);
+	if (gu_sh_out(out, sizeof(out), "python3 /tmp/ctl_ring.py %s", json))
+		return -1;
+	for (line = strtok_r(out, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct tick *x = &r[n];
+		int k;
+
+		memset(x, 0, sizeof(*x));
+		snprintf(x->mode, sizeof(x->mode), "none");
+		k = sscanf(line, "%llu %llu %u %u %u %u %u %u %llu %u %u %llu %15s",
+			   &x->seq, &x->time_us, &x->completed, &x->missed, &x->miss_pm,
+			   &x->mult, &x->flags, &x->victims, &x->usage, &x->slots, &x->inflight,
+			   &x->delay_us, x->mode);
+		if (k != 8 && k != 13)
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/* The record of @seq in @r, or NULL. */
+static const struct tick *tick_find(const struct tick *r, int n, unsigned long long seq)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (r[i].seq == seq)
+			return &r[i];
+	return NULL;
+}
+
+/* The device's newest tick number from its sysfs ring (0 if none). */
+static unsigned long long dev_seq(const char *dir)
+{
+	struct tick r[TICKS_MAX];
+	char path[192];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/ring", dir);
+	n = sysfs_ring(path, r, TICKS_MAX);
+	return n > 0 ? r[n - 1].seq : 0;
+}
+
+/*
+ * blkisoctl ring: a tenant with an allocation doing I/O, its ring through
+ * the ioctl (JSON, parsed by python3) against its sysfs ring for the same
+ * ticks; every tick recorded (seqs consecutive); the device's ring full at
+ * 64; the table; top's feedback fields; the exit codes.  Asserts no rate.
+ */
+TEST_F_TIMEOUT(ctl, blkisoctl_ring_matches_sysfs, GUEST_TIMEOUT)
+{
+	static struct tick js[TICKS_MAX], sy[TICKS_MAX];
+	const char *json = "/tmp/ctl_ring.json";
+	char path[192], args[192], out[8192];
+	unsigned long long sum = 0, seq;
+	int n, m, i, rows, common = 0;
+	double ms;
+	struct gu_fio_job job;
+	char *p;
+	struct gu_fio res;
+
+	/* warm the tools (icount: a cold start over 9p leaps the clock) */
+	ASSERT_EQ(0, gu_sh(CTL " version > /dev/null && python3 -c pass"));
+	ASSERT_EQ(0, gu_sh(CTL " set %s " DM_NAME
+			   " alloc=200 alloc_metric=iops isolation=strict", cg_names[0]));
+	ASSERT_EQ(0, gu_fio_start(&job, cg_names[0], "--name=r --filename=" DM_DEV
+				  " --direct=1 --rw=randread --bs=4k --ioengine=psync"
+				  " --runtime=3 --time_based"));
+	/* read both rings while it runs, once the tenant's ring is full */
+	snprintf(path, sizeof(path), "%s/%llu/ring", self->dir, self->cgid[0]);
+	for (i = 0; i < 2000; i++) {
+		m = sysfs_ring(path, sy, TICKS_MAX);
+		for (sum = 0, n = 0; n < m; n++)
+			sum += sy[n].completed;
+		if (m == 16 && sum)
+			break;
+		usleep(10 * 1000);
+	}
+	EXPECT_EQ(16, m);
+	EXPECT_LT(0ULL, sum) TH_LOG("no completion in the sysfs ring while fio ran");
+	sum = 0;
+	snprintf(args, sizeof(args), DM_NAME " %s", cg_names[0]);
+	EXPECT_EQ(0, ctl_ring_json(json, args));
+	ASSERT_EQ(0, gu_fio_wait(&job, &res));
+	EXPECT_EQ(0, res.status);
+
+	n = json_ring(json, js, TICKS_MAX);
+	ASSERT_LT(0, n) TH_LOG("blkisoctl -j ring: not the JSON expected");
+	ASSERT_LT(0, m) TH_LOG("%s: unreadable", path);
+	EXPECT_GE(16, n);
+	for (i = 0; i < n; i++) {
+		const struct tick *s = tick_find(sy, m, js[i].seq);
+
+		/* a tenant with a quota gets a record every tick */
+		if (i)
+			EXPECT_EQ(js[i - 1].seq + 1, js[i].seq);
+		/* strict: never relaxed, always a slot limit */
+		EXPECT_TRUE(!strcmp(js[i].mode, "slots") || !strcmp(js[i].mode, "delay") ||
+			    !strcmp(js[i].mode, "abuse")) TH_LOG("seq %llu: mode %s",
+								 js[i].seq, js[i].mode);
+		EXPECT_LE(1U, js[i].slots);
+		sum += js[i].completed;
+		if (!s)
+			continue;
+		common++;
+		EXPECT_EQ(s->time_us, js[i].time_us);
+		EXPECT_EQ(s->completed, js[i].completed) TH_LOG("seq %llu", s->seq);
+		EXPECT_EQ(s->missed, js[i].missed);
+		EXPECT_EQ(s->mult, js[i].mult);
+		EXPECT_EQ(s->flags, js[i].flags);
+		EXPECT_EQ(s->usage, js[i].usage);
+		EXPECT_EQ(s->slots, js[i].slots) TH_LOG("seq %llu", s->seq);
+		EXPECT_EQ(s->inflight, js[i].inflight);
+		EXPECT_EQ(s->delay_us, js[i].delay_us);
+		EXPECT_STREQ(s->mode, js[i].mode) TH_LOG("seq %llu", s->seq);
+	}
+	/* read a few ms apart: most of the 16 ticks are in both */
+	EXPECT_LE(8, common) TH_LOG("%d ioctl records, %d sysfs, %d common", n, m, common);
+	EXPECT_LT(0ULL, sum) TH_LOG("no completion in the ring while fio ran");
+
+	/* the table: a header and a row per tick, the newest at time 0 */
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " ring %s", args));
+	EXPECT_EQ(0, strncmp(out, "     SEQ   TIME_MS COMPLETED", 28)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, " SLOTS ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, " MODE ")) TH_LOG("%s", out);
+	for (i = 0, rows = 0; out[i]; i++)
+		rows += out[i] == '\n';	/* the last row lost its newline */
+	EXPECT_LE(1, rows) TH_LOG("%s", out);
+	EXPECT_GE(16, rows) TH_LOG("%s", out);
+	p = strrchr(out, '\n');
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(2, sscanf(p + 1, "%llu %lf", &seq, &ms)) TH_LOG("%s", p + 1);
+	EXPECT_TRUE(ms == 0.0) TH_LOG("%s", p + 1);
+	EXPECT_LE(js[n - 1].seq, seq);
+
+	/* top: the device's multiplier, the tenant's slots, delay and mode */
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j top -n 1 " DM_NAME
+			       " | python3 -c 'import json, sys; d = json.load(sys.stdin); "
+			       "t = [x for x in d[\"tenants\"] if x[\"cgid\"] == %llu][0]; "
+			       "assert type(d[\"mult\"]) is int and type(t[\"slots\"]) is int; "
+			       "print(t[\"mode\"], t[\"slots\"] >= 1, type(t[\"delay_us\"]).__name__)'",
+			       self->cgid[0]));
+	EXPECT_NE(NULL, strstr(out, " True int")) TH_LOG("%s", out);
+	EXPECT_TRUE(!strncmp(out, "slots ", 6) || !strncmp(out, "delay ", 6) ||
+		    !strncmp(out, "abuse ", 6)) TH_LOG("%s", out);
+
+	/* the device's ring: every tick, 64 of them once it has run 64 */
+	for (i = 0; i < 3000 && dev_seq(self->dir) < 66; i++)
+		usleep(10 * 1000);
+	ASSERT_LE(66ULL, dev_seq(self->dir));
+	snprintf(path, sizeof(path), "%s/ring", self->dir);
+	m = sysfs_ring(path, sy, TICKS_MAX);
+	ASSERT_EQ(0, ctl_ring_json(json, DM_NAME));
+	n = json_ring(json, js, TICKS_MAX);
+	ASSERT_EQ(64, n);
+	EXPECT_EQ(64, m);
+	common = 0;
+	for (i = 0; i < n; i++) {
+		const struct tick *s = tick_find(sy, m, js[i].seq);
+
+		if (i)
+			EXPECT_EQ(js[i - 1].seq + 1, js[i].seq);
+		EXPECT_STREQ("none", js[i].mode);	/* no tenant fields */
+		if (!s)
+			continue;
+		common++;
+		EXPECT_EQ(s->time_us, js[i].time_us);
+		EXPECT_EQ(s->completed, js[i].completed) TH_LOG("seq %llu", s->seq);
+		EXPECT_EQ(s->missed, js[i].missed);
+		EXPECT_EQ(s->mult, js[i].mult);
+		EXPECT_EQ(s->flags, js[i].flags);
+		EXPECT_EQ(s->victims, js[i].victims);
+	}
+	EXPECT_LE(32, common);
+
+	/* exit codes: no such cgroup, a cgroup without a tenant, no such device */
+	EXPECT_EQ(3, gu_sh(CTL " ring " DM_NAME " /no_such_cgroup 2>/dev/null"));
+	EXPECT_EQ(3, gu_sh(CTL " ring " DM_NAME " %s 2>/dev/null", cg_names[1]));
+	EXPECT_EQ(3, gu_sh(CTL " ring nosuchdev 2>/dev/null"));
+	EXPECT_EQ(3, gu_sh(CTL " ring %s 2>/dev/null", self->lower));	/* not blkiso */
+	EXPECT_EQ(2, gu_sh(CTL " ring " DM_NAME " 12x 2>/dev/null"));
+	EXPECT_EQ(1, gu_sh(CTL " ring 2>/dev/null"));
+	unlink(json);
+	unlink("/tmp/ctl_ring.py");
 }
 
 TEST_HARNESS_MAIN

@@ -60,6 +60,10 @@ int ioc_device(bool set, const struct bdev *dev, const char *line, unsigned int 
 int ioc_stats(const struct bdev *dev, struct blkiso_ioc_stats *st,
 	      struct blkiso_stats_rec **recs);
 int ioc_version(struct blkiso_ioc_version *v);
+/* The feedback tick's ring: the device's (@cgid NULL) or a tenant's. */
+#define RING_MAX	64	/* records a ring holds at most (the device's) */
+int ioc_ring(const struct bdev *dev, const uint64_t *cgid, struct blkiso_tick_rec *recs,
+	     unsigned int capacity, unsigned int *count);
 
 /* Report a failed ioctl on @what (the kernel's msg if any): exit code. */
 int ioc_fail(const char *what, int ret, const char *msg);
@@ -76,6 +80,7 @@ int cmd_dev_get(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
+int cmd_ring(int argc, char **argv);
 
 /* JSON output helpers (stats.c). */
 void json_str(const char *s);

@@ -112,3 +112,26 @@ int ioc_stats(const struct bdev *dev, struct blkiso_ioc_stats *st,
 		cap = st->total + 16 < BLKISO_STATS_MAX ? st->total + 16 : BLKISO_STATS_MAX;
 	}
 }
+
+/* The last ticks of the device (cgid NULL) or of tenant *cgid, oldest first. */
+int ioc_ring(const struct bdev *dev, const uint64_t *cgid, struct blkiso_tick_rec *recs,
+	     unsigned int capacity, unsigned int *count)
+{
+	struct blkiso_ioc_ring a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr = HDR(a);
+	a.major = dev->major;
+	a.minor = dev->minor;
+	if (cgid) {
+		a.flags = BLKISO_RING_F_TENANT;
+		a.cgid = *cgid;
+	}
+	a.rec_size = sizeof(*recs);
+	a.recs = (uintptr_t)recs;
+	a.capacity = capacity;
+	ret = ioc(BLKISO_IOC_RING, &a);
+	*count = ret ? 0 : a.count;
+	return ret;
+}

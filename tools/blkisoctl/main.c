@@ -27,7 +27,8 @@ static const char usage_text[] =
 "  device set DEV key=value...   merge a device line\n"
 "  device get DEV                the device line\n"
 "  stats DEV                     every tenant's counters (table, or -j JSON)\n"
-"  top DEV                       rates every second (-n COUNT refreshes)\n"
+"  top DEV                       rates and feedback every second (-n COUNT)\n"
+"  ring DEV [CGROUP]             the feedback tick's records, device or tenant\n"
 "  apply FILE                    \"device DEV k=v...\", \"tenant DEV CGROUP k=v...\"\n"
 "  apply FILE DEV                a blkiso-sim scenario's tenant and devconf lines\n"
 "  version                       tool and module versions\n"
@@ -79,6 +80,7 @@ static const struct command commands[] = {
 	{ NULL, "stats", cmd_stats },
 	{ NULL, "top", cmd_top },
 	{ NULL, "apply", cmd_apply },
+	{ NULL, "ring", cmd_ring },
 	{ NULL, "version", cmd_version },
 	{ "tenant", "set", cmd_set },
 	{ "tenant", "get", cmd_get },
@@ -88,6 +90,7 @@ static const struct command commands[] = {
 	{ "device", "detach", cmd_detach },
 	{ "device", "stats", cmd_stats },
 	{ "device", "top", cmd_top },
+	{ "device", "ring", cmd_ring },
 };
 
 int main(int argc, char **argv)

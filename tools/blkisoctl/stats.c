@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * stats.c - stats and top: every tenant of a device from one STATS ioctl,
- * as a table or JSON; top repeats it every second and shows rates.
+ * stats.c - stats, top and ring: every tenant of a device from one STATS
+ * ioctl, as a table or JSON; top repeats it every second and shows rates
+ * with each tenant's latest feedback decisions; ring prints the feedback
+ * tick's records (RING ioctl) of the device or of one tenant.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -135,6 +138,37 @@ int cmd_stats(int argc, char **argv)
 	return BX_OK;
 }
 
+/* Words of enum blkiso_iso_mode, as doc/controllers.md names the modes. */
+static const char * const iso_modes[] = {
+	[BLKISO_ISO_SLOTS] = "slots", [BLKISO_ISO_DELAY] = "delay",
+	[BLKISO_ISO_ABUSE] = "abuse", [BLKISO_ISO_RELAXED] = "relaxed",
+	[BLKISO_ISO_NONE] = "none",
+};
+
+static const char *iso_mode_str(unsigned int mode, char *buf, size_t size)
+{
+	if (mode < sizeof(iso_modes) / sizeof(iso_modes[0]))
+		return iso_modes[mode];
+	snprintf(buf, size, "mode%u", mode);
+	return buf;
+}
+
+/* The BLKISO_TICK_* flags as words ("overloaded,above"), "" for none. */
+static const char *tick_flags_str(unsigned int flags, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (flags & BLKISO_TICK_OVERLOADED)
+		n += snprintf(buf + n, size - n, "overloaded");
+	if (flags & BLKISO_TICK_ABOVE)
+		n += snprintf(buf + n, size - n, "%sabove", n ? "," : "");
+	flags &= ~(BLKISO_TICK_OVERLOADED | BLKISO_TICK_ABOVE);
+	if (flags && n < size)
+		snprintf(buf + n, size - n, "%s%#x", n ? "," : "", flags);
+	return buf;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -154,43 +188,101 @@ static const struct blkiso_stats_rec *find_rec(const struct blkiso_stats_rec *r,
 	return NULL;
 }
 
+/*
+ * The latest tick record of the device and of every tenant of @st (one
+ * RING call each, capacity 1): what top shows of the feedback loop.
+ * has[i] is false if tenant i has no record (or vanished meanwhile).  A
+ * tenant with an allocation has a record every tick, so its slots, delay
+ * and mode are current; one without has "none" in any record.
+ */
+static void latest_ticks(const struct bdev *dev, const struct blkiso_ioc_stats *st,
+			 const struct blkiso_stats_rec *r, struct blkiso_tick_rec *devrec,
+			 bool *dev_has, struct blkiso_tick_rec *recs, bool *has)
+{
+	unsigned int i, n;
+
+	*dev_has = !ioc_ring(dev, NULL, devrec, 1, &n) && n;
+	for (i = 0; i < st->count; i++) {
+		uint64_t cgid = r[i].cgid;
+
+		has[i] = !ioc_ring(dev, &cgid, &recs[i], 1, &n) && n;
+	}
+}
+
 /* One screen: per-tenant rates over the last interval of @secs. */
-static void print_rates(const struct blkiso_ioc_stats *st, const struct blkiso_stats_rec *r,
-			const struct blkiso_stats_rec *old, unsigned int nold, double secs)
+static void print_rates(const struct bdev *dev, const struct blkiso_ioc_stats *st,
+			const struct blkiso_stats_rec *r, const struct blkiso_stats_rec *old,
+			unsigned int nold, double secs)
 {
 	static const int keys[] = { BLKISO_STAT_RIOS, BLKISO_STAT_WIOS, BLKISO_STAT_RBYTES,
 				    BLKISO_STAT_WBYTES, BLKISO_STAT_PARKED };
+	struct blkiso_tick_rec devrec, *tr = calloc(st->count + 1, sizeof(*tr));
+	bool dev_has, *has = calloc(st->count + 1, sizeof(*has));
+	char id[24], md[16], slots[16], delay[24];
 	double rate[5];
 	unsigned int i, k;
-	char id[24];
 
+	if (!tr || !has) {
+		free(tr);
+		free(has);
+		return;
+	}
+	latest_ticks(dev, st, r, &devrec, &dev_has, tr, has);
 	if (!opt.json && isatty(STDOUT_FILENO))
 		printf("\033[H\033[2J");
-	if (opt.json)
-		printf("{\"interval_s\":%.3f,\"tenants\":[", secs);
-	else
-		printf("%-12s %10s %10s %12s %12s %10s %6s %8s\n", "CGROUP", "R_IOPS", "W_IOPS",
-		       "R_BPS", "W_BPS", "PARKED/S", "QUEUED", "P99_US");
+	if (opt.json) {
+		printf("{\"interval_s\":%.3f,", secs);
+		if (dev_has)
+			printf("\"seq\":%llu,\"mult\":%u,\"miss_pm\":%u,\"overloaded\":%s,",
+			       (unsigned long long)devrec.seq, devrec.mult, devrec.miss_permille,
+			       devrec.flags & BLKISO_TICK_OVERLOADED ? "true" : "false");
+		printf("\"tenants\":[");
+	} else {
+		if (dev_has)
+			printf("tick %llu  mult %u  miss_pm %u%s\n",
+			       (unsigned long long)devrec.seq, devrec.mult, devrec.miss_permille,
+			       devrec.flags & BLKISO_TICK_OVERLOADED ? "  overloaded" : "");
+		printf("%-12s %10s %10s %12s %12s %10s %6s %8s %5s %8s %-7s\n", "CGROUP",
+		       "R_IOPS", "W_IOPS", "R_BPS", "W_BPS", "PARKED/S", "QUEUED", "P99_US",
+		       "SLOTS", "DELAY_US", "MODE");
+	}
 	for (i = 0; i < st->count; i++) {
 		const struct blkiso_stats_rec *o = find_rec(old, nold, r[i].cgid);
+		bool alloc = has[i] && tr[i].iso_mode != BLKISO_ISO_NONE;
 
 		for (k = 0; k < 5; k++)
 			rate[k] = (r[i].stat[keys[k]] - (o ? o->stat[keys[k]] : 0)) / secs;
 		cgid_str(r[i].cgid, id, sizeof(id));
-		if (opt.json)
+		if (alloc) {
+			snprintf(slots, sizeof(slots), "%u", tr[i].slots);
+			snprintf(delay, sizeof(delay), "%llu",
+				 (unsigned long long)(tr[i].delay_ns / 1000));
+		} else {
+			snprintf(slots, sizeof(slots), "%s", opt.json ? "null" : "-");
+			snprintf(delay, sizeof(delay), "%s", opt.json ? "null" : "-");
+		}
+		if (opt.json) {
 			printf("%s{\"cgid\":%llu,\"riops\":%.1f,\"wiops\":%.1f,\"rbps\":%.0f,"
-			       "\"wbps\":%.0f,\"parked_per_s\":%.1f,\"queued\":%u,\"p99_us\":%llu}",
-			       i ? "," : "", (unsigned long long)r[i].cgid, rate[0], rate[1],
-			       rate[2], rate[3], rate[4], r[i].queued,
-			       (unsigned long long)r[i].p99_us);
-		else
-			printf("%-12s %10.1f %10.1f %12.0f %12.0f %10.1f %6u %8llu\n", id, rate[0],
-			       rate[1], rate[2], rate[3], rate[4], r[i].queued,
-			       (unsigned long long)r[i].p99_us);
+			       "\"wbps\":%.0f,\"parked_per_s\":%.1f,\"queued\":%u,\"p99_us\":%llu,"
+			       "\"slots\":%s,\"delay_us\":%s,\"mode\":", i ? "," : "",
+			       (unsigned long long)r[i].cgid, rate[0], rate[1], rate[2], rate[3],
+			       rate[4], r[i].queued, (unsigned long long)r[i].p99_us, slots, delay);
+			if (has[i])
+				printf("\"%s\"}", iso_mode_str(tr[i].iso_mode, md, sizeof(md)));
+			else
+				printf("null}");
+		} else {
+			printf("%-12s %10.1f %10.1f %12.0f %12.0f %10.1f %6u %8llu %5s %8s %-7s\n",
+			       id, rate[0], rate[1], rate[2], rate[3], rate[4], r[i].queued,
+			       (unsigned long long)r[i].p99_us, slots, delay,
+			       has[i] ? iso_mode_str(tr[i].iso_mode, md, sizeof(md)) : "-");
+		}
 	}
 	if (opt.json)
 		printf("]}\n");
 	fflush(stdout);
+	free(tr);
+	free(has);
 }
 
 static double now_s(void)
@@ -232,7 +324,7 @@ int cmd_top(int argc, char **argv)
 		if (ret)
 			break;
 		t1 = now_s();
-		print_rates(&st, cur, old, nold, t1 > t0 ? t1 - t0 : 1);
+		print_rates(&dev, &st, cur, old, nold, t1 > t0 ? t1 - t0 : 1);
 		free(old);
 		old = cur;
 		nold = st.count;
@@ -241,4 +333,121 @@ int cmd_top(int argc, char **argv)
 	}
 	free(old);
 	return ret;
+}
+
+/* A request-rate cap (milli-requests/s) in requests/s: "-" or null if none. */
+static void cap_str(uint64_t mrps, bool json, char *buf, size_t size)
+{
+	if (!mrps)
+		snprintf(buf, size, "%s", json ? "null" : "-");
+	else if (json)
+		snprintf(buf, size, "%" PRIu64 ".%03u", mrps / 1000, (unsigned int)(mrps % 1000));
+	else
+		snprintf(buf, size, "%.1f", mrps / 1000.0);
+}
+
+/*
+ * Time of a record in ms relative to the newest one (0 for the newest,
+ * negative before it), from the tick's CLOCK_MONOTONIC time.
+ */
+static double rel_ms(const struct blkiso_tick_rec *r, const struct blkiso_tick_rec *newest)
+{
+	return ((double)r->time_ns - (double)newest->time_ns) / 1e6;
+}
+
+static void print_ring_json(const struct blkiso_tick_rec *r, unsigned int n, bool tenant)
+{
+	char fl[64], md[16], rc[32], wc[32];
+	unsigned int i;
+
+	printf("[");
+	for (i = 0; i < n; i++) {
+		const char *f = tick_flags_str(r[i].flags, fl, sizeof(fl));
+
+		printf("%s%s%s{\"seq\":%llu,\"time_us\":%llu,\"time_ms\":%.3f,\"completed\":%u,"
+		       "\"missed\":%u,\"miss_pm\":%u,\"mult\":%u,\"flags\":[", i ? "," : "", nl(),
+		       ind(1), (unsigned long long)r[i].seq,
+		       (unsigned long long)(r[i].time_ns / 1000), rel_ms(&r[i], &r[n - 1]),
+		       r[i].completed, r[i].missed, r[i].miss_permille, r[i].mult);
+		/* the words, each a string */
+		while (*f) {
+			size_t len = strcspn(f, ",");
+
+			printf("\"%.*s\"%s", (int)len, f, f[len] ? "," : "");
+			f += len + (f[len] ? 1 : 0);
+		}
+		printf("],\"victims\":%u", r[i].victims);
+		if (tenant) {
+			cap_str(r[i].rcap_mrps, true, rc, sizeof(rc));
+			cap_str(r[i].wcap_mrps, true, wc, sizeof(wc));
+			printf(",\"usage\":%llu,\"slots\":%u,\"inflight\":%u,\"delay_us\":%llu,"
+			       "\"mode\":\"%s\",\"rcap_rps\":%s,\"wcap_rps\":%s",
+			       (unsigned long long)r[i].usage, r[i].slots, r[i].inflight,
+			       (unsigned long long)(r[i].delay_ns / 1000),
+			       iso_mode_str(r[i].iso_mode, md, sizeof(md)), rc, wc);
+		}
+		printf("}");
+	}
+	printf("%s]\n", n ? nl() : "");
+}
+
+static void print_ring_table(const struct blkiso_tick_rec *r, unsigned int n, bool tenant)
+{
+	char fl[64], md[16], rc[32], wc[32];
+	unsigned int i;
+
+	printf("%8s %9s %9s %6s %7s %5s %-16s %7s", "SEQ", "TIME_MS", "COMPLETED", "MISSED",
+	       "MISS_PM", "MULT", "FLAGS", "VICTIMS");
+	if (tenant)
+		printf(" %8s %5s %8s %8s %-7s %10s %10s", "USAGE", "SLOTS", "INFLIGHT",
+		       "DELAY_US", "MODE", "RCAP_RPS", "WCAP_RPS");
+	printf("\n");
+	for (i = 0; i < n; i++) {
+		tick_flags_str(r[i].flags, fl, sizeof(fl));
+		printf("%8llu %9.1f %9u %6u %7u %5u %-16s %7u", (unsigned long long)r[i].seq,
+		       rel_ms(&r[i], &r[n - 1]), r[i].completed, r[i].missed,
+		       r[i].miss_permille, r[i].mult, fl[0] ? fl : "-", r[i].victims);
+		if (tenant) {
+			cap_str(r[i].rcap_mrps, false, rc, sizeof(rc));
+			cap_str(r[i].wcap_mrps, false, wc, sizeof(wc));
+			printf(" %8llu %5u %8u %8llu %-7s %10s %10s",
+			       (unsigned long long)r[i].usage, r[i].slots, r[i].inflight,
+			       (unsigned long long)(r[i].delay_ns / 1000),
+			       iso_mode_str(r[i].iso_mode, md, sizeof(md)), rc, wc);
+		}
+		printf("\n");
+	}
+}
+
+int cmd_ring(int argc, char **argv)
+{
+	struct blkiso_tick_rec recs[RING_MAX];
+	unsigned int n;
+	struct bdev dev;
+	uint64_t cgid;
+	int ret;
+
+	if (argc < 1 || argc > 2) {
+		err("usage: ring DEV [CGROUP]");
+		return BX_USAGE;
+	}
+	ret = resolve_dev(argv[0], &dev);
+	if (!ret && argc == 2)
+		ret = resolve_cgroup(argv[1], &cgid);
+	if (!ret)
+		ret = open_ctl();
+	if (ret)
+		return ret;
+	ret = ioc_ring(&dev, argc == 2 ? &cgid : NULL, recs, RING_MAX, &n);
+	if (ret == -ENOENT && argc == 2) {
+		err("%s: no tenant on %s (it has done no I/O and has no quota)", argv[1], argv[0]);
+		return BX_NOTFOUND;
+	}
+	if (ret)
+		return ioc_fail(argv[0], ret, NULL);
+	if (opt.json)
+		print_ring_json(recs, n, argc == 2);
+	else
+		print_ring_table(recs, n, argc == 2);
+	return BX_OK;
 }
