@@ -311,6 +311,8 @@ static void blkiso_hold_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 
 	pb->stage = stage;
 	pb->release_ns = release_ns;
+	/* sent later by the dispatcher, which may block: no NOWAIT failures then */
+	bio->bi_opf &= ~REQ_NOWAIT;
 	bio_list_add(&t->fb.timed, bio);
 	WRITE_ONCE(t->fb.nr_timed, t->fb.nr_timed + 1);
 	blkiso_held_inc(dev, t);
@@ -350,6 +352,7 @@ static void blkiso_slot_gate_locked(struct blkiso_dev *dev, struct blkiso_tenant
 		slot = bi_iso_slot_get(&fb->iso, &fb->iso_p, (u32)min_t(u64, pb->units, U32_MAX),
 				       blkiso_iso_flags(pb), &delay);
 	if (slot < 0) {
+		bio->bi_opf &= ~REQ_NOWAIT;	/* as blkiso_hold_locked() */
 		bio_list_add(&fb->slot_wait, bio);
 		WRITE_ONCE(fb->nr_slot_wait, fb->nr_slot_wait + 1);
 		spin_unlock(&fb->lock);

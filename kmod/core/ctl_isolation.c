@@ -38,6 +38,7 @@ void bi_iso_params_init(struct bi_iso_params *p, u64 alloc)
 	p->predict_underuse = true;
 	p->reduce_below_alloc = false;
 	p->predictive = false;
+	p->metric_units = false;
 }
 
 static u32 bi_iso_n_max(const struct bi_iso_params *p)
@@ -141,22 +142,38 @@ u64 bi_iso_compute_delay_ns(u8 delay_mode, u32 n, u64 alloc, u64 r_pt)
 }
 
 /*
- * A-32's automatic maximum: twice the device latency, but never less than
- * the delay one slot's cycle at the allocation needs (on a fast device 2x
- * the latency is microseconds, and a strict allocation far below the
- * device's speed could not be held even with one slot: deviation), and at
- * most 50 ms.
+ * bi_iso_compute_delay_ns() for this tenant: the formula counts in the
+ * allocation's metric, one per bio for iops; with work units a slot's
+ * cycle carries a mean bio's units, so the delay is that many times longer.
+ */
+static u64 bi_iso_delay_for(const struct bi_iso *t, const struct bi_iso_params *p,
+			    u8 delay_mode, u32 n)
+{
+	u64 d = bi_iso_compute_delay_ns(delay_mode, n, p->alloc, t->r_pt);
+
+	if (!p->metric_units || d == U64_MAX || t->units_fp <= BI_FP_ONE)
+		return d;
+	return bi_mul_div_u64(d, t->units_fp, BI_FP_ONE);
+}
+
+/*
+ * A-32's automatic maximum: twice the device latency, at most 50 ms; but
+ * never less than the delay one slot's cycle at the allocation needs (up
+ * to 1 s): on a fast device 2x the latency is microseconds, and a strict
+ * allocation far below the device's speed (a few 1 MiB reads a second)
+ * could not be held even with one slot (deviation).
  */
 static u64 bi_iso_delay_max(const struct bi_iso *t, const struct bi_iso_params *p)
 {
-	u64 need;
+	u64 need, dflt;
 
 	if (p->delay_max_ns)
 		return p->delay_max_ns;
-	if (!t->lat_ns)
-		return BI_ISO_DELAY_CAP_NS;
-	need = bi_iso_compute_delay_ns(BI_ISO_SPREAD, 1, p->alloc, t->r_pt);
-	return bi_min_u64(bi_max_u64(2 * t->lat_ns, need), BI_ISO_DELAY_CAP_NS);
+	dflt = t->lat_ns ? bi_min_u64(2 * t->lat_ns, BI_ISO_DELAY_CAP_NS) : BI_ISO_DELAY_CAP_NS;
+	need = bi_iso_delay_for(t, p, BI_ISO_SPREAD, 1);
+	if (need == U64_MAX)
+		return dflt;
+	return bi_max_u64(dflt, bi_min_u64(need, BI_ISO_SLOT_DELAY_CAP_NS));
 }
 
 /*
@@ -189,12 +206,12 @@ static void bi_iso_set_n(struct bi_iso *t, u32 n, u64 now_ns)
 static void bi_iso_enter_delay(struct bi_iso *t, const struct bi_iso_params *p,
 			       u32 n, u64 now_ns)
 {
-	u64 d = bi_iso_compute_delay_ns(p->delay_mode, n, p->alloc, t->r_pt);
+	u64 d = bi_iso_delay_for(t, p, p->delay_mode, n);
 
 	/* single mode: more than one slot would need a delay; drop one */
 	while (d == U64_MAX && n > 1) {
 		n--;
-		d = bi_iso_compute_delay_ns(p->delay_mode, n, p->alloc, t->r_pt);
+		d = bi_iso_delay_for(t, p, p->delay_mode, n);
 	}
 	if (d == U64_MAX)
 		d = 0;
@@ -374,8 +391,7 @@ static void bi_iso_eval(struct bi_iso *t, const struct bi_iso_params *p, u64 now
 		 * at a time on a fast device: the slot also gets the delay of
 		 * a one-slot cycle at the allocation (deviation from S3-15).
 		 */
-		t->delay_ns = bi_min_u64(bi_iso_compute_delay_ns(BI_ISO_SPREAD, 1, p->alloc,
-								 t->r_pt),
+		t->delay_ns = bi_min_u64(bi_iso_delay_for(t, p, BI_ISO_SPREAD, 1),
 					 bi_iso_delay_max(t, p));
 		return;
 	}

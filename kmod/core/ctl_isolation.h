@@ -50,6 +50,7 @@
 #define BI_ISO_EVAL_TICKS_DEF		2
 #define BI_ISO_DELAY_STEP_NS_DEF	(100 * BI_NSEC_PER_USEC)
 #define BI_ISO_DELAY_CAP_NS		(50 * BI_NSEC_PER_MSEC)
+#define BI_ISO_SLOT_DELAY_CAP_NS	(1000 * BI_NSEC_PER_MSEC)	/* one-slot cycle */
 #define BI_ISO_HOVER_NS_DEF		(1000 * BI_NSEC_PER_MSEC)
 #define BI_ISO_ABUSE_PERMILLE_DEF	2000	/* 2 x allocation */
 #define BI_ISO_SMALL_DELAY_NS_DEF	(200 * BI_NSEC_PER_USEC)
@@ -91,6 +92,7 @@ struct bi_iso_params {
 	bool predict_underuse;		/* S3-05 remedy 1 / proportional steps */
 	bool reduce_below_alloc;	/* S3-12: never add slots back */
 	bool predictive;		/* S3-14 */
+	bool metric_units;		/* alloc in work units/s: a bio is many */
 };
 
 /* One tick of one tenant's completions, folded by the caller. */

@@ -31,6 +31,7 @@ void bi_fb_iso_params(struct bi_iso_params *p, const struct bi_tenant_conf *conf
 	p->delay_max_ns = (u64)conf->delay_max_us * BI_NSEC_PER_USEC;
 	p->abuse_permille = conf->abuse_pct * 10;
 	p->tick_ns = tick_ns;
+	p->metric_units = conf->alloc_metric == BI_ALLOC_UNITS;
 }
 
 void bi_fb_rate_params(struct bi_rate_params *p, const struct bi_tenant_conf *conf,

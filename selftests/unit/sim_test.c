@@ -286,6 +286,37 @@ TEST(device_cap)
 }
 
 /*
+ * Strict allocations far below a fast device's speed, for a tenant that
+ * submits one bio at a time (abuse mode: one slot, plus the one-slot
+ * delay): 200 IOPS, and in work units 10 MiB/s of 1 MiB reads (5120
+ * units/s: the delay is per bio, a mean bio's units long, ~100 ms, above
+ * A-32's 50 ms).  Over the last 5 s, +-5 %.
+ */
+TEST(strict_allocation_on_a_fast_device)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	struct sim s;
+	double a = 0, b = 0;
+	u32 i;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, run_text(&s, "duration 10s\ndevice slots=64 latency_us=20\n"
+			      "tenant A alloc=200 alloc_metric=iops isolation=strict\n"
+			      "tenant B alloc=5120 alloc_metric=units isolation=strict\n"
+			      "workload A iodepth=1 bs=4k\n"
+			      "workload B iodepth=1 bs=1m\n", c));
+	for (i = 5; i < 10; i++) {
+		a += c->iops[i][0] / 5;
+		b += c->iops[i][1] / 5;
+	}
+	TH_LOG("A %.1f IOPS, B %.2f IOPS (%.2f MiB/s)", a, b, b);
+	ASSERT_TRUE(within_pct(200, a, 5));
+	ASSERT_TRUE(within_pct(10, b, 5));
+	sim_free(&s);
+	free(c);
+}
+
+/*
  * S3-18 work-conserving: a tenant allocated 500 IOPS runs device-limited
  * (above 500) while the device copes, and returns to <= 525 once a second
  * tenant's load makes the device overloaded.
