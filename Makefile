@@ -10,6 +10,7 @@
 #   make check-all   the same on 6.1 and 6.12
 #   make vm-run SCRIPT=path [KVER=6.1|6.12] [ICOUNT=1]   any script in a guest
 #   make demo        the main job (see README)
+#   make bench       blkiso against io.max, iocost, BFQ: bench.json, plots (doc/bench.md)
 
 SHELL     := /bin/bash
 TOP       := $(CURDIR)
@@ -37,7 +38,7 @@ FUZZ_TARGETS :=
 include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 
 .PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
-	demo bench checkpatch clean
+	demo bench bench-smoke checkpatch clean
 all: module tools tests
 
 deps:
@@ -134,16 +135,20 @@ check-all: deps
 clean:
 	rm -rf $(B)/kmod-* $(B)/unit $(B)/guest $(B)/tools $(B)/fuzz $(B)/results $(B)/vm
 
-# Benchmarks (figures, not tests): the token engine's fast path under
-# callgrind, and guest instructions per I/O through blkiso vs dm-linear vs
-# raw in the deterministic mode.  JSON in build/bench/.
+# Benchmarks (figures, not tests; doc/bench.md): blkiso against io.max,
+# iocost, BFQ and nothing, in deterministic 6.1 guests: accuracy, noisy
+# neighbour, overhead, convergence, scale; build/bench/bench.json, plots,
+# and README.md's Results section.  BENCH_SCENARIOS="..." runs a subset,
+# BENCH_SECS=n sets the guest seconds per run.  bench-smoke: seconds per
+# scenario, in build/bench-smoke, README untouched.
 bench: tools
-	@mkdir -p $(B)/bench
-	@bash selftests/bench/fastpath.sh | tee $(B)/bench/fastpath.json
+	@t0=$$(date +%s); $(MAKE) --no-print-directory module KVER=6.1 >/dev/null && \
+		BENCH_T0=$$t0 bash tools/bench/run.sh -k 6.1
+
+bench-smoke: tools
 	@$(MAKE) --no-print-directory module KVER=6.1 >/dev/null
-	@rm -rf $(B)/bench/vm && BLKISO_VM_OUT=$(B)/bench/vm \
-		bash selftests/vm/run.sh -i -k 6.1 selftests/bench/overhead-guest.sh && \
-		cp $(B)/bench/vm/overhead.json $(B)/bench/overhead.json
+	@BENCH_SMOKE=1 BENCH_OUT=$(B)/bench-smoke BENCH_README=0 \
+		bash tools/bench/run.sh -k 6.1
 
 # The main job: a noisy neighbour against a victim on one SSD-like null_blk
 # device, without and with blkiso, in the deterministic 6.1 guest; the table

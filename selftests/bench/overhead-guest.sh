@@ -1,15 +1,41 @@
 #!/bin/bash
 # overhead-guest.sh - in the guest, deterministic mode: guest instructions
-# per 4 KiB read (fio randread qd1, psync and io_uring, 50,000 I/Os, in a
-# child cgroup) on the raw null_blk device, through dm-linear, through
-# blkiso with an unconfigured tenant, through blkiso with a quota that never
-# bites (riops=10^9: charged through the per-CPU buckets, statistics on),
-# and raw with a non-biting io.max for comparison.  In icount mode one
-# guest nanosecond is one guest instruction, so 1e9 / IOPS = instructions
-# per I/O, kernel and fio together.  Writes $BLKISO_OUT/overhead.json.
+# per 4 KiB read (fio randread qd1, psync and io_uring, BENCH_IOS reads:
+# default 50,000, 5,000 with BENCH_SMOKE=1; in a child cgroup) on one
+# null_blk device, through six paths:
+#   raw              the null_blk device itself
+#   dm-linear        dm-linear over it
+#   blkiso-no-quota  blkiso over it, the tenant unconfigured
+#   blkiso           blkiso over it, a quota that never bites (riops=10^9:
+#                    charged through the per-CPU buckets, statistics on)
+#   io.max           the raw device, blk-throttle with a non-biting io.max
+#   iocost           the raw device, iocost enabled (io.cost.qos enable=1,
+#                    vrate pinned at its maximum, a cost model of 10^7 IOPS
+#                    and 100 GB/s: it never bites) and io.weight 100
+# In icount mode one guest nanosecond is one guest instruction, so 1e9 /
+# IOPS = instructions per I/O, kernel and fio together.
+#
+# Writes $BLKISO_OUT/overhead.json, a bench fragment (doc/bench.md):
+#   {"scenario": "overhead", "kernel", "icount", "device": {...},
+#    "runs": [{"anchor", "case": engine, "params", "metrics":
+#              {"instr_per_io", "over_raw"[, "over_dm_linear"]}, "series": {}}]}
+# "BENCH-STEP n/N what" lines mark progress (tools/bench/run.sh adds times).
 set -euo pipefail
 [ "${BLKISO_ICOUNT:-0}" = 1 ] || { echo "overhead: needs ICOUNT=1" >&2; exit 2; }
 ios=${1:-${BENCH_IOS:-50000}}
+[ -n "${1:-}${BENCH_IOS:-}" ] || [ "${BENCH_SMOKE:-0}" != 1 ] || ios=5000
+steps=7
+step() { echo "BENCH-STEP $1/$steps overhead: $2"; }
+
+# Page cache first: fio and its libraries come over 9p.
+for b in fio dmsetup blockdev bc; do
+	p=$(command -v "$b") || continue
+	# shellcheck disable=SC2046  # the libraries, one word each
+	cat "$p" $(ldd "$p" 2>/dev/null | grep -o '/[^ ]*') > /dev/null 2>&1 || true
+done
+fio --version > /dev/null
+
+step 1 "null_blk, dm-linear, blkiso (no quota, non-biting quota)"
 modprobe dm-mod
 insmod "$BLKISO_KO"
 modprobe null_blk nr_devices=0
@@ -23,44 +49,74 @@ echo +io > /sys/fs/cgroup/cgroup.subtree_control
 mkdir -p /sys/fs/cgroup/bench
 quota_dir=/sys/kernel/blkiso/$(for d in /sys/block/dm-*; do
 	[ "$(cat $d/dm/name)" = ovh-quota ] && basename $d; done)
-echo "/bench riops=1000000000 runits=1000000000" > "$quota_dir/tenant"
-
-# Warm-up: fio and its libraries come over 9p.
-fio --version > /dev/null
+quota="riops=1000000000 runits=1000000000"
+echo "/bench $quota" > "$quota_dir/tenant"
+maj=$((16#$(stat -c %t /dev/ovh))); min=$((16#$(stat -c %T /dev/ovh)))
+iomax="riops=1000000000"
+model="ctrl=user model=linear rbps=100000000000 rseqiops=10000000 rrandiops=10000000 wbps=100000000000 wseqiops=10000000 wrandiops=10000000"
+qos="enable=1 ctrl=user rpct=0 rlat=10000000 wpct=0 wlat=10000000 min=10000 max=10000"
 
 run() {	# path engine -> instructions per I/O
 	sh -c "echo \$\$ > /sys/fs/cgroup/bench/cgroup.procs; exec fio --name=o \
 		--filename=$1 --direct=1 --rw=randread --bs=4k --ioengine=$2 \
 		--iodepth=1 --number_ios=$ios --size=512M --eta=never \
 		--output-format=json" |
-	awk '/"read" : \{/ {r = 1} r && /"iops" :/ {gsub(",", ""); v = 1e9 / $3; r = 0} END {print v}'
+	awk '/"read" : \{/ {r = 1} r && /"iops" :/ {gsub(",", ""); v = 1e9 / $3; r = 0} END {printf "%.0f\n", v}'
 }
 
-declare -A res
-for engine in psync io_uring; do
-	res[raw,$engine]=$(run /dev/ovh $engine)
-	res[linear,$engine]=$(run /dev/mapper/ovh-linear $engine)
-	res[blkiso,$engine]=$(run /dev/mapper/ovh-blkiso $engine)
-	res[quota,$engine]=$(run /dev/mapper/ovh-quota $engine)
-done
-maj=$(stat -c %t /dev/ovh); min=$(stat -c %T /dev/ovh)
-echo "$((16#$maj)):$((16#$min)) riops=1000000000" > /sys/fs/cgroup/bench/io.max
-for engine in psync io_uring; do
-	res[iomax,$engine]=$(run /dev/ovh $engine)
-done
-
-{
-	printf '{"bench": "overhead", "unit": "guest instructions per 4 KiB read", "ios": %d, "kernel": "%s",\n' "$ios" "$(uname -r)"
+declare -A res path
+anchors=(raw dm-linear blkiso-no-quota blkiso io.max iocost)
+path=([raw]=/dev/ovh [dm-linear]=/dev/mapper/ovh-linear [blkiso-no-quota]=/dev/mapper/ovh-blkiso
+	[blkiso]=/dev/mapper/ovh-quota [io.max]=/dev/ovh [iocost]=/dev/ovh)
+n=2
+for a in "${anchors[@]}"; do
+	step $n "$a, psync and io_uring, $ios reads each"
+	case $a in
+	io.max) echo "$maj:$min $iomax" > /sys/fs/cgroup/bench/io.max ;;
+	iocost)
+		echo "$maj:$min riops=max" > /sys/fs/cgroup/bench/io.max
+		echo "$maj:$min $model" > /sys/fs/cgroup/io.cost.model
+		echo "$maj:$min $qos" > /sys/fs/cgroup/io.cost.qos
+		echo 100 > /sys/fs/cgroup/bench/io.weight
+		grep -q "^$maj:$min enable=1" /sys/fs/cgroup/io.cost.qos ;;
+	esac
 	for engine in psync io_uring; do
-		printf ' "%s": {"raw": %.0f, "dm_linear": %.0f, "blkiso_no_quota": %.0f, "blkiso_quota": %.0f, "io_max": %.0f,' \
-			$engine ${res[raw,$engine]} ${res[linear,$engine]} ${res[blkiso,$engine]} \
-			${res[quota,$engine]} ${res[iomax,$engine]}
-		printf ' "blkiso_quota_over_dm_linear": %.0f, "blkiso_no_quota_over_dm_linear": %.0f, "io_max_over_raw": %.0f}%s\n' \
-			$(echo "${res[quota,$engine]} - ${res[linear,$engine]}" | bc) \
-			$(echo "${res[blkiso,$engine]} - ${res[linear,$engine]}" | bc) \
-			$(echo "${res[iomax,$engine]} - ${res[raw,$engine]}" | bc) \
-			"$([ $engine = psync ] && echo , || echo '}')"
+		res[$a,$engine]=$(run "${path[$a]}" $engine)
+		echo "  $a $engine: ${res[$a,$engine]} instructions per read"
 	done
+	n=$((n + 1))
+done
+echo "$maj:$min enable=0" > /sys/fs/cgroup/io.cost.qos
+cat "$quota_dir"/*/stats | head -3
+
+params() {	# anchor engine
+	printf '"engine": "%s", "rw": "randread", "bs": "4k", "iodepth": 1, "ios": %d, "path": "%s"' \
+		"$2" "$ios" "${path[$1]}"
+	case $1 in
+	blkiso) printf ', "quota": "%s"' "$quota" ;;
+	io.max) printf ', "io.max": "%s"' "$iomax" ;;
+	iocost) printf ', "io.cost.model": "%s", "io.cost.qos": "%s", "io.weight": 100' "$model" "$qos" ;;
+	esac
+}
+{
+	printf '{"scenario": "overhead", "kernel": "%s", "icount": %d,\n' "$(uname -r)" "$BLKISO_ICOUNT"
+	printf ' "unit": "guest instructions per 4 KiB read (kernel and fio)",\n'
+	printf ' "device": {"kind": "null_blk", "size_mb": 1024, "shaping": "none (null_blk defaults)", "queue_mode": %s, "irqmode": %s, "hw_queue_depth": %s, "memory_backed": %s},\n' \
+		"$(cat $nb/queue_mode)" "$(cat $nb/irqmode)" "$(cat $nb/hw_queue_depth)" "$(cat $nb/memory_backed)"
+	printf ' "runs": [\n'
+	sep=""
+	for a in "${anchors[@]}"; do
+		for engine in psync io_uring; do
+			v=${res[$a,$engine]}
+			printf '%s  {"anchor": "%s", "case": "%s", "params": {%s},\n' "$sep" "$a" "$engine" "$(params $a $engine)"
+			printf '   "metrics": {"instr_per_io": %d, "over_raw": %d' "$v" $((v - ${res[raw,$engine]}))
+			case $a in
+			dm-linear|blkiso*) printf ', "over_dm_linear": %d' $((v - ${res[dm-linear,$engine]})) ;;
+			esac
+			printf '}, "series": {}}'
+			sep=$',\n'
+		done
+	done
+	printf '\n ]}\n'
 } > "$BLKISO_OUT/overhead.json"
 cat "$BLKISO_OUT/overhead.json"
-cat "$quota_dir"/*/stats | head -3

@@ -1,0 +1,451 @@
+#!/usr/bin/env python3
+"""scen-collect.py - one scenario's JSON of `make bench` from its run records.
+
+    scen-collect.py SCENARIO RUNS_DIR DEVICE_TXT OUT_JSON KERNEL ICOUNT
+
+Run in the guest by scenarios-guest.sh after each scenario.  RUNS_DIR holds
+one directory per run (lib-guest.sh: meta.txt, fio JSON and logs with
+unix-epoch stamps in ms); DEVICE_TXT the device's shaping and capacity
+measured in the same boot ("key=value" lines).  Python 3 standard library.
+
+Output, one file per scenario (accuracy, noisy, convergence, scale):
+  {"scenario", "kernel", "icount": 0|1, "device": {...},
+   "runs": [{"anchor": blkiso|io.max|iocost|bfq|none, "case", "params",
+             "metrics": {name: number|null}, "series": {"t_s": [...], ...}}
+            | {"anchor", "case", "skipped": "reason", "params", "metrics": {},
+               "series": {}}]}
+params: what was configured: the exact control lines ("<cgroup>": "<line> >
+<file under /sys>"; io.cost.model, io.cost.qos, scheduler), the workload, the
+quota.  4k-eq = bytes / 4096.
+
+accuracy  metrics quota (4k-eq IOPS configured), achieved (fio's bytes /
+          4096 / its runtime), err_run_pct = |achieved - quota| / quota x 100,
+          err_win_mean_pct, err_win_max_pct (per 1 s window of fio's IOPS log:
+          the run's first $secs whole seconds, a second with no completion
+          counts 0, the drain after the runtime is left out),
+          err_win_max_steady_pct (the same without the first second, where
+          a full bucket's burst lands), windows, errors;
+          series t_s (end of each window, s since the first window's start),
+          iops (4k-eq per s)
+noisy     metrics victim_target_iops, victim_iops (mean over the together
+          phase's seconds), isolation_mean_pct, isolation_p05_pct,
+          isolation_p01_pct (per victim second: min(100, IOPS / target) x 100;
+          p05/p01 nearest rank over the seconds), victim_p99_us (fio's
+          completion-latency histograms of the together phase, reads and
+          writes, summed; bin midpoints, within ~1.6%), victim_solo_p99_us,
+          victim_solo_iops, p99_ratio, neighbour_mb_s (mean MB/s = 10^6 B/s
+          while the victim ran), neighbour_errors (read errors fio went on
+          through, see scen-noisy.sh), neighbour_idle_mb_s (while the victim's
+          cgroup idled; the first second dropped; seconds in which no read
+          of the neighbour completed count 0, here and in neighbour_mb_s),
+          neighbour_alone_raw_mb_s (the "none" run's neighbour_idle_mb_s:
+          the neighbour alone on the raw device without policy),
+          work_conservation_pct = idle / alone-raw x 100, victim_errors;
+          series t_s (s since the victim's start), victim_iops,
+          victim_p99_us, neighbour_mb_s
+convergence  metrics quota, settle_s (from the step to the point after
+          which the trailing 1 s rate, 4k-eq, stays within +-5% of the quota;
+          null if it never does), settle_100ms_s (the same on the bare
+          100 ms samples), pre_step_rate, post_step_rate (mean 4k-eq rate over
+          the second half of job a, of job b), overshoot_pct (max trailing 1 s rate after the step
+          over the quota, in %, may be negative);
+          series t_s (s from the step, every 100 ms), iops_4k (over the
+          last 100 ms), iops_4k_1s (over the last 1 s); each 100 ms log
+          sample of a job covers the time since its previous one
+scale     metrics iops_total, instr_per_io (1e9 / iops_total: guest
+          instructions per I/O in icount mode, else null), iops_total_1,
+          instr_per_io_1 (the same 8 jobs in 1 configured cgroup), ratio
+          (instr_per_io / instr_per_io_1), jobs_min_iops, jobs_max_iops
+          (per-job spread with 1,000 cgroups); series {}
+"""
+import glob
+import json
+import math
+import os
+import sys
+
+PLAT_BITS, PLAT_VAL = 6, 64
+
+
+def plat_idx_to_val(idx):
+    if idx < (PLAT_VAL << 1):
+        return idx
+    error_bits = (idx >> PLAT_BITS) - 1
+    base = 1 << (error_bits + PLAT_BITS)
+    k = idx % PLAT_VAL
+    return base + (k + 0.5) * (1 << error_bits)
+
+
+def hist_pct(bins, pct):
+    total = sum(bins)
+    if not total:
+        return None
+    acc = 0
+    for idx, n in enumerate(bins):
+        acc += n
+        if acc >= pct / 100.0 * total:
+            return plat_idx_to_val(idx)
+    return None
+
+
+def num(v):
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return v
+    return int(f) if f.is_integer() and "." not in v else f
+
+
+def kv_lines(path):
+    d = {}
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if "=" in line:
+                k, v = line.split("=", 1)
+                d[k] = num(v)
+    return d
+
+
+def r1(x, nd=1):
+    return None if x is None else round(x, nd)
+
+
+def fio_json(path):
+    with open(path) as f:
+        text = f.read()
+    return json.loads(text[text.index("{"):])
+
+
+def log_rows(pattern):
+    """fio log rows (t_ms, value, dir) of every file matching pattern."""
+    rows = []
+    for path in sorted(glob.glob(pattern)):
+        with open(path) as f:
+            for line in f:
+                p = [x.strip() for x in line.split(",")]
+                if len(p) >= 3 and p[0]:
+                    rows.append((int(p[0]), float(p[1]), int(p[2])))
+    return sorted(rows)
+
+
+def hist_rows(pattern):
+    """fio histogram log rows (t_ms, dir, bins)."""
+    rows = []
+    for path in sorted(glob.glob(pattern)):
+        with open(path) as f:
+            for line in f:
+                p = [x.strip() for x in line.split(",")]
+                if len(p) > 3 and p[0]:
+                    rows.append((int(p[0]), int(p[1]), [int(x) for x in p[3:] if x]))
+    return rows
+
+
+def windows(rows, period_ms):
+    """Sum a log's directions per window: [(t_ms, value)], windows keyed by
+    the stamp (stamps of one window differ by a few ms between directions)."""
+    out = []
+    for t, v, _ in rows:
+        if out and t - out[-1][0] < period_ms / 2:
+            out[-1][1] += v
+        else:
+            out.append([t, v])
+    return out
+
+
+def grid(ws, start, n):
+    """n whole 1 s windows from start: [(t_ms, value)]; a second without a
+    log line (nothing completed in it) counts 0, but the n-th (fio may not
+    log it), lines past n are the drain after fio's runtime."""
+    out = [(start + 1000 * k, near(ws, start + 1000 * k)) for k in range(1, n + 1)]
+    if out and out[-1][1] is None:
+        out.pop()	# fio does not always log the last whole second
+    return [(t, v or 0.0) for t, v in out]
+
+
+def nearest_rank(vals, pct):
+    if not vals:
+        return None
+    s = sorted(vals)
+    k = max(1, int(math.ceil(pct / 100.0 * len(s))))
+    return s[k - 1]
+
+
+def mean(vals):
+    return sum(vals) / len(vals) if vals else None
+
+
+def params_of(meta):
+    skip = ("scenario", "anchor", "case", "skipped")
+    p = {}
+    for k, v in meta.items():
+        if k in skip:
+            continue
+        p[k[6:] if k.startswith("param.") else k] = v
+    return p
+
+
+def accuracy(run, meta):
+    q = meta["quota"]
+    bs = meta["bs"]
+    doc = fio_json(os.path.join(run, "t.json"))
+    j = doc["jobs"][0]
+    r = j["read"]
+    achieved = r["io_bytes"] / 4096.0 / (r["runtime"] / 1000.0) if r["runtime"] else 0.0
+    ws = windows(log_rows(os.path.join(run, "t_iops.*.log")), 1000)
+    start = doc["timestamp_ms"] - j["job_runtime"]	# fio's start, within ~100 ms
+    if ws and abs(ws[0][0] - 1000 - start) < 500:
+        start = ws[0][0] - 1000
+    ws = grid(ws, start, int(meta["secs"]))
+    w4k = [v * bs / 4096.0 for _, v in ws]
+    errs = [abs(w - q) / q * 100 for w in w4k]
+    t0 = start
+    return ({
+        "quota": q, "achieved": r1(achieved, 2),
+        "err_run_pct": r1(abs(achieved - q) / q * 100, 3),
+        "err_win_mean_pct": r1(mean(errs), 3), "err_win_max_pct": r1(max(errs) if errs else None, 3),
+        "err_win_max_steady_pct": r1(max(errs[1:]) if len(errs) > 1 else None, 3),
+        "windows": len(ws), "errors": j.get("error", 0),
+    }, {"t_s": [r1((t - t0) / 1000.0, 2) for t, _ in ws], "iops": [r1(w, 1) for w in w4k]})
+
+
+def hist_by_window(rows):
+    """Histogram rows summed over directions per window: [(t_ms, bins)]."""
+    out = []
+    for t, _, bins in sorted(rows, key=lambda x: x[0]):
+        if out and t - out[-1][0] < 500:
+            b = out[-1][1]
+            if len(b) < len(bins):
+                b.extend([0] * (len(bins) - len(b)))
+            for i, n in enumerate(bins):
+                b[i] += n
+        else:
+            out.append([t, list(bins)])
+    return out
+
+
+def hist_total(rows):
+    total = []
+    for _, _, bins in rows:
+        if len(total) < len(bins):
+            total.extend([0] * (len(bins) - len(total)))
+        for i, n in enumerate(bins):
+            total[i] += n
+    return total
+
+
+def near(pairs, t, tol=500):
+    best = None
+    for tt, v in pairs:
+        if abs(tt - t) <= tol and (best is None or abs(tt - t) < abs(best[0] - t)):
+            best = (tt, v)
+    return best[1] if best else None
+
+
+def noisy(run, meta, device):
+    target = meta["victim_target_iops"]
+    n = int(meta["secs"])
+    vw = windows(log_rows(os.path.join(run, "v_iops.*.log")), 1000)
+    vw = grid(vw, vw[0][0] - 1000, n) if vw else []
+    sw = windows(log_rows(os.path.join(run, "solo_iops.*.log")), 1000)
+    sw = grid(sw, sw[0][0] - 1000, n) if sw else []
+    vh = hist_rows(os.path.join(run, "v_clat_hist.*.log"))
+    sh = hist_rows(os.path.join(run, "solo_clat_hist.*.log"))
+    nw = windows(log_rows(os.path.join(run, "n_iops.*.log")), 1000)
+    iso = [min(100.0, v / target * 100.0) for _, v in vw]
+    p99 = hist_pct(hist_total(vh), 99)
+    sp99 = hist_pct(hist_total(sh), 99)
+    vstart = vw[0][0] - 1000 if vw else 0
+    mbs = 1048576 / 1e6
+    # The neighbour logs a second only if some read of it completed then
+    # (under io.max most may fail with EAGAIN): a missing second counts 0.
+    n_together = [(near(nw, t) or 0.0) * mbs for t, _ in vw]
+    istart = meta.get("idle_start_ms", vstart)
+    # the neighbour logs every 1000 ms from its first stamp: the stamps
+    # due in the idle window, whether or not a read completed in them
+    lo, hi = istart + 1000, vstart + 100
+    if nw:
+        t0 = nw[0][0]
+        first = t0 + max(0, (lo - t0) // 1000 + 1) * 1000
+        n_exp = max(1, (hi - first) // 1000 + 1 if hi >= first else 0)
+    else:
+        n_exp = max(1, int(round((vstart - istart) / 1000.0)) - 1)
+    n_idle = [v * mbs for t, v in nw if lo < t <= hi]
+    idle = sum(n_idle) / n_exp if vw else None
+    hw = hist_by_window(vh)
+    def errs(name):
+        try:
+            j = fio_json(os.path.join(run, name))["jobs"][0]
+        except (OSError, ValueError, KeyError, IndexError):
+            return None
+        return j.get("total_err", j.get("error", 0))
+    verr, nerr = errs("v.json"), errs("n.json")
+    metrics = {
+        "victim_target_iops": target,
+        "victim_iops": r1(mean([v for _, v in vw])),
+        "victim_solo_iops": r1(mean([v for _, v in sw])),
+        "isolation_mean_pct": r1(mean(iso), 2),
+        "isolation_p05_pct": r1(nearest_rank(iso, 5), 2),
+        "isolation_p01_pct": r1(nearest_rank(iso, 1), 2),
+        "victim_p99_us": r1(p99 / 1e3 if p99 else None),
+        "victim_solo_p99_us": r1(sp99 / 1e3 if sp99 else None),
+        "p99_ratio": r1(p99 / sp99 if p99 and sp99 else None, 2),
+        "neighbour_mb_s": r1(mean(n_together)),
+        "neighbour_idle_mb_s": r1(idle),
+        "windows": len(vw), "idle_windows": n_exp, "victim_errors": verr,
+        "neighbour_errors": nerr,
+    }
+    series = {"t_s": [], "victim_iops": [], "victim_p99_us": [], "neighbour_mb_s": []}
+    for t, v in vw:
+        series["t_s"].append(r1((t - vstart) / 1000.0, 2))
+        series["victim_iops"].append(r1(v))
+        b = near(hw, t)
+        pv = hist_pct(b, 99) if b else None
+        series["victim_p99_us"].append(r1(pv / 1e3 if pv else None))
+        series["neighbour_mb_s"].append(r1((near(nw, t) or 0.0) * mbs))
+    return metrics, series
+
+
+def work_conservation(runs, device):
+    """The neighbour's MB/s while the victim idles, over its MB/s alone on
+    the raw device without policy: the idle phase of the "none" run (the
+    same measurement), else the device setup's capacity run."""
+    alone = None
+    for r in runs:
+        if r["anchor"] == "none":
+            alone = r["metrics"].get("neighbour_idle_mb_s")
+    src = "none run, victim idle"
+    if not alone:
+        cap = device.get("randread_1m_qd128_io_uring_bytes_s")
+        alone = cap / 1e6 if cap else None
+        src = "device capacity run"
+    for r in runs:
+        m = r["metrics"]
+        if "neighbour_idle_mb_s" not in m:
+            continue
+        idle = m["neighbour_idle_mb_s"]
+        m["neighbour_alone_raw_mb_s"] = r1(alone)
+        m["work_conservation_pct"] = r1(idle / alone * 100 if idle is not None and alone else None)
+        r["params"]["work_conservation_denominator"] = src
+
+
+def convergence(run, meta):
+    """Each 100 ms sample of a job covers (previous stamp of that job, its
+    stamp] (the first one 100 ms) at its rate; rates of jobs a and b add.
+    Sampled every 100 ms from a's start: the rate over the last 100 ms
+    and over the last 1 s (trailing)."""
+    q = float(meta["quota"])
+    segs = []
+    for name, bs in (("a", meta["bs_a"]), ("b", meta["bs_b"])):
+        prev = None
+        for t, v, _ in log_rows(os.path.join(run, name + "_iops.*.log")):
+            start = t - 100 if prev is None else prev
+            segs.append((name, start, t, v * bs / 4096.0))
+            prev = t
+    sa = [x for x in segs if x[0] == "a"]
+    sb = [x for x in segs if x[0] == "b"]
+    if not sa or not sb:
+        return {"quota": q, "settle_s": None, "settle_100ms_s": None}, {}
+    begin, step, end = sa[0][1], sb[0][1], sb[-1][2]
+
+    def rate(lo, hi):	# mean 4k-eq rate over (lo, hi]
+        acc = 0.0
+        for _, s0, s1, v in segs:
+            ov = min(hi, s1) - max(lo, s0)
+            if ov > 0:
+                acc += v * ov
+        return acc / (hi - lo)
+
+    times = list(range(begin + 100, end + 1, 100))
+    bare = [rate(t - 100, t) for t in times]
+    trail = [rate(t - 1000, t) if t - 1000 >= begin else None for t in times]
+
+    def settle(vals):
+        idx = [k for k, t in enumerate(times) if t > step and vals[k] is not None]
+        if not idx:
+            return None
+        bad = [k for k in idx if abs(vals[k] - q) > 0.05 * q]
+        if not bad:
+            return 0.0
+        if bad[-1] == idx[-1]:
+            return None	# still outside at the end: never settled
+        return round((times[bad[-1]] - step) / 1000.0, 2)
+
+    post = [trail[k] for k, t in enumerate(times) if t > step and trail[k] is not None]
+    pre = [bare[k] for k, t in enumerate(times) if (begin + step) / 2 < t <= step]
+    late = [bare[k] for k, t in enumerate(times) if t > (step + end) / 2]
+    return ({
+        "quota": q, "settle_s": settle(trail), "settle_100ms_s": settle(bare),
+        "pre_step_rate": r1(mean(pre)), "post_step_rate": r1(mean(late)),
+        "overshoot_pct": r1((max(post) - q) / q * 100 if post else None, 2),
+    }, {
+        "t_s": [round((t - step) / 1000.0, 2) for t in times],
+        "iops_4k": [r1(v) for v in bare], "iops_4k_1s": [r1(v) for v in trail],
+    })
+
+
+def scale(run, meta, icount):
+    def total(prefix):
+        iops = []
+        for path in sorted(glob.glob(os.path.join(run, prefix + "[0-9].json"))):
+            iops.append(fio_json(path)["jobs"][0]["read"]["iops"])
+        return sum(iops), iops
+    many, per = total("many")
+    one, _ = total("one")
+    ipi = 1e9 / many if icount and many else None
+    ipi1 = 1e9 / one if icount and one else None
+    return {
+        "iops_total": r1(many), "instr_per_io": r1(ipi, 0),
+        "iops_total_1": r1(one), "instr_per_io_1": r1(ipi1, 0),
+        "ratio": r1(ipi / ipi1 if ipi and ipi1 else None, 3),
+        "jobs": len(per),
+        "jobs_min_iops": r1(min(per)) if per else None,
+        "jobs_max_iops": r1(max(per)) if per else None,
+    }, {}
+
+
+def main():
+    scen, runs_dir, dev_txt, out, kernel, icount = sys.argv[1:7]
+    icount = int(icount)
+    device = kv_lines(dev_txt)
+    runs = []
+    for d in sorted(os.listdir(runs_dir)):
+        run = os.path.join(runs_dir, d)
+        meta = kv_lines(os.path.join(run, "meta.txt"))
+        rec = {"anchor": meta["anchor"], "case": str(meta["case"]), "params": params_of(meta)}
+        if "skipped" in meta:
+            rec.update({"skipped": meta["skipped"], "metrics": {}, "series": {}})
+        else:
+            try:
+                if scen == "accuracy":
+                    m, s = accuracy(run, meta)
+                elif scen == "noisy":
+                    m, s = noisy(run, meta, device)
+                elif scen == "convergence":
+                    m, s = convergence(run, meta)
+                else:
+                    m, s = scale(run, meta, icount)
+            except (OSError, ValueError, KeyError, IndexError, ZeroDivisionError) as e:
+                m, s = {}, {}
+                rec["error"] = "%s: %s" % (type(e).__name__, e)
+            rec.update({"metrics": m, "series": s})
+        runs.append(rec)
+    if scen == "noisy":
+        work_conservation(runs, device)
+    doc = {"scenario": scen, "kernel": kernel, "icount": icount, "device": device, "runs": runs}
+    with open(out + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(out + ".tmp", out)
+    for r in runs:
+        m = r["metrics"]
+        brief = " ".join("%s=%s" % (k, v) for k, v in m.items()
+                         if k in ("achieved", "err_run_pct", "err_win_max_pct", "isolation_mean_pct",
+                                  "isolation_p05_pct", "p99_ratio", "work_conservation_pct",
+                                  "settle_s", "overshoot_pct", "instr_per_io", "instr_per_io_1"))
+        print("%s %-7s %-22s %s" % (scen, r["anchor"], r["case"],
+                                   r.get("skipped") and "skipped" or r.get("error") or brief))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+# scen-noisy.sh - scenario 2 of `make bench` (sourced by scenarios-guest.sh):
+# a noisy neighbour against a victim, per anchor, runs alternated.
+#
+#   victim     4k randrw 50/50, psync QD1, at a fixed rate: fio
+#              rate_iops=V/2,V/2 with V = 60% of the raw device's QD1 randrw
+#              rate measured in this boot (rounded to 100)
+#   neighbour  1 MiB random reads, io_uring QD128, flat out; it goes on
+#              through EAGAIN read errors (continue_on_error=read,
+#              ignore_error=EAGAIN) and they are
+#              counted: under io.max, 6.1's io_uring gets EAGAIN for the
+#              non-blocking reads that blk-throttle queues and later
+#              dispatches when the device has no free tag (the reissue is
+#              not possible from that context), which would end fio;
+#              under blkiso too, while the neighbour has an allocation:
+#              its bios that wait for a slot keep REQ_NOWAIT and fail the
+#              same way when blkiso's worker sends them on
+# Each anchor's run has three parts, in one state of the anchor:
+#   solo       the victim alone, $secs s (its solo p99)
+#   idle       the neighbour alone while the victim's cgroup idles,
+#              $wc_secs s: work conservation = its MB/s then over its MB/s
+#              alone on the raw device without any policy (the same
+#              measurement in the run of the anchor "none")
+#   together   the victim starts while the neighbour runs, $secs s; the
+#              neighbour is stopped when the victim ends
+# Policies, as a user would set them:
+#   blkiso   the feedback controllers (doc/controllers.md "In the kernel"):
+#            the lines below (noisy_blkiso_*); the victim's once its solo
+#            part has given its solo p99
+#   blkiso-cap  (not in the smoke) the caps-only policy: the
+#            neighbour capped at half the raw device's 1 MiB bandwidth
+#            (rbps=, the blkiso device), no line for the victim
+#   io.max   the neighbour capped at half the bandwidth, an io.max rbps
+#            line (the raw device)
+#   iocost   calibrated io.cost.model + io.cost.qos, io.weight victim 1000,
+#            neighbour 10 (the raw device)
+#   bfq      scheduler bfq, io.bfq.weight victim 1000, neighbour 10
+#   none     the raw device, scheduler none, nothing
+# Isolation per victim second: min(100, IOPS / V) x 100 (tools/demo/report.py).
+#
+# Knobs for trying other blkiso policies (defaults: the lines below):
+#   BENCH_NOISY_ANCHORS    the anchors, in order
+#   BENCH_NOISY_DEV        blkiso's device line (merged into dm-N/conf)
+#   BENCH_NOISY_VICTIM     the victim's tenant line; %V = its target IOPS,
+#                          %L = its latency target in us (solo p99 x
+#                          BENCH_NOISY_LAT_PCT / 100, default 150)
+#   BENCH_NOISY_NEIGHBOUR  the neighbour's tenant line; %N = 1% of the raw
+#                          device's 1 MiB read rate (reads/s)
+# From the neighbour's start to the end of blkiso's run, the rings are read
+# every 100 ms into the run's record (ring-dev.txt, ring-victim.txt,
+# ring-neighbour.txt: header lines and one line per tick, ticks repeated
+# across reads: keep the first line of each seq), and dev-stats.txt at the
+# end.
+
+noisy_anchors() {
+	if [ -n "${BENCH_NOISY_ANCHORS:-}" ]; then echo "$BENCH_NOISY_ANCHORS"
+	elif [ "$smoke" = 1 ]; then echo "blkiso io.max none"
+	else echo "blkiso blkiso-cap io.max iocost bfq none"; fi
+}
+noisy_nsteps() { echo $(( $(noisy_anchors | wc -w) * 2 )); }
+
+# blkiso's policy, as an operator would write it for a latency-sensitive
+# tenant beside a batch reader (doc/controllers.md "In the kernel"); the
+# exploration behind each key is in the comments:
+# device    overload=shed: while the device is overloaded (some tenant
+#           misses its latency target more often than it allows) reads of
+#           256 KiB or more are held at admission (shed_bytes), small I/O
+#           never.  Not "damped": once the flood is held down to its
+#           allocation it is within its commitment, no tenant is above
+#           one, and the multiplier's victims fall on the victim itself,
+#           each held a tick (victim p99 10.2 ms, 45x solo)
+#           tick_ms=10 window_ticks=5: an overload is seen within a tick
+#           or two (a 1 MiB read is ~1 ms of this device)
+#           holdoff_ticks=50 mult_down=1: the overload episode, during
+#           which work-conserving allocations hold, lasts 50 + 100 ticks
+#           after the last overloaded one (1.9 s: a 10 ms tick is 12 ms at
+#           HZ=250): the flood is let loose (a probe that costs the victim
+#           ~10 misses) every 2 s, not every few ticks (p99 1.6x with
+#           mult_down=2, 1.9x with the defaults); the price: after the
+#           victim stops, the neighbour waits up to 1.9 s for the device
+# victim    latency_us = its solo p99 x 1.5 (its SLO, measured alone in
+#           this run), miss_pct=1: more than 1% of its bios over the
+#           target (device latency) is an overload.  No allocation: under
+#           "shed" it would protect nothing (no victims to defer), and one
+#           at its exact rate slows it (fio's catch-up bursts go over the
+#           band, the controller adds delays: p99 1.7x; 1.25x its rate:
+#           as without)
+# neighbour alloc=%N alloc_metric=iops: its floor during an overload
+#           episode, 1% of the device's 1 MiB read rate (each 1 MiB read
+#           is ~1 ms of this device's bandwidth, during which the
+#           victim's I/O queues: its p99 allows about that much);
+#           isolation=wc (default): the whole device whenever nobody
+#           misses.  (Before the kernel fixes of the same day it also
+#           needed abuse_pct=100000 and delay_max_us=1000000: abuse mode
+#           had no delay, and the automatic maximum delay could not space
+#           1 MiB reads 100 ms apart.)
+#           slots=2: at most 2 reads in the device, the rest wait in
+#           blkiso where the allocation can hold them (the overload gate
+#           sees bios at admission only); 2 fill the device alone
+#           latency_us=1000000: a batch job, no latency objective (alone
+#           with the default 10 ms, 10% of its reads miss it and the device
+#           is overloaded half the time: its floor would hold it alone)
+noisy_blkiso_dev=${BENCH_NOISY_DEV:-overload=shed tick_ms=10 window_ticks=5 holdoff_ticks=50 mult_down=1}
+noisy_blkiso_victim=${BENCH_NOISY_VICTIM:-latency_us=%L miss_pct=1}
+noisy_blkiso_neighbour=${BENCH_NOISY_NEIGHBOUR:-alloc=%N alloc_metric=iops slots=2 latency_us=1000000}
+
+noisy_victim() {	# cgroup prefix runtime
+	fio_in "$1" "$2" --filename="$(anchor_dev "$na")" --rw=randrw --rwmixread=50 --bs=4k \
+		--ioengine=psync --iodepth=1 --rate_iops="$((v_iops / 2)),$((v_iops / 2))" \
+		--runtime="$3" --time_based --write_iops_log="$RUN/$2" --log_avg_msec=1000 \
+		--write_hist_log="$RUN/$2" --log_hist_msec=1000
+}
+
+# solo_p99_us: the victim's solo p99 (reads and writes, the higher), from
+# fio's JSON of the solo part
+solo_p99_us() {
+	python3 - "$RUN/solo.json" <<'EOF'
+import json, sys
+t = open(sys.argv[1]).read()
+j = json.loads(t[t.index("{"):])["jobs"][0]
+print(round(max(j[d]["clat_ns"]["percentile"]["99.000000"] for d in ("read", "write")) / 1000))
+EOF
+}
+
+noisy_line() {	# cgroup line role: a blkiso tenant line (empty: none)
+	[ -n "$2" ] || return 0
+	echo "/$1 $2" > "$SYS/tenant"
+	meta "param.$3" "/$1 $2 > ${SYS#/sys/}/tenant"
+}
+
+# ring_poll cgroup...: the device's and the tenants' rings into $RUN/ring-*
+# every 100 ms until $RUN/ring.stop exists (builtins only: no fork per read)
+ring_poll() {
+	local v=$1 n=$2 buf vid nid
+	vid=$(stat -c %i "$CG/$v") nid=$(stat -c %i "$CG/$n")
+	while [ ! -e "$RUN/ring.stop" ]; do
+		read -r -d '' buf < "$SYS/ring" || true
+		printf '%s' "$buf" >> "$RUN/ring-dev.txt"
+		if [ -e "$SYS/$vid/ring" ]; then
+			read -r -d '' buf < "$SYS/$vid/ring" || true
+			printf '%s' "$buf" >> "$RUN/ring-victim.txt"
+		fi
+		if [ -e "$SYS/$nid/ring" ]; then
+			read -r -d '' buf < "$SYS/$nid/ring" || true
+			printf '%s' "$buf" >> "$RUN/ring-neighbour.txt"
+		fi
+		sleep 0.1
+	done
+}
+
+noisy_one() {	# anchor
+	local na=$1 a=$1 v n npid rpid=
+	[ "$na" = blkiso-cap ] && a=blkiso
+	step noisy "$na" solo
+	run_begin noisy "$na" victim-qd1-neighbour-1m-qd128
+	[ "$a" = "$na" ] || meta device "$(anchor_dev "$a")"	# blkiso-cap: the blkiso device
+	v=nv$bench_step n=nn$bench_step
+	cg_make $v $n
+	meta victim_target_iops "$v_iops"; meta secs "$secs"; meta wc_secs "$wc_secs"
+	meta victim_workload "randrw 50/50 bs=4k psync QD1 rate_iops=$((v_iops / 2)),$((v_iops / 2))"
+	meta neighbour_workload "randread bs=1M io_uring QD128, flat out, continue_on_error=read ignore_error=EAGAIN"
+	anchor_on "$a"
+	case $na in
+	blkiso)
+		echo "$noisy_blkiso_dev" > "$SYS/conf"
+		meta param.device "$noisy_blkiso_dev > ${SYS#/sys/}/conf"
+		noisy_line $n "${noisy_blkiso_neighbour//%N/$n_alloc}" neighbour ;;
+	blkiso-cap|io.max) anchor_set "$a" $n rbps "$n_cap" neighbour
+		[ "$na" = io.max ] || meta param.victim "no line" ;;
+	iocost|bfq) anchor_set "$na" $v weight 1000 victim; anchor_set "$na" $n weight 10 neighbour ;;
+	esac
+	na=$a
+	noisy_victim $v solo "$secs"
+	if [ "$1" = blkiso ]; then
+		# the victim's line once its solo p99 is known (the operator's
+		# measurement of the workload alone)
+		local lat vline
+		lat=$(( $(solo_p99_us) * ${BENCH_NOISY_LAT_PCT:-150} / 100 ))
+		vline=${noisy_blkiso_victim//%V/$v_iops}
+		noisy_line $v "${vline//%L/$lat}" victim
+	fi
+	step noisy "$1" together
+	fio_in $n n --filename="$(anchor_dev "$na")" --rw=randread --bs=1M --ioengine=io_uring \
+		--iodepth=128 --runtime=$((secs + wc_secs + 60)) --time_based \
+		--continue_on_error=read --ignore_error=EAGAIN \
+		--write_iops_log="$RUN/n" --log_avg_msec=1000 &
+	npid=$!
+	if ! wait_flowing $n 20; then
+		echo "noisy: the neighbour never started ($1)" >&2
+		kill -TERM "$(cat "$RUN/n.pid")"; wait $npid || true
+		anchor_off "$na"; return 1
+	fi
+	if [ "$1" = blkiso ]; then
+		ring_poll $v $n &
+		rpid=$!
+	fi
+	meta idle_start_ms "$(epoch_ms)"
+	sleep "$wc_secs"
+	meta victim_start_ms "$(epoch_ms)"
+	noisy_victim $v v "$secs"
+	kill -TERM "$(cat "$RUN/n.pid")"
+	wait $npid || true
+	if [ -n "$rpid" ]; then
+		: > "$RUN/ring.stop"
+		wait "$rpid" || true
+		cp "$SYS/stats" "$RUN/dev-stats.txt"
+		echo default > "$SYS/conf"
+	fi
+	anchor_off "$na"
+	cg_drop $v $n
+}
+
+scen_noisy() {
+	local a
+	v_iops=$(round "$(calc "$DEV_QD1 * 60 / 100")")
+	v_iops=$(( (v_iops + 50) / 100 * 100 ))
+	n_cap=$((DEV_N1M / 2))
+	n_alloc=$(( (DEV_N1M / 1048576 + 50) / 100 ))
+	[ "$n_alloc" -ge 1 ] || n_alloc=1
+	wc_secs=$(( secs / 2 > 2 ? secs / 2 : 2 ))
+	echo "noisy: victim target $v_iops IOPS (60% of QD1 $DEV_QD1), neighbour cap rbps=$n_cap (io.max, blkiso-cap), blkiso floor $n_alloc reads/s"
+	for a in $(noisy_anchors); do noisy_one "$a"; done
+}
