@@ -28,7 +28,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 iso = [p["tenants"]["victim"]["isolation_mean_pct"] for p in d["phases"]]
 assert len(iso) == 3, iso
-# alone the victim gets its rate; capped, the neighbour leaves it most of it
+# alone the victim gets its rate; with blkiso's policy, most of it
 assert iso[0] >= 90 and iso[2] >= 90 and iso[2] >= iso[1], iso
 print("(victim isolation %s)" % " / ".join("%.0f%%" % x for x in iso))
 PY

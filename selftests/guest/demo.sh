@@ -9,9 +9,36 @@
 #   3. three phases of DEMO_SECS guest seconds each, through blkiso:
 #        phase 1  victim alone
 #        phase 2  victim + neighbour, no policy
-#        phase 3  victim + neighbour, neighbour capped (rbps)
+#        phase 3  victim + neighbour, blkiso's feedback policy (below)
 #      victim:    4k randread, psync QD1, fio rate_iops = 60% of its idle rate
 #      neighbour: 1 MiB randread, io_uring QD32 (where io.max and iocost failed)
+#
+# Phase 3's policy is the one `make bench`'s noisy-neighbour scenario found
+# to meet every goal there (selftests/bench/scen-noisy.sh explains each key;
+# doc/controllers.md "In the kernel"), three lines an operator would write:
+#   device     overload=shed tick_ms=10 window_ticks=5 holdoff_ticks=50
+#              mult_down=1 (dm-N/conf): while some tenant misses its latency
+#              target more often than it allows, reads of 256 KiB or more are
+#              held at admission; an overload is seen within a tick or two,
+#              and the flood is let loose again (a probe) only every ~2 s
+#   victim     latency_us = its phase-1 p99 x 1.5 (its SLO, measured alone in
+#              this boot), miss_pct=1 (more than 1% of its reads over the
+#              target is an overload); alloc = 1.25 x its target IOPS,
+#              alloc_metric=iops, isolation=wc: the guaranteed share the
+#              issue asks for.  At exactly its rate the allocation slowed it
+#              in the bench (fio's catch-up bursts go over the band and draw
+#              delays: p99 1.7x solo); at 1.25x it behaved as without.
+#              wc rather than strict: both gave the same figures here
+#              (victim p99 228 vs 230 us, 1.08-1.09x solo, isolation 100%: its
+#              rate stays below the allocation, which neither binds), and
+#              wc binds only while the device is overloaded, so the victim
+#              may go above its allocation on a quiet device; strict would
+#              hold it there at all times
+#   neighbour  alloc = 1% of the device's 1 MiB read rate (reads/s, at least
+#              1), alloc_metric=iops: its floor while the device is
+#              overloaded; slots=2: at most 2 reads in the device, the rest
+#              wait in blkiso where the gates can hold them; latency_us=1000000:
+#              a batch job without a latency objective
 #
 # Everything lands in /out (build/vm/out/<run>/ on the host): fio JSON,
 # per-second IOPS / mean-latency / latency-histogram logs per tenant and
@@ -31,7 +58,8 @@
 # neighbour's bios are seen arriving at blkiso.
 set -euo pipefail
 
-# The knobs (the guest does not see the host environment: change them here).
+# The knobs: DEMO_* variables of the host's environment reach the guest
+# (selftests/vm/run.sh passes them through).
 out=${BLKISO_OUT:?run me in the guest through selftests/vm/run.sh}
 secs=${DEMO_SECS:-10}		# per phase, guest seconds
 cap_secs=${DEMO_CAP_SECS:-2}	# per capacity measurement
@@ -41,7 +69,15 @@ mbps=${DEMO_MBPS:-1000}		# device: bandwidth, MiB/s (null_blk's own throttle)
 size_mb=${DEMO_SIZE_MB:-4096}
 v_frac=${DEMO_VICTIM_PCT:-60}	# victim rate, % of its own QD1 rate on the idle device
 n_qd=${DEMO_NEIGH_QD:-32}
-n_frac=${DEMO_NEIGH_CAP_PCT:-50}	# neighbour rbps cap, % of the device's bandwidth
+# phase 3's policy
+dev_line=${DEMO_DEV_LINE:-overload=shed tick_ms=10 window_ticks=5 holdoff_ticks=50 mult_down=1}
+v_lat_pct=${DEMO_VICTIM_LAT_PCT:-150}	# victim latency_us, % of its phase-1 p99
+v_miss=${DEMO_VICTIM_MISS_PCT:-1}	# victim miss_pct
+v_alloc_pct=${DEMO_VICTIM_ALLOC_PCT:-125}	# victim alloc, % of its target IOPS
+v_iso=${DEMO_VICTIM_ISOLATION:-wc}	# victim isolation: wc or strict (see above)
+n_alloc_pct=${DEMO_NEIGH_ALLOC_PCT:-1}	# neighbour alloc, % of the device's 1 MiB reads/s
+n_slots=${DEMO_NEIGH_SLOTS:-2}
+n_lat=${DEMO_NEIGH_LAT_US:-1000000}	# neighbour latency_us
 steps=7
 dm=demo-iso
 dev=/dev/mapper/$dm
@@ -95,8 +131,12 @@ printf 'device capacity: 4k randread QD64 %.0f IOPS (ideal %s), 4k QD1 %.0f IOPS
 
 v_iops=$(printf '%.0f' "$(echo "$cap_qd1 * $v_frac / 100" | bc -l)")
 v_iops=$(( (v_iops + 50) / 100 * 100 ))
-n_cap=$(printf '%.0f' "$(echo "$cap_bw * $n_frac / 100 / 1048576" | bc -l)")	# MiB/s
-n_cap_line="rbps=${n_cap}M"
+v_alloc=$(( (v_iops * v_alloc_pct + 50) / 100 ))
+n_alloc=$(printf '%.0f' "$(echo "$cap_bw / 1048576 * $n_alloc_pct / 100" | bc -l)")	# reads/s
+[ "$n_alloc" -ge 1 ] || n_alloc=1
+n_line="alloc=$n_alloc alloc_metric=iops slots=$n_slots latency_us=$n_lat"
+# the victim's line needs its solo p99: written once phase 1 has run
+v_line_rest="miss_pct=$v_miss alloc=$v_alloc alloc_metric=iops isolation=$v_iso"
 
 step 2 "attach blkiso, make cgroups victim and neighbour"
 sectors=$(blockdev --getsz $lower)
@@ -114,11 +154,13 @@ echo "blkiso $(cat /sys/kernel/blkiso/version): $(dmsetup table $dm) ($sys)"
 	echo "dev_size_mb=$size_mb dev_hw_qd=$qd dev_lat_ns=$lat_ns dev_mbps=$mbps"
 	echo "cap_4k_iops=$cap_iops cap_4k_qd1_iops=$cap_qd1 cap_1m_bw_bytes=$cap_bw"
 	echo "victim_iops=$v_iops victim_pct=$v_frac"
-	echo "neighbour_qd=$n_qd neighbour_cap_pct=$n_frac neighbour_quota=$n_cap_line"
+	echo "victim_lat_pct=$v_lat_pct victim_alloc=$v_alloc victim_alloc_pct=$v_alloc_pct victim_isolation=$v_iso"
+	echo "neighbour_qd=$n_qd neighbour_alloc=$n_alloc neighbour_alloc_pct=$n_alloc_pct neighbour_slots=$n_slots"
 	echo "victim_cgid=$v_id neighbour_cgid=$n_id blkiso_sysfs=$sys"
 } > /tmp/demo-env.txt
 echo "victim: 4k randread psync QD1 at fio rate_iops=$v_iops ($v_frac% of its QD1 rate on the idle device)"
-echo "neighbour: 1M randread io_uring QD$n_qd; phase 3 caps it at $n_cap_line ($n_frac% of the device's bandwidth)"
+echo "neighbour: 1M randread io_uring QD$n_qd, flat out"
+echo "phase 3: blkiso's policy: victim alloc=$v_alloc IOPS, latency target its phase-1 p99 x $v_lat_pct%; neighbour alloc=$n_alloc IOPS, $n_slots slots; device ${dev_line%% *}"
 
 # fio in a cgroup, logs per second, everything in /tmp until the end.
 fio_in() {	# cgroup phase runtime fio-args...
@@ -169,13 +211,33 @@ tstats 1 after
 step 4 "phase 2/3: victim + neighbour, no policy, ${secs}s"
 tstats 2 before; together 2; tstats 2 after
 
-step 5 "phase 3/3: victim + neighbour, neighbour $n_cap_line, ${secs}s"
-echo "/neighbour $n_cap_line" > "$sys/tenant"
-echo "neighbour quota: $(cat "$sys/$n_id/conf")"
+step 5 "phase 3/3: victim + neighbour, blkiso policies, ${secs}s"
+# the victim's SLO from its phase-1 p99 (fio: ns); "policy" lines as
+# written, recorded for the report (demo-policy.txt: role line)
+solo_p99_ns=$(json_num /tmp/p1-victim.json read 99.000000)
+v_lat=$(( solo_p99_ns * v_lat_pct / 100 / 1000 ))
+[ "$v_lat" -ge 1 ] || v_lat=1
+v_line="latency_us=$v_lat $v_line_rest"
+echo "$dev_line" > "$sys/conf"
+echo "/victim $v_line" > "$sys/tenant"
+echo "/neighbour $n_line" > "$sys/tenant"
+{
+	echo "device $dev_line"
+	echo "victim $v_line"
+	echo "neighbour $n_line"
+} > /tmp/demo-policy.txt
+echo "victim_solo_p99_us=$(( solo_p99_ns / 1000 )) victim_lat_us=$v_lat" >> /tmp/demo-env.txt
+echo "device    > ${sys#/sys/}/conf:   $dev_line"
+echo "victim    > ${sys#/sys/}/tenant: /victim $v_line (phase-1 p99 $(( solo_p99_ns / 1000 )) us x $v_lat_pct%)"
+echo "neighbour > ${sys#/sys/}/tenant: /neighbour $n_line"
 tstats 3 before; together 3; tstats 3 after
+# the last ticks' decisions (rings), for the record
+cat "$sys/ring" > /tmp/p3-ring-device.txt
+cat "$sys/$v_id/ring" > /tmp/p3-ring-victim.txt 2>/dev/null || true
+cat "$sys/$n_id/ring" > /tmp/p3-ring-neighbour.txt 2>/dev/null || true
 
 step 6 "collect results"
 dmsetup remove $dm
 rmmod blkiso
-cp /tmp/demo-env.txt /tmp/demo-times.txt /tmp/cap-*.json /tmp/p[123]-* "$out"/
+cp /tmp/demo-env.txt /tmp/demo-times.txt /tmp/demo-policy.txt /tmp/cap-*.json /tmp/p[123]-* "$out"/
 echo "DEMO-DONE"

@@ -5,11 +5,13 @@
 
 RUN_DIR is the guest's /out of one run of selftests/guest/demo.sh
 (build/vm/out/<run>/): demo-env.txt, demo-times.txt, cap-*.json, and per
+demo-policy.txt (phase 3's three lines: "device|victim|neighbour LINE"), and per
 phase p (1..3) and tenant t (victim, neighbour): pP-T.json (fio JSON),
 pP-T_iops.1.log (IOPS per second, --log_avg_msec=1000), pP-T_clat.1.log
 (mean completion latency per second), pP-T_clat_hist.1.log (completion
 latency histogram per second, --log_hist_msec=1000), pP-stats-{before,after}.txt
-(blkiso's per-tenant sysfs stats).  Python 3 standard library and gnuplot only.
+(blkiso's per-tenant sysfs stats), p3-ring-*.txt (the rings after phase 3,
+not read here).  Python 3 standard library and gnuplot only.
 
 Writes OUT_DIR/demo.json, OUT_DIR/demo.png (and demo-plot.dat/.gp, the
 plot's data and script) and prints the table.
@@ -33,14 +35,21 @@ demo.json fields:
                      randread_4k_qd64_iops, randread_4k_qd1_iops,
                      randread_1m_qd32_mb_s (MB = 10^6 bytes), and the p50/p99
                      completion latency (us) of each
-  victim             workload, target_iops (fio rate_iops), target_pct_of_qd1
-  neighbour          workload, phase3_quota (the line written to sysfs),
-                     phase3_cap_pct_of_bandwidth
+  victim             workload, target_iops (fio rate_iops), target_pct_of_qd1,
+                     solo_p99_us (phase 1's fio p99, the base of its
+                     latency target), latency_target_pct_of_solo_p99
+  neighbour          workload
+  phase3_policy      blkiso's policy in phase 3, as written to sysfs:
+                     device (the line written to dm-N/conf), victim and
+                     neighbour (the tenant lines written to dm-N/tenant as
+                     "/cgroup LINE"), why {device, victim, neighbour} (each
+                     line's reasons, in words, with the numbers behind it),
+                     source (where the policy was found)
   isolation_definition   the definition above, in words
   phases[]           one per phase:
     phase, name, policy
     tenants.victim / tenants.neighbour (neighbour null in phase 1):
-      quota          blkiso quota in force ("none" or the line)
+      quota          blkiso tenant line in force ("none" or the line)
       iops, mb_s     fio's averages over the run
       p50_us, p99_us fio's completion latency percentiles over the run
       errors         fio's error count
@@ -62,7 +71,14 @@ import time
 
 TENANTS = ("victim", "neighbour")
 PHASES = {1: "victim alone", 2: "victim + neighbour, no policy",
-          3: "victim + neighbour, blkiso cap"}
+          3: "victim + neighbour, blkiso policies"}
+# demo.sh's default device line (DEMO_DEV_LINE)
+DEFAULT_DEV_LINE = "overload=shed tick_ms=10 window_ticks=5 holdoff_ticks=50 mult_down=1"
+# Why the victim's allocation is work-conserving or strict (DEMO_VICTIM_ISOLATION).
+ISOLATION_WHY = {
+    "wc": "the allocation binds only while the device is overloaded",
+    "strict": "the allocation binds at all times",
+}
 # fio's latency histogram: FIO_IO_U_PLAT_BITS 6, 29 groups of 64 bins (ns).
 PLAT_BITS, PLAT_VAL = 6, 64
 
@@ -217,7 +233,12 @@ def main():
                 times.setdefault(p, {})[k] = float(v)
     secs = int(env["phase_secs"])
     target = float(env["victim_iops"])
-    quota3 = env["neighbour_quota"]
+    pol = {}
+    with open(os.path.join(run, "demo-policy.txt")) as f:
+        for line in f:
+            role, _, rest = line.strip().partition(" ")
+            if role:
+                pol[role] = rest
 
     cap = {}
     for name, key in (("4k", "randread_4k_qd64"), ("4k-qd1", "randread_4k_qd1"),
@@ -236,7 +257,9 @@ def main():
     phases = []
     for p in (1, 2, 3):
         ph = {"phase": p, "name": PHASES[p],
-              "policy": "neighbour " + quota3 if p == 3 else "none", "tenants": {}}
+              "policy": ("device %s; /victim %s; /neighbour %s"
+                         % (pol["device"], pol["victim"], pol["neighbour"])
+                         if p == 3 else "none"), "tenants": {}}
         vstart = times[p]["victim_start"]
         for t in TENANTS:
             jf = os.path.join(run, "p%d-%s.json" % (p, t))
@@ -247,7 +270,7 @@ def main():
             shift = times[p].get(t + "_start", vstart) - vstart
             ps = per_second(run, p, t, shift)
             ten = {
-                "quota": quota3 if (p == 3 and t == "neighbour") else "none",
+                "quota": pol[t] if p == 3 else "none",
                 "iops": round(r["iops"], 1), "mb_s": round(r["mb_s"], 2),
                 "p50_us": round(r["p50_us"], 1), "p99_us": round(r["p99_us"], 1),
                 "errors": r["errors"],
@@ -262,6 +285,34 @@ def main():
         phases.append(ph)
 
     cap_bw = float(env["cap_1m_bw_bytes"])
+    why = {
+        "device": ("" if pol["device"] == DEFAULT_DEV_LINE else
+                   "DEMO_DEV_LINE's line; the default's reasons: ") +
+                  "overload=shed: while the device is overloaded (some tenant misses "
+                  "its latency target more often than its miss_pct allows) reads of "
+                  "256 KiB or more are held at admission, small I/O never; "
+                  "tick_ms=10 window_ticks=5: an overload is seen within a tick or two "
+                  "(a 1 MiB read is ~1 ms of this device); holdoff_ticks=50 mult_down=1: "
+                  "an overload episode lasts ~2 s after its last overloaded tick, so the "
+                  "flood is let loose (a probe that costs the victim a few misses) every "
+                  "~2 s, not every few ticks",
+        "victim": "latency_us = its phase-1 p99 (%s us) x %s%%, miss_pct=%s: more than "
+                  "that share of its reads over the target is an overload; alloc = %s%% "
+                  "of its target IOPS (%d) in IOPS: its guaranteed share (an allocation "
+                  "at exactly its rate slowed it in the bench: fio's catch-up bursts go "
+                  "over the band and draw delays); isolation=%s: %s"
+                  % (env["victim_solo_p99_us"], env["victim_lat_pct"],
+                     pol["victim"].split("miss_pct=")[1].split()[0],
+                     env["victim_alloc_pct"], target, env["victim_isolation"],
+                     ISOLATION_WHY.get(env["victim_isolation"], "")),
+        "neighbour": "alloc = %s%% of the device's 1 MiB read rate (%.0f reads/s) in IOPS: "
+                     "its floor while the device is overloaded, whole device whenever "
+                     "nobody misses (isolation=wc, the default); slots=%s: at most that "
+                     "many reads in the device, the rest wait in blkiso where the gates "
+                     "can hold them; a large latency_us: a batch job, no latency objective"
+                     % (env["neighbour_alloc_pct"], cap_bw / 1048576,
+                        env["neighbour_slots"]),
+    }
     doc = {
         "version": 1,
         "generated_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -277,10 +328,14 @@ def main():
         "capacity": cap,
         "victim": {"workload": "4k randread, psync QD1, fio rate_iops",
                    "target_iops": target,
-                   "target_pct_of_qd1": int(env["victim_pct"])},
-        "neighbour": {"workload": "1M randread, io_uring QD%s" % env["neighbour_qd"],
-                      "phase3_quota": quota3,
-                      "phase3_cap_pct_of_bandwidth": int(env["neighbour_cap_pct"])},
+                   "target_pct_of_qd1": int(env["victim_pct"]),
+                   "solo_p99_us": int(env["victim_solo_p99_us"]),
+                   "latency_target_pct_of_solo_p99": int(env["victim_lat_pct"])},
+        "neighbour": {"workload": "1M randread, io_uring QD%s" % env["neighbour_qd"]},
+        "phase3_policy": {"device": pol["device"], "victim": pol["victim"],
+                          "neighbour": pol["neighbour"], "why": why,
+                          "source": "make bench, noisy-neighbour scenario "
+                                    "(selftests/bench/scen-noisy.sh)"},
         "isolation_definition": isolation_def,
         "phases": phases,
     }
@@ -304,12 +359,15 @@ def print_table(doc, cap_bw):
              c["randread_1m_qd32_p99_us"] / 1e3))
     print("victim     %s = %d IOPS (%d%% of its QD1 rate on the idle device)"
           % (v["workload"], v["target_iops"], v["target_pct_of_qd1"]))
-    print("neighbour  %s, flat out; phase 3: blkiso cap %s (%d%% of the measured bandwidth),"
-          % (n["workload"], n["phase3_quota"], n["phase3_cap_pct_of_bandwidth"]))
-    print("           written to /sys/kernel/blkiso/dm-N/tenant (the kernel has caps only, "
-          "no allocations/feedback yet)")
+    print("neighbour  %s, flat out" % n["workload"])
+    pp = doc["phase3_policy"]
+    print("phase 3    blkiso's feedback policy, written to /sys/kernel/blkiso/dm-N/:")
+    print("  conf     %s" % pp["device"])
+    print("  tenant   /victim %s   (latency_us: phase-1 p99 %d us x %d%%)"
+          % (pp["victim"], v["solo_p99_us"], v["latency_target_pct_of_solo_p99"]))
+    print("  tenant   /neighbour %s" % pp["neighbour"])
     print()
-    hdr = "%-34s %-9s %-11s %8s %8s %9s %9s %9s %8s" % (
+    hdr = "%-38s %-9s %-20s %8s %8s %9s %9s %9s %8s" % (
         "phase", "tenant", "quota", "IOPS", "MB/s", "p50 us", "p99 us", "isol mean", "isol p05")
     print(hdr)
     print("-" * len(hdr))
@@ -321,15 +379,31 @@ def print_table(doc, cap_bw):
                 continue
             iso_m = "%.1f%%" % r["isolation_mean_pct"] if "isolation_mean_pct" in r else ""
             iso_p = "%.1f%%" % r["isolation_p05_pct"] if "isolation_p05_pct" in r else ""
-            print("%-34s %-9s %-11s %8.0f %8.1f %9.0f %9.0f %9s %8s" % (
-                label, t, r["quota"], r["iops"], r["mb_s"], r["p50_us"], r["p99_us"],
+            print("%-38s %-9s %-20s %8.0f %8.1f %9.0f %9.0f %9s %8s" % (
+                label, t, short_quota(r["quota"]), r["iops"], r["mb_s"], r["p50_us"], r["p99_us"],
                 iso_m, iso_p))
             label = ""
     print()
     print("isolation %: " + doc["isolation_definition"] + "; target = %d IOPS" % v["target_iops"])
     print("latencies: fio completion latency (clat) over the phase; the neighbour's "
-          "includes time parked by its cap")
+          "includes time held by blkiso; quota: the tenant line's allocation "
+          "(IOPS) and latency target or slots")
     print()
+
+
+def short_quota(line):
+    """A tenant line in a table column: 'alloc 3500 lat 318us'."""
+    if line == "none":
+        return line
+    kv = dict(x.split("=", 1) for x in line.split() if "=" in x)
+    out = []
+    if "alloc" in kv:
+        out.append("alloc %s" % kv["alloc"])
+    if "slots" in kv:
+        out.append("slots %s" % kv["slots"])
+    elif "latency_us" in kv:
+        out.append("lat %sus" % kv["latency_us"])
+    return " ".join(out) or line[:16]
 
 
 def gp_term():
@@ -375,7 +449,9 @@ def plot(doc, outdir):
         x0 = (ph["phase"] - 1) * (secs + gap)
         iso = ph["tenants"]["victim"]
         short = {1: "1: victim alone", 2: "2: + neighbour, no policy",
-                 3: "3: + neighbour, blkiso " + doc["neighbour"]["phase3_quota"]}[ph["phase"]]
+                 3: "3: + neighbour, blkiso overload=shed\\nalloc: victim %s, neighbour %s IOPS"
+                    % tuple(dict(x.split("=", 1) for x in doc["phase3_policy"][t].split()
+                                 if "=" in x).get("alloc", "-") for t in TENANTS)}[ph["phase"]]
         color = {1: "#eef5ee", 2: "#fbeaea", 3: "#eaf0fb"}[ph["phase"]]
         objs.append("set object %d rect from %g, graph 0 to %g, graph 1 behind "
                     "fillcolor rgb '%s' fillstyle solid noborder"

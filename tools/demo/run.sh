@@ -24,7 +24,7 @@ while getopts "k:" o; do
 done
 
 # Expected wall seconds: boot, then steps 1..6, then the report.
-EXPECT=(12 14 1 8 18 18 1 1)
+EXPECT=(10 9 1 5 11 7 2 1)
 total=0; for e in "${EXPECT[@]}"; do total=$((total + e)); done
 
 start=${DEMO_T0:-$(date +%s)}	# make demo passes its own start: the build counts
@@ -49,9 +49,15 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 label="0/7 booting"
 # stdbuf: the runner's pipeline (tr, tee, grep) passes each line at once.
-stdbuf -oL bash "$top/selftests/vm/run.sh" -i -k "$series" -t 400 \
-	"$top/selftests/guest/demo.sh" > "$log" 2>&1 &
+# The last line, DEMO-EXIT <status>, ends the loop below: tail's --pid
+# alone kept it waiting up to 10 s (the job is a zombie until waited for).
+{
+	stdbuf -oL bash "$top/selftests/vm/run.sh" -i -k "$series" -t 400 \
+		"$top/selftests/guest/demo.sh" > "$log" 2>&1
+	echo "DEMO-EXIT $?" >> "$log"
+} &
 pid=$!
+rc=
 exec 3< <(tail -n +1 -F --pid=$pid "$log" 2>/dev/null)
 while :; do
 	if IFS= read -r -t 10 line <&3; then
@@ -62,6 +68,7 @@ while :; do
 			label=${line#DEMO-STEP }
 			progress "$label" ;;
 		DEMO-DONE) ;;
+		DEMO-EXIT\ *) rc=${line#DEMO-EXIT }; break ;;
 		*) echo "       $line" ;;
 		esac
 	else
@@ -70,7 +77,7 @@ while :; do
 	fi
 done
 wait $pid
-rc=$?
+[ -n "$rc" ] || rc=1	# no DEMO-EXIT line: the job died
 exec 3<&-
 outdir=$(sed -n 's/^run\.sh: .* out \(.*\)$/\1/p' "$log" | tail -n 1)
 if [ $rc -ne 0 ] || [ -z "$outdir" ] || [ ! -f "$outdir/demo-env.txt" ]; then
