@@ -467,31 +467,30 @@ struct tick {
 
 static const char * const mode_words[] = { "slots", "delay", "abuse", "relaxed", "none" };
 
-/* A sysfs ring file (header, then one line per tick): records or -1. */
+/* A sysfs ring file (gu_ring_read()), the mode as a word: records or -1. */
 static int sysfs_ring(const char *path, struct tick *r, int max)
 {
-	char buf[8192], *line, *save;
-	int n = 0;
+	static struct gu_tick g[GU_TICKS_MAX];
+	int n, i;
 
-	if (gu_read(path, buf, sizeof(buf)) < 0)
-		return -1;
-	line = strtok_r(buf, "\n", &save);	/* the header */
-	if (!line || strncmp(line, "seq time_us completed", 21))
-		return -1;
-	while ((line = strtok_r(NULL, "\n", &save)) && n < max) {
-		struct tick *x = &r[n];
-		unsigned int mode = 4;
-		int k;
+	n = gu_ring_read(path, g, max < GU_TICKS_MAX ? max : GU_TICKS_MAX);
+	for (i = 0; i < n; i++) {
+		struct tick *x = &r[i];
 
 		memset(x, 0, sizeof(*x));
-		k = sscanf(line, "%llu %llu %u %u %u %u %u %u %llu %u %u %llu %u",
-			   &x->seq, &x->time_us, &x->completed, &x->missed, &x->miss_pm,
-			   &x->mult, &x->flags, &x->victims, &x->usage, &x->slots, &x->inflight,
-			   &x->delay_us, &mode);
-		if ((k != 8 && k != 13) || mode > 4)
-			return -1;
-		snprintf(x->mode, sizeof(x->mode), "%s", mode_words[mode]);
-		n++;
+		x->seq = g[i].seq;
+		x->time_us = g[i].time_us;
+		x->completed = g[i].completed;
+		x->missed = g[i].missed;
+		x->miss_pm = g[i].miss_pm;
+		x->mult = g[i].mult;
+		x->flags = g[i].flags;
+		x->victims = g[i].victims;
+		x->usage = g[i].usage;
+		x->slots = g[i].slots;
+		x->inflight = g[i].inflight;
+		x->delay_us = g[i].delay_us;
+		snprintf(x->mode, sizeof(x->mode), "%s", mode_words[g[i].mode]);
 	}
 	return n;
 }

@@ -34,59 +34,25 @@
 		SKIP(return, "asserts a rate: runs in the deterministic mode"); \
 } while (0)
 
-/* One ring line (see blkiso_fb_ring_show); tenant fields 0 for the device. */
-struct rec {
-	unsigned long long seq, time_us, usage, delay_us, rcap, wcap;
-	unsigned int completed, missed, miss_pm, mult, flags, victims;
-	unsigned int slots, inflight, mode;
-};
+#define ISO_DELAY	1	/* struct gu_tick.mode */
 
-#define F_OVERLOADED	1
-#define ISO_DELAY	1
-#define RING_MAX	64
-
-/* Parse a ring file; returns the number of records (oldest first) or -1. */
-static int ring_read(const char *path, struct rec *r, int max)
-{
-	char buf[8192], *line, *save;
-	int n = 0;
-
-	if (gu_read(path, buf, sizeof(buf)) < 0)
-		return -1;
-	line = strtok_r(buf, "\n", &save);	/* the header */
-	while ((line = strtok_r(NULL, "\n", &save)) && n < max) {
-		struct rec *x = &r[n];
-		int k;
-
-		memset(x, 0, sizeof(*x));
-		k = sscanf(line, "%llu %llu %u %u %u %u %u %u %llu %u %u %llu %u %llu %llu",
-			   &x->seq, &x->time_us, &x->completed, &x->missed, &x->miss_pm, &x->mult,
-			   &x->flags, &x->victims, &x->usage, &x->slots, &x->inflight,
-			   &x->delay_us, &x->mode, &x->rcap, &x->wcap);
-		if (k != 8 && k != 15)
-			return -1;
-		n++;
-	}
-	return n;
-}
-
-static int tenant_ring(const char *dir, unsigned long long cgid, struct rec *r, int max)
+static int tenant_ring(const char *dir, unsigned long long cgid, struct gu_tick *r, int max)
 {
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/%llu/ring", dir, cgid);
-	return ring_read(path, r, max);
+	return gu_ring_read(path, r, max);
 }
 
 /* The device's latest tick number. */
 static unsigned long long dev_seq(const char *dir)
 {
-	struct rec r[RING_MAX];
+	struct gu_tick r[GU_TICKS_MAX];
 	char path[256];
 	int n;
 
 	snprintf(path, sizeof(path), "%s/ring", dir);
-	n = ring_read(path, r, RING_MAX);
+	n = gu_ring_read(path, r, GU_TICKS_MAX);
 	return n > 0 ? r[n - 1].seq : 0;
 }
 
@@ -161,7 +127,7 @@ FIXTURE_TEARDOWN(fb)
  * Completions per second over records [from, to] of a ring, from the end
  * of record from - 1 to the end of record to (the ticks' own times).
  */
-static double ring_rate(const struct rec *r, int from, int to)
+static double ring_rate(const struct gu_tick *r, int from, int to)
 {
 	unsigned long long sum = 0;
 	int i;
@@ -177,7 +143,7 @@ static double ring_rate(const struct rec *r, int from, int to)
  */
 TEST_F_TIMEOUT(fb, ring_records_every_tick, GUEST_TIMEOUT)
 {
-	struct rec r[RING_MAX];
+	struct gu_tick r[GU_TICKS_MAX];
 	unsigned long long s0;
 	long long before, after;
 	struct gu_fio f;
@@ -193,7 +159,7 @@ TEST_F_TIMEOUT(fb, ring_records_every_tick, GUEST_TIMEOUT)
 	/* two more ticks: the last completions are in a record */
 	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 2, 30));
 	after = gu_tenant_stat(self->dir, self->a, "completed");
-	n = tenant_ring(self->dir, self->a, r, RING_MAX);
+	n = tenant_ring(self->dir, self->a, r, GU_TICKS_MAX);
 	ASSERT_GT(n, 1);
 	ASSERT_LE(n, 16);
 	for (i = 1; i < n; i++)
@@ -213,7 +179,7 @@ TEST_F_TIMEOUT(fb, ring_records_every_tick, GUEST_TIMEOUT)
 TEST_F_TIMEOUT(fb, overload_multiplier_adds_t_holds_k_falls_r, GUEST_TIMEOUT)
 {
 	const unsigned int T = 20, R = 5, K = 3;
-	struct rec r[RING_MAX];
+	struct gu_tick r[GU_TICKS_MAX];
 	char path[192];
 	int n, i, first = -1, last = -1;
 	struct gu_fio f;
@@ -228,10 +194,10 @@ TEST_F_TIMEOUT(fb, overload_multiplier_adds_t_holds_k_falls_r, GUEST_TIMEOUT)
 	/* idle: the window empties, K ticks of hold, then M falls to 0 */
 	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 30, 60));
 	snprintf(path, sizeof(path), "%s/ring", self->dir);
-	n = ring_read(path, r, RING_MAX);
+	n = gu_ring_read(path, r, GU_TICKS_MAX);
 	ASSERT_GT(n, 10);
 	for (i = 0; i < n; i++) {
-		if (r[i].flags & F_OVERLOADED) {
+		if (r[i].flags & GU_TICK_OVERLOADED) {
 			if (first < 0)
 				first = i;
 			last = i;
@@ -263,7 +229,7 @@ TEST_F_TIMEOUT(fb, overload_multiplier_adds_t_holds_k_falls_r, GUEST_TIMEOUT)
  */
 TEST_F_TIMEOUT(fb, slots_and_delay_hold_an_allocation, GUEST_TIMEOUT)
 {
-	struct rec ra[RING_MAX], rb[RING_MAX];
+	struct gu_tick ra[GU_TICKS_MAX], rb[GU_TICKS_MAX];
 	struct gu_fio_job ja, jb;
 	struct gu_fio fa, fb_;
 	unsigned long long s0;
@@ -285,8 +251,8 @@ TEST_F_TIMEOUT(fb, slots_and_delay_hold_an_allocation, GUEST_TIMEOUT)
 				  " --rate_iops=300 --runtime=16 --time_based"));
 	/* 12 s in: the last 16 ticks (1.6 s) of each tenant */
 	ASSERT_EQ(0, wait_seq(self->dir, s0 + 120, 120));
-	na = tenant_ring(self->dir, self->a, ra, RING_MAX);
-	nb = tenant_ring(self->dir, self->b, rb, RING_MAX);
+	na = tenant_ring(self->dir, self->a, ra, GU_TICKS_MAX);
+	nb = tenant_ring(self->dir, self->b, rb, GU_TICKS_MAX);
 	ASSERT_EQ(0, gu_fio_wait(&ja, &fa));
 	ASSERT_EQ(0, gu_fio_wait(&jb, &fb_));
 	ASSERT_EQ(16, na);
@@ -311,7 +277,7 @@ TEST_F_TIMEOUT(fb, slots_and_delay_hold_an_allocation, GUEST_TIMEOUT)
  */
 TEST_F_TIMEOUT(fb, strict_allocation_holds_a_qd1_tenant_on_a_fast_device, GUEST_TIMEOUT)
 {
-	struct rec r[RING_MAX];
+	struct gu_tick r[GU_TICKS_MAX];
 	struct gu_fio_job ja;
 	struct gu_fio fa;
 	unsigned long long s0;
@@ -326,7 +292,7 @@ TEST_F_TIMEOUT(fb, strict_allocation_holds_a_qd1_tenant_on_a_fast_device, GUEST_
 	ASSERT_EQ(0, gu_fio_start(&ja, CG_A, "--name=a --filename=" DM_DEV " --direct=1"
 				  " --rw=randread --bs=4k --ioengine=psync --runtime=8 --time_based"));
 	ASSERT_EQ(0, wait_seq(self->dir, s0 + 60, 120));
-	n = tenant_ring(self->dir, self->a, r, RING_MAX);
+	n = tenant_ring(self->dir, self->a, r, GU_TICKS_MAX);
 	ASSERT_EQ(0, gu_fio_wait(&ja, &fa));
 	ASSERT_EQ(16, n);
 	a = ring_rate(r, 1, n - 1);
@@ -349,7 +315,7 @@ TEST_F_TIMEOUT(fb, strict_allocation_holds_a_qd1_tenant_on_a_fast_device, GUEST_
  */
 TEST_F_TIMEOUT(fb, work_conserving_returns_to_allocation_under_overload, GUEST_TIMEOUT)
 {
-	struct rec r[RING_MAX], d[RING_MAX], all[64] = { 0 };
+	struct gu_tick r[GU_TICKS_MAX], d[GU_TICKS_MAX], all[64] = { 0 };
 	struct gu_fio_job ja, jb;
 	struct gu_fio fa, fb_;
 	unsigned long long s0, over_seq = 0;
@@ -366,7 +332,7 @@ TEST_F_TIMEOUT(fb, work_conserving_returns_to_allocation_under_overload, GUEST_T
 				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=32"
 				  " --rate_iops=1000 --runtime=13 --time_based"));
 	ASSERT_EQ(0, wait_seq(self->dir, s0 + 30, 60));
-	n = tenant_ring(self->dir, self->a, r, RING_MAX);
+	n = tenant_ring(self->dir, self->a, r, GU_TICKS_MAX);
 	ASSERT_EQ(16, n);
 	alone = ring_rate(r, 1, n - 1);
 	EXPECT_GT(alone, 1.5 * 300) TH_LOG("alone: %.1f IOPS", alone);
@@ -378,9 +344,9 @@ TEST_F_TIMEOUT(fb, work_conserving_returns_to_allocation_under_overload, GUEST_T
 	/* the first overloaded tick after the flood began */
 	snprintf(path, sizeof(path), "%s/ring", self->dir);
 	for (i = 0; i < 3000 && !over_seq; i++) {
-		nd = ring_read(path, d, RING_MAX);
+		nd = gu_ring_read(path, d, GU_TICKS_MAX);
 		for (k = 0; k < nd; k++)
-			if (d[k].seq > s0 && (d[k].flags & F_OVERLOADED)) {
+			if (d[k].seq > s0 && (d[k].flags & GU_TICK_OVERLOADED)) {
 				over_seq = d[k].seq;
 				break;
 			}
@@ -395,7 +361,7 @@ TEST_F_TIMEOUT(fb, work_conserving_returns_to_allocation_under_overload, GUEST_T
 	 */
 	for (k = 12; k <= 48; k += 12) {
 		ASSERT_EQ(0, wait_seq(self->dir, over_seq + k, 60));
-		n = tenant_ring(self->dir, self->a, r, RING_MAX);
+		n = tenant_ring(self->dir, self->a, r, GU_TICKS_MAX);
 		ASSERT_EQ(16, n);
 		for (i = 0; i < n; i++)
 			if (r[i].seq >= over_seq && r[i].seq < over_seq + 64)

@@ -518,3 +518,30 @@ int gu_cg_kill(const char *name, int timeout_ms)
 	}
 	return -1;
 }
+
+int gu_ring_read(const char *path, struct gu_tick *r, int max)
+{
+	char buf[8192], *line, *save;
+	int n = 0;
+
+	if (gu_read(path, buf, sizeof(buf)) < 0)
+		return -1;
+	line = strtok_r(buf, "\n", &save);	/* the header */
+	if (!line || strncmp(line, "seq time_us completed", 21))
+		return -1;
+	while ((line = strtok_r(NULL, "\n", &save)) && n < max) {
+		struct gu_tick *x = &r[n];
+		int k;
+
+		memset(x, 0, sizeof(*x));
+		x->mode = 4;	/* no allocation */
+		k = sscanf(line, "%llu %llu %u %u %u %u %u %u %llu %u %u %llu %u %llu %llu",
+			   &x->seq, &x->time_us, &x->completed, &x->missed, &x->miss_pm,
+			   &x->mult, &x->flags, &x->victims, &x->usage, &x->slots,
+			   &x->inflight, &x->delay_us, &x->mode, &x->rcap, &x->wcap);
+		if ((k != 8 && k != 15) || x->mode > 4)
+			return -1;
+		n++;
+	}
+	return n;
+}

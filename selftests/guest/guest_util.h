@@ -119,4 +119,19 @@ bool gu_ledger_ok(const char *dir);
 /* Kill every process of a cgroup (cgroup.kill), wait up to @timeout_ms for it to empty. */
 int gu_cg_kill(const char *name, int timeout_ms);
 
+/*
+ * One record of a feedback ring file (/sys/kernel/blkiso/dm-N/ring or
+ * <id>/ring: a header line, then one line per tick, oldest first); the
+ * tenant fields are 0 in the device's.
+ */
+struct gu_tick {
+	unsigned long long seq, time_us, usage, delay_us, rcap, wcap;
+	unsigned int completed, missed, miss_pm, mult, flags, victims;
+	unsigned int slots, inflight, mode;
+};
+#define GU_TICK_OVERLOADED	1	/* flags */
+#define GU_TICKS_MAX		64	/* the device's ring; a tenant's holds 16 */
+/* Parse a ring file into @r: the number of records, or -1. */
+int gu_ring_read(const char *path, struct gu_tick *r, int max);
+
 #endif /* BLKISO_GUEST_UTIL_H */
