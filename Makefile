@@ -37,6 +37,8 @@ TEST_BINS :=
 FUZZ_TARGETS :=
 include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 
+.DEFAULT_GOAL := all
+
 .PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
 	demo bench bench-smoke checkpatch clean
 all: module tools tests
