@@ -191,7 +191,7 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 			  u64 now_ns, u64 *retry_ns)
 {
 	u64 retry = now_ns, hold;
-	s64 got, want, need, least, left = 0;
+	s64 got, want, need, least, half, left = 0;
 
 	cost = bi_min_s64(bi_max_s64(cost, 0), BI_TOKENS_LIMIT);
 	local_rotate(l, g, now_ns);
@@ -206,22 +206,31 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	l->nr_slow++;
 	want = bi_local_request_size(l, g, cost);
 	need = cost - l->tokens;
+	/*
+	 * A wait never asks for more than half the capacity: a bucket waited
+	 * on until it is (nearly) full drops what it refills while the waiter
+	 * is late (a dispatcher's timer and work item), which cuts the rate;
+	 * a bio dearer than that gathers it in several loads.
+	 */
+	half = bi_max_s64((g->b.max_tokens - g->threshold) / 2, 1);
 	least = 1;
 	if (g->min_batch && !l->draining) {
 		/*
-		 * With g->min_batch set, take a whole batch or wait for one
-		 * (claims 10-12): under a biting quota the global bucket never
-		 * holds much, and taking what trickles in would send nearly
-		 * every bio through the global lock.  A bio dearer than the
-		 * bucket holds gathers it in full loads, so the wait ends.
-		 * Only while a burst is draining a well-filled global bucket
-		 * (it still held tokens after this CPU's last batch) is the
-		 * remainder taken as it is, so a burst gets the whole capacity.
+		 * With g->min_batch set, take a batch or wait for one (claims
+		 * 10-12): under a biting quota the global bucket never holds
+		 * much, and taking what trickles in would send nearly every
+		 * bio through the global lock.  min_batch is at most a quarter
+		 * of the capacity (meter.c), so bios leave in lumps no larger
+		 * than that.  Only while a burst is draining a well-filled
+		 * global bucket (it still held tokens after this CPU's last
+		 * batch) is the remainder taken as it is, so a burst gets the
+		 * whole capacity.
 		 */
-		least = bi_max_s64(bi_min_s64(want, g->min_batch), need);
-		least = bi_max_s64(bi_min_s64(least, g->b.max_tokens - g->threshold), 1);
-		need = least;
+		least = bi_max_s64(bi_min_s64(want, g->min_batch),
+				   bi_min_s64(need, half));
+		least = bi_max_s64(bi_min_s64(least, half), 1);
 	}
+	need = bi_max_s64(least, bi_min_s64(need, half));
 	got = bi_global_dispense(g, want, least, need, now_ns, &retry, &left);
 	l->draining = got > 0 && left > 0;
 	l->tokens += got;

@@ -53,6 +53,18 @@ static s64 bi_meter_local_max(const struct bi_dev_conf *dev, u8 key, u64 cap)
 }
 
 /*
+ * The batch a local bucket waits for under a biting quota: a local_max, but
+ * at most a quarter of the capacity (a quarter of burst_ms of the rate), so
+ * that bios leave in lumps no larger than that and a waiting bucket never
+ * comes near its capacity (dispense.c).  Under a small cap this meets the
+ * global lock more often per bio, never more often than every burst_ms / 4.
+ */
+static s64 bi_meter_min_batch(s64 local_max, u64 cap)
+{
+	return bi_max_s64(bi_min_s64(local_max, (s64)(cap / 4)), 1);
+}
+
+/*
  * The policy a class is admitted by, as the class stage applies it: the
  * configured one (bi_conf_policy) without the buckets that have no rate.
  * An unrated primary bucket leaves the list empty: the class is not limited
@@ -181,7 +193,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			else
 				bi_global_init(g, rate, (s64)cap, (s64)cap, now_ns);
 			g->local_max = bi_meter_local_max(dev, key, cap);
-			g->min_batch = g->local_max;
+			g->min_batch = bi_meter_min_batch(g->local_max, cap);
 			on |= 1U << key;
 		}
 	}

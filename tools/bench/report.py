@@ -50,7 +50,8 @@ CAVEAT = ("The guest runs under QEMU TCG (software emulation, no KVM) on the mac
 # min / max / mean over the cases.  Metrics not listed are not summarised.
 SUMMARY_RULES = {
     "accuracy": [("err_run_pct", "maxabs"), ("err_win_mean_pct", "meanabs"),
-                 ("err_win_max_pct", "maxabs"), ("errors", "max")],
+                 ("err_win_max_pct", "maxabs"), ("err_win_max_steady_pct", "maxabs"),
+                 ("errors", "max")],
     "noisy": [("isolation_mean_pct", "min"), ("isolation_p05_pct", "min"),
               ("isolation_p01_pct", "min"), ("victim_p99_us", "max"),
               ("victim_solo_p99_us", "max"), ("p99_ratio", "max"),

@@ -35,7 +35,10 @@ WHAT = {
     "accuracy": "Each case caps one cgroup at a quota (4 KiB-equivalent IOPS, several block "
                 "sizes, IOPS and work-unit modes) and drives it past the quota; the error is "
                 "(achieved - quota) / quota over the run and per 1 s window. Summary: the "
-                "worst |error| over the cases (err_win_mean_pct: the mean).",
+                "worst |error| over the cases (err_win_mean_pct: the mean). A new cap "
+                "starts with a full bucket (burst_ms=50 of the rate, at least "
+                "burst_limit=3 requests for an iops cap), which the first window and the "
+                "run include; err_win_max_steady_pct leaves out the first window.",
     "noisy": "A victim (QD1 random I/O at a fixed rate) beside a neighbour (1 MiB reads, "
              "QD128). Isolation = the victim's achieved / target IOPS per second (mean, p05, "
              "p01 over the seconds); p99_ratio = the victim's p99 / its solo p99; work "
