@@ -25,6 +25,7 @@
 #include "core/conf.h"
 #include "core/feedback.h"
 #include "core/meter.h"
+#include "core/tokadapt.h"
 #include <linux/blkiso.h>
 
 #define BLKISO_VERSION		"0.2.0"
@@ -63,6 +64,7 @@ struct blkiso_fb_cpu {
 	u64 lat_min_ns;		/* device latency extremes of tick lat_seq */
 	u64 lat_max_ns;
 	u32 lat_seq;
+	u64 units_sq;		/* mode=auto: sum of squared units per bio */
 };
 
 struct blkiso_tenant_pcpu {
@@ -87,6 +89,7 @@ enum blkiso_fb_ctr {
 	BLKISO_FB_MISSED,
 	BLKISO_FB_RTHROTTLED,
 	BLKISO_FB_WTHROTTLED,
+	BLKISO_FB_UNITS_SQ,
 	BLKISO_FB_NR,
 };
 
@@ -102,7 +105,11 @@ struct blkiso_fb {
 	struct bi_iso_params iso_p;
 	bool iso_on;			/* has an allocation: every bio takes a slot */
 	bool above;			/* above its commitment (S2-09), per tick */
-	bool extremes;			/* .end_io tracks latency extremes */
+	bool extremes;			/* .end_io's out-of-line part: extremes, squares */
+	bool mode_auto;			/* mode=auto: .end_io sums squared units */
+	bool mode_changed;		/* the selector switched at this tick */
+	struct bi_modesel ms;		/* mode=auto's selector (S0-33) */
+	struct bi_sample mode_win;	/* its decaying window of completions */
 	u8 rate_on;			/* bit per direction: request-mode controller */
 	struct bi_ovl_tenant ovl;
 	struct bi_rate_ctl rate[BI_NR_DIRS];
@@ -266,6 +273,7 @@ enum hrtimer_restart blkiso_timer_fn(struct hrtimer *timer);
 
 /* blkiso_feedback.c */
 void blkiso_fb_tenant_init(struct blkiso_tenant *t);
+void blkiso_fb_mode_configure(struct blkiso_tenant *t);
 void blkiso_fb_configure(struct blkiso_tenant *t);
 void blkiso_fb_dev_init(struct blkiso_dev *dev);
 void blkiso_fb_dev_configure(struct blkiso_dev *dev);

@@ -251,6 +251,7 @@ static void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_
 
 	t->conf = *conf;
 	WRITE_ONCE(t->configured, true);
+	blkiso_fb_mode_configure(t);
 	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
 	blkiso_fb_configure(t);
 	if (!was_configured)

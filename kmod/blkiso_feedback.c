@@ -10,14 +10,18 @@
  *     the difference from the previous tick;
  *  2. runs each tenant's own overload window (bi_ovl_tenant_tick, S2-16),
  *     then the device's detector and multiplier (bi_ovl_tick) on the sums;
- *  3. per tenant in mode=request, the request-rate cap controller
- *     (bi_rate_tick) per direction, and sets the request key's rate;
+ *  3. per tenant in mode=auto, the mechanism selector (bi_mode_tick, S0-33)
+ *     over a decaying window of completions; per tenant in request mode,
+ *     the request-rate cap controller (bi_rate_tick) per direction, and
+ *     sets the request key's rate;
  *  4. per tenant with an allocation, the isolation controller
  *     (bi_iso_tick: slot limit, delay, mode), then wakes the tenant's slot
  *     waiters, whose limit may have grown;
  *  5. notes which tenants are above their commitment (victim preference,
  *     S2-09), opens or closes the device's victim gate, and writes one
- *     record to the device's ring and one to each active tenant's ring.
+ *     record to the device's ring and one to each active tenant's ring;
+ *  6. out of the device lock, reconfigures the meter of each tenant whose
+ *     selector switched between work and request tokens.
  *
  * The order is doc/controllers.md's, the same as blkiso-sim's sim_tick(),
  * and the controllers get their parameters from the same lines through
@@ -54,6 +58,31 @@ static u64 blkiso_tick_ns(const struct blkiso_dev *dev)
 	return (u64)dev->conf.tick_ms * NSEC_PER_MSEC;
 }
 
+/* The mechanism in force: mode=auto's choice, or the configured one. */
+static u8 blkiso_tenant_mode(const struct blkiso_tenant *t)
+{
+	return t->conf.mode == BI_MODE_AUTO ? t->meter.auto_active : t->conf.mode;
+}
+
+/*
+ * A tenant's line changed (conf_mutex held), before its meter is
+ * configured: a tenant newly in mode=auto starts in work mode with an
+ * empty window (S0-33), and its meter configures what the selector picks.
+ */
+void blkiso_fb_mode_configure(struct blkiso_tenant *t)
+{
+	struct blkiso_fb *fb = &t->fb;
+	bool on = t->conf.mode == BI_MODE_AUTO;
+
+	if (on && !fb->mode_auto) {
+		bi_mode_init(&fb->ms, BI_MODE_AUTO);
+		fb->mode_win = (struct bi_sample){ 0 };
+		fb->mode_changed = false;
+		t->meter.auto_active = fb->ms.active;
+	}
+	WRITE_ONCE(fb->mode_auto, on);
+}
+
 /*
  * A tenant's line changed (conf_mutex held): the controllers' parameters
  * follow.  A new allocation starts its controller afresh; a changed one
@@ -79,7 +108,8 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 
 	WRITE_ONCE(fb->target_ns, (u64)t->conf.latency_us * NSEC_PER_USEC);
 	/* the service time (allocations) and the slack (ideal mode) need them */
-	WRITE_ONCE(fb->extremes, p.alloc || dev->conf.overload == BI_OVERLOAD_IDEAL);
+	WRITE_ONCE(fb->extremes, p.alloc || dev->conf.overload == BI_OVERLOAD_IDEAL ||
+		   fb->mode_auto);
 	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&t->conf, &dev->conf);
 
 	spin_lock_irqsave(&dev->lock, flags);
@@ -87,7 +117,7 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 		u64 c = bi_conf_rate_units(&t->conf, &dev->conf.cost, d);
 
 		bi_fb_rate_params(&fb->rate_p[d], &t->conf, c, tick_ns);
-		if (t->conf.mode != BI_MODE_REQUEST || c == BI_CONF_UNLIMITED)
+		if (blkiso_tenant_mode(t) != BI_MODE_REQUEST || c == BI_CONF_UNLIMITED)
 			continue;
 		rate_on |= 1U << d;
 		if (!(fb->rate_on & (1U << d)) ||
@@ -162,6 +192,7 @@ static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
 		v[BLKISO_FB_MISSED] += READ_ONCE(pc->fb.missed);
 		v[BLKISO_FB_RTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_READ]);
 		v[BLKISO_FB_WTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_WRITE]);
+		v[BLKISO_FB_UNITS_SQ] += READ_ONCE(pc->fb.units_sq);
 		if (READ_ONCE(pc->fb.lat_seq) == seq) {
 			*lat_min = min(*lat_min, READ_ONCE(pc->fb.lat_min_ns));
 			*lat_max = max(*lat_max, READ_ONCE(pc->fb.lat_max_ns));
@@ -182,7 +213,8 @@ static void blkiso_fb_record(struct blkiso_tenant *t, const struct blkiso_tick_r
 		.miss_permille = fb->ovl.miss_permille,
 		.mult = devrec->mult,
 		.flags = (devrec->flags & BLKISO_TICK_OVERLOADED) |
-			 (fb->above ? BLKISO_TICK_ABOVE : 0),
+			 (fb->above ? BLKISO_TICK_ABOVE : 0) |
+			 (blkiso_tenant_mode(t) == BI_MODE_REQUEST ? BLKISO_TICK_REQUEST : 0),
 		.victims = fb->victims,
 		.iso_mode = BLKISO_ISO_NONE,
 		.rcap_mrps = fb->rate_on & (1U << BI_DIR_READ) ?
@@ -201,12 +233,48 @@ static void blkiso_fb_record(struct blkiso_tenant *t, const struct blkiso_tick_r
 	spin_unlock(&fb->lock);
 }
 
+/*
+ * mode=auto (S0-33): the selector over a window that halves every tick, as
+ * blkiso-sim's; the committed rate is the read work cap.  A switch is
+ * applied after the device lock is dropped (blkiso_fb_mode_switch).
+ */
+static void blkiso_fb_mode_tick(struct blkiso_dev *dev, struct blkiso_tenant *t)
+{
+	struct blkiso_fb *fb = &t->fb;
+	struct bi_sample *w = &fb->mode_win;
+	u64 c = bi_conf_rate_units(&t->conf, &dev->conf.cost, BI_DIR_READ);
+
+	w->n = w->n / 2 + fb->d[BLKISO_FB_OPS];
+	w->units = w->units / 2 + fb->d[BLKISO_FB_RUNITS] + fb->d[BLKISO_FB_WUNITS];
+	w->units_sq = w->units_sq / 2 + fb->d[BLKISO_FB_UNITS_SQ];
+	if (bi_mode_tick(&fb->ms, w, c == BI_CONF_UNLIMITED ? U64_MAX : c) !=
+	    t->meter.auto_active)
+		fb->mode_changed = true;
+}
+
+/*
+ * Step 6: the selector switched; the meter takes the other mechanism (a key
+ * that comes on starts full, like any new cap) and the request-rate
+ * controller starts or stops.  conf_mutex held, not the device lock.
+ */
+static void blkiso_fb_mode_switch(struct blkiso_tenant *t)
+{
+	t->fb.mode_changed = false;
+	t->meter.auto_active = t->fb.ms.active;
+	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
+	blkiso_fb_configure(t);
+	queue_work(t->dev->wq, &t->dev->dispatch_work);
+}
+
 /* Steps 3 and 4 for one tenant; the device lock is held. */
 static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *t,
 				  u64 now, bool *wake)
 {
 	struct blkiso_fb *fb = &t->fb, *s = fb;
 	u32 d;
+
+	if (fb->mode_auto)
+		blkiso_fb_mode_tick(dev, t);
 
 	for (d = 0; d < BI_NR_DIRS; d++) {
 		struct bi_rate_stats rs;
@@ -314,6 +382,11 @@ static void blkiso_fb_tick(struct work_struct *work)
 	if (wake)
 		queue_work(dev->wq, &dev->dispatch_work);
 	spin_unlock_irq(&dev->lock);
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &dev->tenant_list, list)
+		if (t->fb.mode_changed)
+			blkiso_fb_mode_switch(t);
+	rcu_read_unlock();
 	mutex_unlock(&dev->conf_mutex);
 	blkiso_fb_requeue(dev);
 }

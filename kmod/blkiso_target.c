@@ -943,13 +943,20 @@ static noinline void blkiso_complete_chain(struct blkiso_bio *pb, u64 now)
 /*
  * This tick's device-latency extremes, for the tenants whose controllers
  * use them (allocations: the service time; ideal-rate tracking: the
- * slack).  Out of line: most tenants need only the sum and the misses.
- * IRQs off.
+ * slack), and the squared units that mode=auto's selector needs (the
+ * spread of work per bio).  Out of line: most tenants need only the sum
+ * and the misses.  IRQs off.
  */
 static noinline void blkiso_feedback_extremes(struct blkiso_tenant *t,
-					      struct blkiso_fb_cpu *f, u64 dev_ns)
+					      struct blkiso_fb_cpu *f, u64 dev_ns,
+					      u64 units)
 {
 	u32 seq = (u32)READ_ONCE(t->dev->fb.seq);
+
+	if (READ_ONCE(t->fb.mode_auto)) {
+		units = min_t(u64, units, 1ULL << 24);	/* as bi_sample_add() */
+		f->units_sq += units * units;
+	}
 
 	if (f->lat_seq != seq) {
 		f->lat_seq = seq;
@@ -996,7 +1003,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		this_cpu_inc(pc->fb.missed);
 	if (unlikely(READ_ONCE(t->fb.extremes))) {
 		local_irq_save(flags);
-		blkiso_feedback_extremes(t, this_cpu_ptr(&pc->fb), dev_ns);
+		blkiso_feedback_extremes(t, this_cpu_ptr(&pc->fb), dev_ns, pb->units);
 		local_irq_restore(flags);
 	}
 	if (pb->slot >= 0)

@@ -18,6 +18,7 @@ void bi_meter_init(struct bi_meter *m, u64 now_ns)
 	u8 k, c;
 
 	*m = (struct bi_meter){ 0 };
+	m->auto_active = BI_MODE_WORK;	/* as bi_mode_init() */
 	for (k = 0; k < BI_NR_KEYS; k++)
 		bi_global_init(&m->key[k], 0, 1, 0, now_ns);
 	bi_cost_model_init(&m->cost);
@@ -157,11 +158,14 @@ static u64 bi_meter_request_mode_rate(const struct bi_tenant_conf *conf,
  * worth, like a fresh io.max limit); a key that stays capped is retuned
  * keeping its balance (S0-31); an uncapped key is no longer consulted.
  * Class buckets likewise (bi_meter_configure_classes).  In request mode
- * the work caps become the rate controller's targets (above).
+ * the work caps become the rate controller's targets (above); mode=auto
+ * configures the mechanism its selector chose, m->auto_active (S0-33: the
+ * caller sets it from bi_mode_tick() and configures again on a change).
  */
 void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			const struct bi_dev_conf *dev, u64 now_ns)
 {
+	u8 mode = conf->mode == BI_MODE_AUTO ? m->auto_active : conf->mode;
 	u8 on = 0, dir, k;
 	u64 rate, cap;
 
@@ -176,13 +180,13 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			struct bi_global *g = &m->key[key];
 
 			if (bi_key_is_units(key)) {
-				rate = conf->mode == BI_MODE_REQUEST ? BI_CONF_UNLIMITED :
+				rate = mode == BI_MODE_REQUEST ? BI_CONF_UNLIMITED :
 				       bi_conf_rate_units(conf, &dev->cost, dir);
 				cap = bi_conf_capacity(conf, rate);
 			} else {
 				rate = bi_conf_rate_requests(conf, dir);
 				cap = bi_conf_burst_limit(conf, dir);
-				if (rate == BI_CONF_UNLIMITED && conf->mode == BI_MODE_REQUEST)
+				if (rate == BI_CONF_UNLIMITED && mode == BI_MODE_REQUEST)
 					rate = bi_meter_request_mode_rate(conf, dev, dir, &cap);
 			}
 			if (rate == BI_CONF_UNLIMITED)

@@ -91,6 +91,7 @@ struct bi_meter {
 	u8 key_on;			/* bit per enum bi_key: capped */
 	u8 initial;			/* enum bi_initial */
 	u8 cls_on;			/* class stage in force (any class rated) */
+	u8 auto_active;			/* mode=auto: the mechanism the selector chose */
 	struct bi_deadband db;
 	struct bi_cost_model cost;
 	struct bi_rules rules;

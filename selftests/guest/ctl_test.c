@@ -576,13 +576,9 @@ static const struct tick *tick_find(const struct tick *r, int n, unsigned long l
 /* The device's newest tick number from its sysfs ring (0 if none). */
 static unsigned long long dev_seq(const char *dir)
 {
-	struct tick r[TICKS_MAX];
-	char path[192];
-	int n;
+	struct gu_tick r;
 
-	snprintf(path, sizeof(path), "%s/ring", dir);
-	n = sysfs_ring(path, r, TICKS_MAX);
-	return n > 0 ? r[n - 1].seq : 0;
+	return gu_ring_last(dir, &r) ? 0 : r.seq;
 }
 
 /*

@@ -44,16 +44,19 @@ static int tenant_ring(const char *dir, unsigned long long cgid, struct gu_tick 
 	return gu_ring_read(path, r, max);
 }
 
-/* The device's latest tick number. */
+/* The device's latest tick number, and its time (us). */
 static unsigned long long dev_seq(const char *dir)
 {
-	struct gu_tick r[GU_TICKS_MAX];
-	char path[256];
-	int n;
+	struct gu_tick r;
 
-	snprintf(path, sizeof(path), "%s/ring", dir);
-	n = gu_ring_read(path, r, GU_TICKS_MAX);
-	return n > 0 ? r[n - 1].seq : 0;
+	return gu_ring_last(dir, &r) ? 0 : r.seq;
+}
+
+static unsigned long long dev_time_us(const char *dir)
+{
+	struct gu_tick r;
+
+	return gu_ring_last(dir, &r) ? 0 : r.time_us;
 }
 
 /* Poll (no sleeping on the clock: it leaps in icount mode) until tick @seq. */
@@ -379,6 +382,90 @@ TEST_F_TIMEOUT(fb, work_conserving_returns_to_allocation_under_overload, GUEST_T
 	TH_LOG("alone %.1f IOPS; 2-4.5 s after overload: %.1f IOPS", alone, later);
 	EXPECT_GE(later, 300 * 0.90);
 	EXPECT_LE(later, 300 * 1.05);
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+/* The last tenant record's flags, after at least @ticks more device ticks. */
+static unsigned int flags_after(FIXTURE_DATA(fb) *self, unsigned long long cgid, int ticks)
+{
+	struct gu_tick r[GU_TICKS_MAX];
+	int n;
+
+	if (wait_seq(self->dir, dev_seq(self->dir) + ticks, 60))
+		return ~0U;
+	n = tenant_ring(self->dir, cgid, r, GU_TICKS_MAX);
+	return n > 0 ? r[n - 1].flags : ~0U;
+}
+
+#define TICK_REQUEST	4	/* BLKISO_TICK_REQUEST: request tokens in force */
+
+/*
+ * mode=auto (S0-33) in the kernel: the tick's selector picks request
+ * tokens for bios of one size (CV 0) under a committed rate of at least
+ * 1000 units/s, work tokens when the work per bio varies (CV > 0.5: 4 KiB
+ * and 256 KiB reads half and half, CV ~0.97), and work tokens always
+ * under a committed rate below 1000 units/s.  Each choice shows in the
+ * tenant's ring (flag 4) and changes the buckets: in work mode the work
+ * cap holds the tenant's units (+-5 % over 4 s, deterministic mode only).
+ */
+TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIMEOUT)
+{
+	unsigned long long t0, t1;
+	long long u0, u1;
+	struct gu_fio_job j;
+	struct gu_fio f;
+	unsigned int fl;
+	double ups;
+
+	ASSERT_EQ(0, make_dev(self, 16, 100, NULL));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "runits=8000 mode=auto"));
+	/* no completions yet: work mode, as bi_mode_init() starts */
+	fl = flags_after(self, self->a, 2);
+	ASSERT_NE(~0U, fl);
+	EXPECT_EQ(0U, fl & TICK_REQUEST);
+
+	/* one size: request tokens */
+	ASSERT_EQ(0, gu_fio_start(&j, CG_A, "--name=u --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=4"
+				  " --runtime=4 --time_based"));
+	fl = flags_after(self, self->a, 15);
+	EXPECT_EQ((unsigned int)TICK_REQUEST, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
+	ASSERT_EQ(0, gu_fio_wait(&j, &f));
+	EXPECT_EQ(0ULL, f.errors);
+
+	/*
+	 * Sizes that vary: work tokens, and the work cap holds (measured over
+	 * 3 s once switched: until then the request cap, set for 4 KiB bios,
+	 * lets 256 KiB ones through at its request rate, S0-34).
+	 */
+	ASSERT_EQ(0, gu_fio_start(&j, CG_A, "--name=m --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bssplit=4k/50:256k/50 --ioengine=libaio"
+				  " --iodepth=4 --runtime=6 --time_based"));
+	fl = flags_after(self, self->a, 15);
+	EXPECT_EQ(0U, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
+	u0 = gu_tenant_stat(self->dir, self->a, "runits");
+	t0 = dev_time_us(self->dir);
+	fl = flags_after(self, self->a, 30);
+	u1 = gu_tenant_stat(self->dir, self->a, "runits");
+	t1 = dev_time_us(self->dir);
+	EXPECT_EQ(0U, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
+	ASSERT_EQ(0, gu_fio_wait(&j, &f));
+	EXPECT_EQ(0ULL, f.errors);
+	ASSERT_LT(t0, t1);
+	ups = (u1 - u0) * 1e6 / (double)(t1 - t0);
+	TH_LOG("mixed sizes under runits=8000, in work mode: %.0f units/s", ups);
+	if (gu_icount())
+		EXPECT_TRUE(values_close(ups, 8000, 5)) TH_LOG("%.0f units/s", ups);
+
+	/* a committed rate below 1000 units/s: work tokens even for one size */
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "runits=500"));
+	ASSERT_EQ(0, gu_fio_start(&j, CG_A, "--name=s --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=4"
+				  " --runtime=3 --time_based"));
+	fl = flags_after(self, self->a, 15);
+	EXPECT_EQ(0U, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
+	ASSERT_EQ(0, gu_fio_wait(&j, &f));
+	EXPECT_EQ(0ULL, f.errors);
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
 

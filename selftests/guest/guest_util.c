@@ -545,3 +545,17 @@ int gu_ring_read(const char *path, struct gu_tick *r, int max)
 	}
 	return n;
 }
+
+int gu_ring_last(const char *dir, struct gu_tick *last)
+{
+	struct gu_tick r[GU_TICKS_MAX];
+	char path[256];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/ring", dir);
+	n = gu_ring_read(path, r, GU_TICKS_MAX);
+	if (n <= 0)
+		return -1;
+	*last = r[n - 1];
+	return 0;
+}

@@ -133,5 +133,7 @@ struct gu_tick {
 #define GU_TICKS_MAX		64	/* the device's ring; a tenant's holds 16 */
 /* Parse a ring file into @r: the number of records, or -1. */
 int gu_ring_read(const char *path, struct gu_tick *r, int max);
+/* The newest record of the device ring of blkiso directory @dir, or -1. */
+int gu_ring_last(const char *dir, struct gu_tick *last);
 
 #endif /* BLKISO_GUEST_UTIL_H */

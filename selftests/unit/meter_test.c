@@ -218,6 +218,35 @@ TEST(request_mode_caps_requests_at_the_controllers_rate)
 	EXPECT_FALSE(bi_meter_capped(&r.m, BI_DIR_WRITE));
 }
 
+/*
+ * mode=auto (S0-33): the meter configures the mechanism its selector chose
+ * (auto_active, set by the tick): work keys until it picks request tokens,
+ * then the request key at the request-mode start, and back.
+ */
+TEST(mode_auto_configures_the_selected_mechanism)
+{
+	struct rig r;
+
+	ASSERT_EQ(0, rig_init(&r, "runits=10000 mode=auto"));
+	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RUNITS));
+	EXPECT_FALSE(r.m.key_on & (1U << BI_KEY_RREQS));
+	r.m.auto_active = BI_MODE_REQUEST;
+	bi_meter_configure(&r.m, &r.conf, &r.dev, NS);
+	EXPECT_FALSE(r.m.key_on & (1U << BI_KEY_RUNITS));
+	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RREQS));
+	/* C = 10,000 units/s, b = 0.3: the request key starts at 3,000/s */
+	EXPECT_EQ(3000ULL, r.m.key[BI_KEY_RREQS].b.rate);
+	r.m.auto_active = BI_MODE_WORK;
+	bi_meter_configure(&r.m, &r.conf, &r.dev, 2 * NS);
+	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RUNITS));
+	EXPECT_FALSE(r.m.key_on & (1U << BI_KEY_RREQS));
+	/* a configured mode wins over the selector's */
+	ASSERT_EQ(0, rig_init(&r, "runits=10000 mode=work"));
+	r.m.auto_active = BI_MODE_REQUEST;
+	bi_meter_configure(&r.m, &r.conf, &r.dev, NS);
+	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RUNITS));
+}
+
 TEST(bytes_cap_becomes_units_and_tighter_cap_wins)
 {
 	struct rig r;

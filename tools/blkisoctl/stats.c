@@ -163,7 +163,9 @@ static const char *tick_flags_str(unsigned int flags, char *buf, size_t size)
 		n += snprintf(buf + n, size - n, "overloaded");
 	if (flags & BLKISO_TICK_ABOVE)
 		n += snprintf(buf + n, size - n, "%sabove", n ? "," : "");
-	flags &= ~(BLKISO_TICK_OVERLOADED | BLKISO_TICK_ABOVE);
+	if (flags & BLKISO_TICK_REQUEST)
+		n += snprintf(buf + n, size - n, "%srequest", n ? "," : "");
+	flags &= ~(BLKISO_TICK_OVERLOADED | BLKISO_TICK_ABOVE | BLKISO_TICK_REQUEST);
 	if (flags && n < size)
 		snprintf(buf + n, size - n, "%s%#x", n ? "," : "", flags);
 	return buf;

@@ -139,6 +139,7 @@ struct blkiso_ioc_stats {
 /* struct blkiso_tick_rec.flags */
 #define BLKISO_TICK_OVERLOADED	(1U << 0)	/* the overload detector fired */
 #define BLKISO_TICK_ABOVE	(1U << 1)	/* tenant: above its commitment */
+#define BLKISO_TICK_REQUEST	(1U << 2)	/* tenant: request tokens in force */
 
 /* struct blkiso_tick_rec.iso_mode: the isolation controller's mode. */
 enum blkiso_iso_mode {
