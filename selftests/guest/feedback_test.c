@@ -400,18 +400,54 @@ static unsigned int flags_after(FIXTURE_DATA(fb) *self, unsigned long long cgid,
 #define TICK_REQUEST	4	/* BLKISO_TICK_REQUEST: request tokens in force */
 
 /*
+ * Tick by tick, up to @ticks device ticks: the tenant's last flags once
+ * its request flag is @want (or the last seen when it never is).
+ */
+static unsigned int request_flag_within(FIXTURE_DATA(fb) *self, unsigned long long cgid,
+					unsigned int want, int ticks)
+{
+	unsigned int fl = ~0U;
+	int i;
+
+	for (i = 0; i < ticks; i++) {
+		fl = flags_after(self, cgid, 1);
+		if (fl != ~0U && (fl & TICK_REQUEST) == want)
+			break;
+	}
+	return fl;
+}
+
+/*
+ * Poll until fio's I/O flows: @n more completions of tenant @cgid than
+ * @since (a cold fio may take seconds to start on a loaded host).
+ */
+static int wait_flowing(FIXTURE_DATA(fb) *self, unsigned long long cgid,
+			long long since, long long n)
+{
+	int i;
+
+	for (i = 0; i < 6000; i++) {
+		if (gu_tenant_stat(self->dir, cgid, "completed") >= since + n)
+			return 0;
+		usleep(10 * 1000);
+	}
+	return -1;
+}
+
+/*
  * mode=auto (S0-33) in the kernel: the tick's selector picks request
  * tokens for bios of one size (CV 0) under a committed rate of at least
  * 1000 units/s, work tokens when the work per bio varies (CV > 0.5: 4 KiB
  * and 256 KiB reads half and half, CV ~0.97), and work tokens always
  * under a committed rate below 1000 units/s.  Each choice shows in the
- * tenant's ring (flag 4) and changes the buckets: in work mode the work
- * cap holds the tenant's units (+-5 % over 4 s, deterministic mode only).
+ * tenant's ring (flag 4) within 3 s of flowing I/O (the window halves
+ * every tick) and changes the buckets: in work mode the work cap holds the
+ * tenant's units (+-5 % over 3 s, deterministic mode only).
  */
 TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIMEOUT)
 {
 	unsigned long long t0, t1;
-	long long u0, u1;
+	long long u0, u1, c;
 	struct gu_fio_job j;
 	struct gu_fio f;
 	unsigned int fl;
@@ -425,10 +461,12 @@ TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIM
 	EXPECT_EQ(0U, fl & TICK_REQUEST);
 
 	/* one size: request tokens */
+	c = gu_tenant_stat(self->dir, self->a, "completed");
 	ASSERT_EQ(0, gu_fio_start(&j, CG_A, "--name=u --filename=" DM_DEV " --direct=1"
 				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=4"
 				  " --runtime=4 --time_based"));
-	fl = flags_after(self, self->a, 15);
+	ASSERT_EQ(0, wait_flowing(self, self->a, c, 100));
+	fl = request_flag_within(self, self->a, TICK_REQUEST, 30);
 	EXPECT_EQ((unsigned int)TICK_REQUEST, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
 	ASSERT_EQ(0, gu_fio_wait(&j, &f));
 	EXPECT_EQ(0ULL, f.errors);
@@ -438,10 +476,12 @@ TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIM
 	 * 3 s once switched: until then the request cap, set for 4 KiB bios,
 	 * lets 256 KiB ones through at its request rate, S0-34).
 	 */
+	c = gu_tenant_stat(self->dir, self->a, "completed");
 	ASSERT_EQ(0, gu_fio_start(&j, CG_A, "--name=m --filename=" DM_DEV " --direct=1"
 				  " --rw=randread --bssplit=4k/50:256k/50 --ioengine=libaio"
-				  " --iodepth=4 --runtime=6 --time_based"));
-	fl = flags_after(self, self->a, 15);
+				  " --iodepth=4 --runtime=8 --time_based"));
+	ASSERT_EQ(0, wait_flowing(self, self->a, c, 20));
+	fl = request_flag_within(self, self->a, 0, 30);
 	EXPECT_EQ(0U, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
 	u0 = gu_tenant_stat(self->dir, self->a, "runits");
 	t0 = dev_time_us(self->dir);
@@ -459,9 +499,11 @@ TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIM
 
 	/* a committed rate below 1000 units/s: work tokens even for one size */
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "runits=500"));
+	c = gu_tenant_stat(self->dir, self->a, "completed");
 	ASSERT_EQ(0, gu_fio_start(&j, CG_A, "--name=s --filename=" DM_DEV " --direct=1"
 				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=4"
 				  " --runtime=3 --time_based"));
+	ASSERT_EQ(0, wait_flowing(self, self->a, c, 20));
 	fl = flags_after(self, self->a, 15);
 	EXPECT_EQ(0U, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
 	ASSERT_EQ(0, gu_fio_wait(&j, &f));
