@@ -1041,7 +1041,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	if (trace_blkiso_complete_enabled())
 		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
 				      now - pb->arrive_ns, blk_status_to_errno(*error));
-	this_cpu_inc(pc->stat[BLKISO_COMPLETED]);
+	/* "completed" is rios + wios, added up when the counters are folded */
 	if (*error)
 		this_cpu_inc(pc->stat[BLKISO_ERRORS]);
 	this_cpu_inc(pc->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
