@@ -261,10 +261,13 @@ static inline void bi_meter_complete_fast_key(struct bi_meter *m,
 					      struct bi_charge *ch, u64 now_ns,
 					      u8 key)
 {
-	if (ch->keys & (1U << key))
-		bi_local_correct(&cpu->local[key], &m->key[key],
-				 ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units,
-				 (s64)ch->units, &m->db, now_ns);
+	s64 initial = ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units;
+	s64 diff = (s64)ch->units - initial;
+
+	/* bi_local_correct(), the dead-band known to be there */
+	if ((ch->keys & (1U << key)) && diff &&
+	    !((m->db.units | m->db.pct) && bi_deadband_skip(&m->db, initial, diff)))
+		bi_local_apply(&cpu->local[key], &m->key[key], diff, now_ns);
 	ch->keys = 0;
 }
 
