@@ -75,7 +75,7 @@ struct bi_local {
 	u64 last_use_ns;
 	u64 cur_units;			/* demand in the current interval */
 	u64 demand[BI_DEMAND_INTERVALS];	/* [0] = most recent */
-	/* accounting, owner CPU only */
+	/* accounting, owner CPU only; charged..nr_bios if BI_LOCAL_ACCT */
 	u64 got;			/* from the global bucket */
 	u64 returned;			/* to the global bucket */
 	u64 charged;
@@ -115,8 +115,10 @@ static inline void bi_local_take(struct bi_local *l, s64 cost, u64 now_ns)
 {
 	l->tokens -= cost;
 	l->cur_units += (u64)cost;
-	l->charged += (u64)cost;
-	l->nr_bios++;
+	if (BI_LOCAL_ACCT) {
+		l->charged += (u64)cost;
+		l->nr_bios++;
+	}
 	l->last_use_ns = now_ns;
 }
 
@@ -151,14 +153,16 @@ static inline s64 bi_local_apply(struct bi_local *l, struct bi_global *g,
 {
 	if (diff > 0) {
 		diff = bi_min_s64(diff, BI_TOKENS_LIMIT + l->tokens);
-		l->charged += (u64)diff;
+		if (BI_LOCAL_ACCT)
+			l->charged += (u64)diff;
 		l->cur_units += (u64)diff;
 		l->tokens -= diff;
 		l->last_use_ns = now_ns;
 		return diff;
 	}
 	diff = bi_max_s64(diff, -BI_TOKENS_LIMIT);
-	l->refunded += (u64)-diff;
+	if (BI_LOCAL_ACCT)
+		l->refunded += (u64)-diff;
 	l->tokens -= diff;
 	l->last_use_ns = now_ns;
 	if (bi_unlikely(l->tokens > g->local_max))
