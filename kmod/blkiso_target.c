@@ -423,14 +423,26 @@ static u64 blkiso_hold_ns(const struct blkiso_dev *dev)
  * BI_METER_MAX_DEPTH).  Ancestors are found by the tenants' parent links,
  * which the configuration path keeps up to date.
  */
-static u8 blkiso_levels(struct blkiso_bio *pb, struct blkiso_tenant *t)
+static noinline u8 blkiso_levels_chain(struct blkiso_bio *pb, struct blkiso_tenant *t,
+				      u8 dir)
 {
 	u8 depth = 0;
 
 	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent))
-		if (bi_meter_capped(&t->meter, pb->dir))
+		if (bi_meter_capped(&t->meter, dir))
 			pb->level[depth++] = t;
 	return depth;
+}
+
+/* Inline for a tenant without a configured ancestor (@dir constant there). */
+static __always_inline u8 blkiso_levels(struct blkiso_bio *pb, struct blkiso_tenant *t,
+					u8 dir)
+{
+	if (likely(!READ_ONCE(t->parent))) {
+		pb->level[0] = t;
+		return bi_meter_capped(&t->meter, dir);
+	}
+	return blkiso_levels_chain(pb, t, dir);
 }
 
 /* This CPU's view of a bio's levels, for the chain calls.  IRQs off. */
@@ -519,6 +531,7 @@ static __always_inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bi
 				((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
 			pb->dir = BI_DIR_READ;
 			pb->units = bi_bytes_to_units(t->meter.cost.unit_shift, bytes);
+			pb->depth = blkiso_levels(pb, t, BI_DIR_READ);
 		} else {
 			pb->io.op = BI_OP_WRITE;
 			pb->io.flags = ((opf & REQ_SYNC) ? BI_IO_SYNC : 0) |
@@ -526,13 +539,14 @@ static __always_inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bi
 			pb->dir = BI_DIR_WRITE;
 			pb->units = bi_bytes_to_units(t->meter.cost.unit_shift, bytes) *
 				t->meter.cost.write_unit_weight;
+			pb->depth = blkiso_levels(pb, t, BI_DIR_WRITE);
 		}
 	} else {
 		blkiso_describe(bio, &pb->io);
 		pb->dir = bi_io_dir(&pb->io);
 		pb->units = bi_io_units(&t->meter.cost, &pb->io);
+		pb->depth = blkiso_levels(pb, t, pb->dir);
 	}
-	pb->depth = blkiso_levels(pb, t);
 }
 
 static __always_inline void blkiso_admitted(struct blkiso_dev *dev,
@@ -695,8 +709,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = bt->start +
 			dm_target_offset(ti, bio->bi_iter.bi_sector);
-	pb->depth = 0;
-	pb->cc.depth = 0;
+	pb->cc.depth = 0;	/* pb->depth: blkiso_prepare() */
 
 	/*
 	 * IRQs are off from the lookup to the charge: the charge needs them
