@@ -501,52 +501,82 @@ static bool blkiso_policy_rejects(const struct blkiso_bio *pb)
 }
 
 /*
- * What the counters, the charge and the queues need to know of a bio.  A
- * data read or write without META, FUA or PREFLUSH (nearly every bio) is
- * described inline, exactly as blkiso_describe() and bi_io_units() would
- * describe it; any other bio calls them.
+ * What the counters, the charge and the queues need to know of a bio, in
+ * three parts: what every bio needs (blkiso_prepare_common), a data read or
+ * write without META, FUA or PREFLUSH (nearly every bio: blkiso_data_dir()
+ * says which) described inline for a constant direction, exactly as
+ * blkiso_describe() and bi_io_units() would describe it
+ * (blkiso_prepare_data), and any other bio, which calls them
+ * (blkiso_prepare_other).
  */
-static __always_inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bio,
-					   struct blkiso_tenant *t, u64 now)
+static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct bio *bio,
+						  u64 now)
 {
-	blk_opf_t opf = bio->bi_opf;
-	enum req_op op = bio_op(bio);
-	u32 bytes = bio->bi_iter.bi_size;
-	unsigned short prio;
-
 	pb->arrive_ns = now;
 	pb->dispatch_ns = now;
 	pb->slot = -1;
-	pb->bytes = bytes;
+	pb->bytes = bio->bi_iter.bi_size;
 	pb->cls = BI_NR_CLASSES;
-	if (likely((op == REQ_OP_READ || op == REQ_OP_WRITE) && bytes &&
-		   !(opf & (REQ_META | REQ_FUA | REQ_PREFLUSH)))) {
-		prio = bio_prio(bio);
-		pb->io.bytes = bytes;
-		pb->io.prio_class = IOPRIO_PRIO_CLASS(prio);
-		pb->io.prio_level = IOPRIO_PRIO_DATA(prio) & 7;
-		if (op == REQ_OP_READ) {
-			pb->io.op = BI_OP_READ;
-			pb->io.flags = BI_IO_SYNC |
-				((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
-			pb->dir = BI_DIR_READ;
-			pb->units = bi_bytes_to_units(t->meter.cost.unit_shift, bytes);
-			pb->depth = blkiso_levels(pb, t, BI_DIR_READ);
-		} else {
-			pb->io.op = BI_OP_WRITE;
-			pb->io.flags = ((opf & REQ_SYNC) ? BI_IO_SYNC : 0) |
-				((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
-			pb->dir = BI_DIR_WRITE;
-			pb->units = bi_bytes_to_units(t->meter.cost.unit_shift, bytes) *
-				t->meter.cost.write_unit_weight;
-			pb->depth = blkiso_levels(pb, t, BI_DIR_WRITE);
-		}
+}
+
+/* BI_DIR_READ or BI_DIR_WRITE for a plain data bio, else BI_NR_DIRS. */
+static __always_inline u8 blkiso_data_dir(struct bio *bio)
+{
+	blk_opf_t opf = bio->bi_opf;
+	enum req_op op = bio_op(bio);
+
+	if (likely((op == REQ_OP_READ || op == REQ_OP_WRITE) && bio->bi_iter.bi_size &&
+		   !(opf & (REQ_META | REQ_FUA | REQ_PREFLUSH))))
+		return op == REQ_OP_READ ? BI_DIR_READ : BI_DIR_WRITE;
+	return BI_NR_DIRS;
+}
+
+static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, struct bio *bio,
+						struct blkiso_tenant *t, u8 dir)
+{
+	blk_opf_t opf = bio->bi_opf;
+	u32 bytes = bio->bi_iter.bi_size;
+	unsigned short prio = bio_prio(bio);
+	u64 units = bi_bytes_to_units(t->meter.cost.unit_shift, bytes);
+
+	pb->io.bytes = bytes;
+	pb->io.prio_class = IOPRIO_PRIO_CLASS(prio);
+	pb->io.prio_level = IOPRIO_PRIO_DATA(prio) & 7;
+	pb->dir = dir;
+	if (dir == BI_DIR_READ) {
+		pb->io.op = BI_OP_READ;
+		pb->io.flags = BI_IO_SYNC | ((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
+		pb->units = units;
 	} else {
-		blkiso_describe(bio, &pb->io);
-		pb->dir = bi_io_dir(&pb->io);
-		pb->units = bi_io_units(&t->meter.cost, &pb->io);
-		pb->depth = blkiso_levels(pb, t, pb->dir);
+		pb->io.op = BI_OP_WRITE;
+		pb->io.flags = ((opf & REQ_SYNC) ? BI_IO_SYNC : 0) |
+			((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
+		pb->units = units * t->meter.cost.write_unit_weight;
 	}
+	pb->depth = blkiso_levels(pb, t, dir);
+}
+
+static __always_inline void blkiso_prepare_other(struct blkiso_bio *pb, struct bio *bio,
+						 struct blkiso_tenant *t)
+{
+	blkiso_describe(bio, &pb->io);
+	pb->dir = bi_io_dir(&pb->io);
+	pb->units = bi_io_units(&t->meter.cost, &pb->io);
+	pb->depth = blkiso_levels(pb, t, pb->dir);
+}
+
+static inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bio,
+				  struct blkiso_tenant *t, u64 now)
+{
+	u8 dir = blkiso_data_dir(bio);
+
+	blkiso_prepare_common(pb, bio, now);
+	if (dir == BI_DIR_READ)
+		blkiso_prepare_data(pb, bio, t, BI_DIR_READ);
+	else if (dir == BI_DIR_WRITE)
+		blkiso_prepare_data(pb, bio, t, BI_DIR_WRITE);
+	else
+		blkiso_prepare_other(pb, bio, t);
 }
 
 static __always_inline void blkiso_admitted(struct blkiso_dev *dev,
@@ -695,6 +725,56 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 	return blkiso_map_gated(dev, bio, pb, t, now);
 }
 
+/*
+ * .map's decision for a prepared bio, IRQs off (@flags: as saved): the gates
+ * of the feedback controllers, or no cap on its way, or the common case
+ * inline: one level (its own tenant), no parked bios, not draining, and
+ * this CPU's local buckets cover the bio.  Anything else goes the general
+ * way, nothing charged yet.  @data_dir: the direction of a plain data bio
+ * (not of the system class; a constant, so the keys are), or BI_NR_DIRS
+ * for any other bio.
+ */
+static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio,
+					 struct blkiso_bio *pb, struct blkiso_tenant *t,
+					 u64 now, unsigned long flags, u8 data_dir)
+{
+	struct bi_meter_cpu *cpu;
+	bool ok;
+
+	if (unlikely(READ_ONCE(t->fb.iso_on) | READ_ONCE(dev->fb.gated))) {
+		local_irq_restore(flags);
+		return blkiso_map_gated(dev, bio, pb, t, now);
+	}
+	if (!pb->depth) {
+		/* No cap on its way: count it and let it go. */
+		local_irq_restore(flags);
+		blkiso_admitted(dev, t, pb);
+		return DM_MAPIO_REMAPPED;
+	}
+	if (likely(pb->depth == 1 && pb->level[0] == t && !READ_ONCE(t->nr_parked) &&
+		   !READ_ONCE(dev->draining))) {
+		cpu = &this_cpu_ptr(t->pcpu)->meter;
+		if (data_dir == BI_DIR_READ)
+			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units, &pb->cc,
+						     now, BI_DIR_READ, BI_KEY_RUNITS,
+						     BI_KEY_RREQS);
+		else if (data_dir == BI_DIR_WRITE)
+			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units, &pb->cc,
+						     now, BI_DIR_WRITE, BI_KEY_WUNITS,
+						     BI_KEY_WREQS);
+		else
+			ok = bi_meter_admit_fast(&t->meter, cpu, &pb->io, pb->units,
+						 &pb->cc, now);
+		if (ok) {
+			local_irq_restore(flags);
+			blkiso_admitted(dev, t, pb);
+			return DM_MAPIO_REMAPPED;
+		}
+	}
+	local_irq_restore(flags);
+	return blkiso_map_slow(dev, bio, pb, t, now);
+}
+
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
 {
 	struct blkiso_target *bt = ti->private;
@@ -731,32 +811,17 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	pb->tenant = t;
 	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
 	now = ktime_get_ns();
-	blkiso_prepare(pb, bio, t, now);
-	if (unlikely(READ_ONCE(t->fb.iso_on) | READ_ONCE(dev->fb.gated))) {
-		local_irq_restore(flags);
-		return blkiso_map_gated(dev, bio, pb, t, now);
+	blkiso_prepare_common(pb, bio, now);
+	switch (blkiso_data_dir(bio)) {
+	case BI_DIR_READ:
+		blkiso_prepare_data(pb, bio, t, BI_DIR_READ);
+		return blkiso_decide(dev, bio, pb, t, now, flags, BI_DIR_READ);
+	case BI_DIR_WRITE:
+		blkiso_prepare_data(pb, bio, t, BI_DIR_WRITE);
+		return blkiso_decide(dev, bio, pb, t, now, flags, BI_DIR_WRITE);
 	}
-	if (!pb->depth) {
-		/* No cap on its way: count it and let it go. */
-		local_irq_restore(flags);
-		blkiso_admitted(dev, t, pb);
-		return DM_MAPIO_REMAPPED;
-	}
-	/*
-	 * The common case, inline: one level (its own tenant), no parked
-	 * bios, not draining, and this CPU's local buckets cover the bio.
-	 * Anything else goes the general way, nothing charged yet.
-	 */
-	if (likely(pb->depth == 1 && pb->level[0] == t && !READ_ONCE(t->nr_parked) &&
-		   !READ_ONCE(dev->draining)) &&
-	    bi_meter_admit_fast(&t->meter, &this_cpu_ptr(t->pcpu)->meter, &pb->io,
-				pb->units, &pb->cc, now)) {
-		local_irq_restore(flags);
-		blkiso_admitted(dev, t, pb);
-		return DM_MAPIO_REMAPPED;
-	}
-	local_irq_restore(flags);
-	return blkiso_map_slow(dev, bio, pb, t, now);
+	blkiso_prepare_other(pb, bio, t);
+	return blkiso_decide(dev, bio, pb, t, now, flags, BI_NR_DIRS);
 }
 
 /*
