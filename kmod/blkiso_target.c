@@ -504,10 +504,9 @@ static bool blkiso_policy_rejects(const struct blkiso_bio *pb)
  * What the counters, the charge and the queues need to know of a bio, in
  * three parts: what every bio needs (blkiso_prepare_common), a data read or
  * write without META, FUA or PREFLUSH (nearly every bio: blkiso_data_dir()
- * says which) described inline for a constant direction, exactly as
- * blkiso_describe() and bi_io_units() would describe it
- * (blkiso_prepare_data), and any other bio, which calls them
- * (blkiso_prepare_other).
+ * says which) for a constant direction, its units exactly as bi_io_units()
+ * would count them (blkiso_prepare_data), and any other bio, which calls
+ * blkiso_describe() and bi_io_units() (blkiso_prepare_other).
  */
 static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct bio *bio,
 						  u64 now)
@@ -516,7 +515,6 @@ static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct 
 	pb->dispatch_ns = now;
 	pb->slot = -1;
 	pb->bytes = bio->bi_iter.bi_size;
-	pb->cls = BI_NR_CLASSES;
 }
 
 /* BI_DIR_READ or BI_DIR_WRITE for a plain data bio, else BI_NR_DIRS. */
@@ -531,28 +529,19 @@ static __always_inline u8 blkiso_data_dir(struct bio *bio)
 	return BI_NR_DIRS;
 }
 
+/*
+ * A plain data bio's direction, units and levels; its struct bi_io only if
+ * it leaves the fast path (blkiso_decide): nothing on the fast path reads it.
+ */
 static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, struct bio *bio,
 						struct blkiso_tenant *t, u8 dir)
 {
-	blk_opf_t opf = bio->bi_opf;
-	u32 bytes = bio->bi_iter.bi_size;
-	unsigned short prio = bio_prio(bio);
-	u64 units = bi_bytes_to_units(t->meter.cost.unit_shift, bytes);
+	u8 shift = t->meter.cost.unit_shift;
+	/* bi_bytes_to_units() of 0 < bytes < 2^32: no wrap, at least 1 */
+	u64 units = ((u64)bio->bi_iter.bi_size + (1ULL << shift) - 1) >> shift;
 
-	pb->io.bytes = bytes;
-	pb->io.prio_class = IOPRIO_PRIO_CLASS(prio);
-	pb->io.prio_level = IOPRIO_PRIO_DATA(prio) & 7;
 	pb->dir = dir;
-	if (dir == BI_DIR_READ) {
-		pb->io.op = BI_OP_READ;
-		pb->io.flags = BI_IO_SYNC | ((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
-		pb->units = units;
-	} else {
-		pb->io.op = BI_OP_WRITE;
-		pb->io.flags = ((opf & REQ_SYNC) ? BI_IO_SYNC : 0) |
-			((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
-		pb->units = units * t->meter.cost.write_unit_weight;
-	}
+	pb->units = dir == BI_DIR_READ ? units : units * t->meter.cost.write_unit_weight;
 	pb->depth = blkiso_levels(pb, t, dir);
 }
 
@@ -565,18 +554,26 @@ static __always_inline void blkiso_prepare_other(struct blkiso_bio *pb, struct b
 	pb->depth = blkiso_levels(pb, t, pb->dir);
 }
 
+/* All of it, for the general way. */
 static inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bio,
 				  struct blkiso_tenant *t, u64 now)
 {
-	u8 dir = blkiso_data_dir(bio);
-
 	blkiso_prepare_common(pb, bio, now);
-	if (dir == BI_DIR_READ)
-		blkiso_prepare_data(pb, bio, t, BI_DIR_READ);
-	else if (dir == BI_DIR_WRITE)
-		blkiso_prepare_data(pb, bio, t, BI_DIR_WRITE);
-	else
-		blkiso_prepare_other(pb, bio, t);
+	blkiso_prepare_other(pb, bio, t);
+	pb->cls = BI_NR_CLASSES;
+}
+
+/*
+ * What the general way needs beyond the fast path's preparation: the class
+ * not worked out yet, and a plain data bio's struct bi_io (@data_dir: as
+ * for blkiso_decide).
+ */
+static __always_inline void blkiso_leave_fast(struct blkiso_bio *pb, struct bio *bio,
+					      u8 data_dir)
+{
+	pb->cls = BI_NR_CLASSES;
+	if (data_dir != BI_NR_DIRS)
+		blkiso_describe(bio, &pb->io);
 }
 
 static __always_inline void blkiso_admitted(struct blkiso_dev *dev,
@@ -731,8 +728,9 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
  * inline: one level (its own tenant), no parked bios, not draining, and
  * this CPU's local buckets cover the bio.  Anything else goes the general
  * way, nothing charged yet.  @data_dir: the direction of a plain data bio
- * (not of the system class; a constant, so the keys are), or BI_NR_DIRS
- * for any other bio.
+ * (not of the system class; a constant, so the keys are), whose struct
+ * bi_io is filled in only here, for the general way, or BI_NR_DIRS for any
+ * other bio (described already).
  */
 static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio,
 					 struct blkiso_bio *pb, struct blkiso_tenant *t,
@@ -743,6 +741,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 
 	if (unlikely(READ_ONCE(t->fb.iso_on) | READ_ONCE(dev->fb.gated))) {
 		local_irq_restore(flags);
+		blkiso_leave_fast(pb, bio, data_dir);
 		return blkiso_map_gated(dev, bio, pb, t, now);
 	}
 	if (!pb->depth) {
@@ -772,6 +771,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		}
 	}
 	local_irq_restore(flags);
+	blkiso_leave_fast(pb, bio, data_dir);
 	return blkiso_map_slow(dev, bio, pb, t, now);
 }
 
