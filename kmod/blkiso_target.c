@@ -202,8 +202,8 @@ static void blkiso_dtr(struct dm_target *ti)
 }
 
 /*
- * What the decision core needs to know of a bio.  Out of line: the common
- * data bios are described inline by blkiso_prepare().
+ * What the decision core needs to know of a bio.  Out of line: a plain data
+ * bio is described only when it leaves .map's fast path (blkiso_leave_fast).
  */
 static noinline void blkiso_describe(struct bio *bio, struct bi_io *io)
 {
