@@ -42,7 +42,7 @@ enum blkiso_stat {
 	BLKISO_DEBT,		/* released unpaid (suspend drain) */
 	BLKISO_REJECTED_NOWAIT,	/* REQ_NOWAIT that would wait: BLK_STS_AGAIN */
 	BLKISO_REJECTED,	/* reject mode: BLK_STS_IOERR */
-	BLKISO_COMPLETED,
+	BLKISO_COMPLETED,	/* rios + wios (folded, not counted per CPU) */
 	BLKISO_ERRORS,		/* completed with an error status */
 	BLKISO_RIOS,
 	BLKISO_WIOS,

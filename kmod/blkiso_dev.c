@@ -206,6 +206,8 @@ void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat)
 		for (i = 0; lat && i < BLKISO_LAT_BUCKETS; i++)
 			lat[i] += READ_ONCE(p->lat[i]);
 	}
+	/* .end_io counts rios or wios, not "completed" as well */
+	stat[BLKISO_COMPLETED] = stat[BLKISO_RIOS] + stat[BLKISO_WIOS];
 }
 
 /* ---- naming tenants ---- */

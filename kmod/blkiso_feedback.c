@@ -183,7 +183,6 @@ static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
 	for_each_possible_cpu(cpu) {
 		struct blkiso_tenant_pcpu *pc = per_cpu_ptr(t->pcpu, cpu);
 
-		v[BLKISO_FB_OPS] += READ_ONCE(pc->stat[BLKISO_COMPLETED]);
 		v[BLKISO_FB_ROPS] += READ_ONCE(pc->stat[BLKISO_RIOS]);
 		v[BLKISO_FB_WOPS] += READ_ONCE(pc->stat[BLKISO_WIOS]);
 		v[BLKISO_FB_RUNITS] += READ_ONCE(pc->stat[BLKISO_RUNITS]);
@@ -198,6 +197,7 @@ static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
 			*lat_max = max(*lat_max, READ_ONCE(pc->fb.lat_max_ns));
 		}
 	}
+	v[BLKISO_FB_OPS] = v[BLKISO_FB_ROPS] + v[BLKISO_FB_WOPS];	/* completed */
 }
 
 static void blkiso_fb_record(struct blkiso_tenant *t, const struct blkiso_tick_rec *devrec)

@@ -201,8 +201,11 @@ static void blkiso_dtr(struct dm_target *ti)
 	kfree(bt);
 }
 
-/* What the decision core needs to know of a bio. */
-static void blkiso_describe(struct bio *bio, struct bi_io *io)
+/*
+ * What the decision core needs to know of a bio.  Out of line: a plain data
+ * bio is described only when it leaves .map's fast path (blkiso_leave_fast).
+ */
+static noinline void blkiso_describe(struct bio *bio, struct bi_io *io)
 {
 	unsigned short prio = bio_prio(bio);
 	blk_opf_t opf = bio->bi_opf;
@@ -420,14 +423,26 @@ static u64 blkiso_hold_ns(const struct blkiso_dev *dev)
  * BI_METER_MAX_DEPTH).  Ancestors are found by the tenants' parent links,
  * which the configuration path keeps up to date.
  */
-static u8 blkiso_levels(struct blkiso_bio *pb, struct blkiso_tenant *t)
+static noinline u8 blkiso_levels_chain(struct blkiso_bio *pb, struct blkiso_tenant *t,
+				      u8 dir)
 {
 	u8 depth = 0;
 
 	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent))
-		if (bi_meter_capped(&t->meter, pb->dir))
+		if (bi_meter_capped(&t->meter, dir))
 			pb->level[depth++] = t;
 	return depth;
+}
+
+/* Inline for a tenant without a configured ancestor (@dir constant there). */
+static __always_inline u8 blkiso_levels(struct blkiso_bio *pb, struct blkiso_tenant *t,
+					u8 dir)
+{
+	if (likely(!READ_ONCE(t->parent))) {
+		pb->level[0] = t;
+		return bi_meter_capped(&t->meter, dir);
+	}
+	return blkiso_levels_chain(pb, t, dir);
 }
 
 /* This CPU's view of a bio's levels, for the chain calls.  IRQs off. */
@@ -485,19 +500,80 @@ static bool blkiso_policy_rejects(const struct blkiso_bio *pb)
 	return false;
 }
 
-/* What the counters, the charge and the queues need to know of a bio. */
-static inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bio,
-				  struct blkiso_tenant *t, u64 now)
+/*
+ * What the counters, the charge and the queues need to know of a bio, in
+ * three parts: what every bio needs (blkiso_prepare_common), a data read or
+ * write without META, FUA or PREFLUSH (nearly every bio: blkiso_data_dir()
+ * says which) for a constant direction, its units exactly as bi_io_units()
+ * would count them (blkiso_prepare_data), and any other bio, which calls
+ * blkiso_describe() and bi_io_units() (blkiso_prepare_other).
+ */
+static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct bio *bio,
+						  u64 now)
 {
 	pb->arrive_ns = now;
 	pb->dispatch_ns = now;
 	pb->slot = -1;
 	pb->bytes = bio->bi_iter.bi_size;
+}
+
+/* BI_DIR_READ or BI_DIR_WRITE for a plain data bio, else BI_NR_DIRS. */
+static __always_inline u8 blkiso_data_dir(struct bio *bio)
+{
+	blk_opf_t opf = bio->bi_opf;
+	enum req_op op = bio_op(bio);
+
+	if (likely((op == REQ_OP_READ || op == REQ_OP_WRITE) && bio->bi_iter.bi_size &&
+		   !(opf & (REQ_META | REQ_FUA | REQ_PREFLUSH))))
+		return op == REQ_OP_READ ? BI_DIR_READ : BI_DIR_WRITE;
+	return BI_NR_DIRS;
+}
+
+/*
+ * A plain data bio's direction, units and levels; its struct bi_io only if
+ * it leaves the fast path (blkiso_decide): nothing on the fast path reads it.
+ */
+static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, struct bio *bio,
+						struct blkiso_tenant *t, u8 dir)
+{
+	u8 shift = t->meter.cost.unit_shift;
+	/* bi_bytes_to_units() of 0 < bytes < 2^32: no wrap, at least 1 */
+	u64 units = ((u64)bio->bi_iter.bi_size + (1ULL << shift) - 1) >> shift;
+
+	pb->dir = dir;
+	pb->units = dir == BI_DIR_READ ? units : units * t->meter.cost.write_unit_weight;
+	pb->depth = blkiso_levels(pb, t, dir);
+}
+
+static __always_inline void blkiso_prepare_other(struct blkiso_bio *pb, struct bio *bio,
+						 struct blkiso_tenant *t)
+{
 	blkiso_describe(bio, &pb->io);
 	pb->dir = bi_io_dir(&pb->io);
 	pb->units = bi_io_units(&t->meter.cost, &pb->io);
-	pb->depth = blkiso_levels(pb, t);
+	pb->depth = blkiso_levels(pb, t, pb->dir);
+}
+
+/* All of it, for the general way. */
+static inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bio,
+				  struct blkiso_tenant *t, u64 now)
+{
+	blkiso_prepare_common(pb, bio, now);
+	blkiso_prepare_other(pb, bio, t);
 	pb->cls = BI_NR_CLASSES;
+}
+
+/*
+ * What the general way needs beyond the fast path's preparation: the class
+ * not worked out yet, and a plain data bio's struct bi_io (@data_dir: as
+ * for blkiso_decide).
+ */
+static __always_inline void blkiso_leave_fast(struct blkiso_bio *pb, struct bio *bio,
+					      u8 data_dir)
+{
+	pb->cls = BI_NR_CLASSES;
+	if (data_dir != BI_NR_DIRS)
+		blkiso_describe(bio, &pb->io);
 }
 
 static __always_inline void blkiso_admitted(struct blkiso_dev *dev,
@@ -646,6 +722,59 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 	return blkiso_map_gated(dev, bio, pb, t, now);
 }
 
+/*
+ * .map's decision for a prepared bio, IRQs off (@flags: as saved): the gates
+ * of the feedback controllers, or no cap on its way, or the common case
+ * inline: one level (its own tenant), no parked bios, not draining, and
+ * this CPU's local buckets cover the bio.  Anything else goes the general
+ * way, nothing charged yet.  @data_dir: the direction of a plain data bio
+ * (not of the system class; a constant, so the keys are), whose struct
+ * bi_io is filled in only here, for the general way, or BI_NR_DIRS for any
+ * other bio (described already).
+ */
+static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio,
+					 struct blkiso_bio *pb, struct blkiso_tenant *t,
+					 u64 now, unsigned long flags, u8 data_dir)
+{
+	struct bi_meter_cpu *cpu;
+	bool ok;
+
+	if (unlikely(READ_ONCE(t->fb.iso_on) | READ_ONCE(dev->fb.gated))) {
+		local_irq_restore(flags);
+		blkiso_leave_fast(pb, bio, data_dir);
+		return blkiso_map_gated(dev, bio, pb, t, now);
+	}
+	if (!pb->depth) {
+		/* No cap on its way: count it and let it go. */
+		local_irq_restore(flags);
+		blkiso_admitted(dev, t, pb);
+		return DM_MAPIO_REMAPPED;
+	}
+	if (likely(pb->depth == 1 && pb->level[0] == t && !READ_ONCE(t->nr_parked) &&
+		   !READ_ONCE(dev->draining))) {
+		cpu = &this_cpu_ptr(t->pcpu)->meter;
+		if (data_dir == BI_DIR_READ)
+			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units, &pb->cc,
+						     now, BI_DIR_READ, BI_KEY_RUNITS,
+						     BI_KEY_RREQS);
+		else if (data_dir == BI_DIR_WRITE)
+			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units, &pb->cc,
+						     now, BI_DIR_WRITE, BI_KEY_WUNITS,
+						     BI_KEY_WREQS);
+		else
+			ok = bi_meter_admit_fast(&t->meter, cpu, &pb->io, pb->units,
+						 &pb->cc, now);
+		if (ok) {
+			local_irq_restore(flags);
+			blkiso_admitted(dev, t, pb);
+			return DM_MAPIO_REMAPPED;
+		}
+	}
+	local_irq_restore(flags);
+	blkiso_leave_fast(pb, bio, data_dir);
+	return blkiso_map_slow(dev, bio, pb, t, now);
+}
+
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
 {
 	struct blkiso_target *bt = ti->private;
@@ -660,8 +789,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = bt->start +
 			dm_target_offset(ti, bio->bi_iter.bi_sector);
-	pb->depth = 0;
-	pb->cc.depth = 0;
+	pb->cc.depth = 0;	/* pb->depth: blkiso_prepare() */
 
 	/*
 	 * IRQs are off from the lookup to the charge: the charge needs them
@@ -683,32 +811,17 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	pb->tenant = t;
 	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
 	now = ktime_get_ns();
-	blkiso_prepare(pb, bio, t, now);
-	if (unlikely(READ_ONCE(t->fb.iso_on) | READ_ONCE(dev->fb.gated))) {
-		local_irq_restore(flags);
-		return blkiso_map_gated(dev, bio, pb, t, now);
+	blkiso_prepare_common(pb, bio, now);
+	switch (blkiso_data_dir(bio)) {
+	case BI_DIR_READ:
+		blkiso_prepare_data(pb, bio, t, BI_DIR_READ);
+		return blkiso_decide(dev, bio, pb, t, now, flags, BI_DIR_READ);
+	case BI_DIR_WRITE:
+		blkiso_prepare_data(pb, bio, t, BI_DIR_WRITE);
+		return blkiso_decide(dev, bio, pb, t, now, flags, BI_DIR_WRITE);
 	}
-	if (!pb->depth) {
-		/* No cap on its way: count it and let it go. */
-		local_irq_restore(flags);
-		blkiso_admitted(dev, t, pb);
-		return DM_MAPIO_REMAPPED;
-	}
-	/*
-	 * The common case, inline: one level (its own tenant), no parked
-	 * bios, not draining, and this CPU's local buckets cover the bio.
-	 * Anything else goes the general way, nothing charged yet.
-	 */
-	if (likely(pb->depth == 1 && pb->level[0] == t && !READ_ONCE(t->nr_parked) &&
-		   !READ_ONCE(dev->draining)) &&
-	    bi_meter_admit_fast(&t->meter, &this_cpu_ptr(t->pcpu)->meter, &pb->io,
-				pb->units, &pb->cc, now)) {
-		local_irq_restore(flags);
-		blkiso_admitted(dev, t, pb);
-		return DM_MAPIO_REMAPPED;
-	}
-	local_irq_restore(flags);
-	return blkiso_map_slow(dev, bio, pb, t, now);
+	blkiso_prepare_other(pb, bio, t);
+	return blkiso_decide(dev, bio, pb, t, now, flags, BI_NR_DIRS);
 }
 
 /*
@@ -1013,7 +1126,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	if (trace_blkiso_complete_enabled())
 		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
 				      now - pb->arrive_ns, blk_status_to_errno(*error));
-	this_cpu_inc(pc->stat[BLKISO_COMPLETED]);
+	/* "completed" is rios + wios, added up when the counters are folded */
 	if (*error)
 		this_cpu_inc(pc->stat[BLKISO_ERRORS]);
 	this_cpu_inc(pc->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);

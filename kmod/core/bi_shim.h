@@ -74,6 +74,18 @@ static inline u64 bi_mul_div_u64(u64 a, u64 b, u64 c)
 
 static inline s64 bi_abs_s64(s64 a) { return a < 0 ? -a : a; }
 
+/*
+ * The per-CPU local buckets' own accounting (charged, refunded, nr_bios:
+ * the conservation identities the unit tests, the fuzzers and blkiso-sim
+ * check) is kept by the user-space builds only: nothing in the kernel reads
+ * it, and the kernel charges and corrects every bio through these fields.
+ */
+#ifdef __KERNEL__
+#define BI_LOCAL_ACCT		0
+#else
+#define BI_LOCAL_ACCT		1
+#endif
+
 /* Branch hints and out-of-line slow paths, same spelling in both builds. */
 #define bi_likely(x)		__builtin_expect(!!(x), 1)
 #define bi_unlikely(x)		__builtin_expect(!!(x), 0)

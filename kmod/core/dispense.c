@@ -248,11 +248,7 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	*retry_ns = l->hold_until_ns;
 	return false;
 admit:
-	l->tokens -= cost;
-	l->cur_units += (u64)cost;
-	l->charged += (u64)cost;
-	l->nr_bios++;
-	l->last_use_ns = now_ns;
+	bi_local_take(l, cost, now_ns);
 	return true;
 }
 

@@ -75,7 +75,7 @@ struct bi_local {
 	u64 last_use_ns;
 	u64 cur_units;			/* demand in the current interval */
 	u64 demand[BI_DEMAND_INTERVALS];	/* [0] = most recent */
-	/* accounting, owner CPU only */
+	/* accounting, owner CPU only; charged..nr_bios if BI_LOCAL_ACCT */
 	u64 got;			/* from the global bucket */
 	u64 returned;			/* to the global bucket */
 	u64 charged;
@@ -115,8 +115,10 @@ static inline void bi_local_take(struct bi_local *l, s64 cost, u64 now_ns)
 {
 	l->tokens -= cost;
 	l->cur_units += (u64)cost;
-	l->charged += (u64)cost;
-	l->nr_bios++;
+	if (BI_LOCAL_ACCT) {
+		l->charged += (u64)cost;
+		l->nr_bios++;
+	}
 	l->last_use_ns = now_ns;
 }
 
@@ -138,13 +140,43 @@ static inline bool bi_local_charge(struct bi_local *l, struct bi_global *g,
 }
 
 /*
+ * bi_local_apply - apply a completion correction @diff that is due (not
+ * zero, past the dead-band): @diff > 0 charges more, @diff < 0 refunds.
+ * A charge only lowers the balance, so only a refund can push it above
+ * local_max and hand the excess back to the global bucket (under its lock,
+ * out of line); a negative balance is paid from the next dispense.  Returns
+ * the correction applied.
+ * Context: as bi_local_correct.
+ */
+static inline s64 bi_local_apply(struct bi_local *l, struct bi_global *g,
+				 s64 diff, u64 now_ns)
+{
+	if (diff > 0) {
+		diff = bi_min_s64(diff, BI_TOKENS_LIMIT + l->tokens);
+		if (BI_LOCAL_ACCT)
+			l->charged += (u64)diff;
+		l->cur_units += (u64)diff;
+		l->tokens -= diff;
+		l->last_use_ns = now_ns;
+		return diff;
+	}
+	diff = bi_max_s64(diff, -BI_TOKENS_LIMIT);
+	if (BI_LOCAL_ACCT)
+		l->refunded += (u64)-diff;
+	l->tokens -= diff;
+	l->last_use_ns = now_ns;
+	if (bi_unlikely(l->tokens > g->local_max))
+		bi_local_return_excess(l, g, now_ns);
+	return diff;
+}
+
+/*
  * bi_local_correct - completion correction (S0-25) on the completing CPU's
  * local bucket, which need not be the one charged at submission: a local
  * balance is just this CPU's share of the key's tokens, so conservation
- * holds either way.  A balance pushed above local_max hands the excess back
- * to the global bucket (under its lock, out of line); a negative one is
- * paid from the next dispense.  Returns the correction (> 0 charged, < 0
- * refunded).  Inline: it runs at every completion.
+ * holds either way.  A correction inside the dead-band @db (may be NULL)
+ * is skipped; else bi_local_apply().  Returns the correction (> 0 charged,
+ * < 0 refunded).  Inline: it runs at every completion.
  * Context: completion (hard IRQ possible), on the local's CPU, IRQs off.
  */
 static inline s64 bi_local_correct(struct bi_local *l, struct bi_global *g,
@@ -157,19 +189,7 @@ static inline s64 bi_local_correct(struct bi_local *l, struct bi_global *g,
 		return 0;
 	if (db && (db->units | db->pct) && bi_deadband_skip(db, initial, diff))
 		return 0;
-	if (diff > 0) {
-		diff = bi_min_s64(diff, BI_TOKENS_LIMIT + l->tokens);
-		l->charged += (u64)diff;
-		l->cur_units += (u64)diff;
-	} else {
-		diff = bi_max_s64(diff, -BI_TOKENS_LIMIT);
-		l->refunded += (u64)-diff;
-	}
-	l->tokens -= diff;
-	l->last_use_ns = now_ns;
-	if (bi_unlikely(l->tokens > g->local_max))
-		bi_local_return_excess(l, g, now_ns);
-	return diff;
+	return bi_local_apply(l, g, diff, now_ns);
 }
 
 #endif /* BLKISO_DISPENSE_H */

@@ -199,10 +199,13 @@ static inline u8 bi_request_key(u8 dir)
 	return dir == BI_DIR_READ ? BI_KEY_RREQS : BI_KEY_WREQS;
 }
 
-/* bi_meter_admit_fast() for one direction: @dir, @wkey and @rkey constant. */
+/*
+ * bi_meter_admit_fast() for a bio of direction @dir known to be outside the
+ * system class (a data read or write without FUA, PREFLUSH or META): @dir,
+ * @wkey and @rkey constant.
+ */
 static inline bool
-bi_meter_admit_fast_dir(struct bi_meter *m, struct bi_meter_cpu *cpu,
-			const struct bi_io *io, u64 units,
+bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
 			struct bi_chain_charge *cc, u64 now_ns,
 			u8 dir, u8 wkey, u8 rkey)
 {
@@ -211,8 +214,7 @@ bi_meter_admit_fast_dir(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	s64 wcost = one ? 1 : (s64)units;
 	struct bi_charge *ch = &cc->lvl[0];
 
-	/* the system class is forced, the general way */
-	if (m->cls_on || bi_io_is_sys(io))
+	if (m->cls_on)
 		return false;
 	if ((keys & (1U << wkey)) && !bi_local_hit(&cpu->local[wkey], wcost, now_ns))
 		return false;
@@ -231,6 +233,19 @@ bi_meter_admit_fast_dir(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	ch->flags = one ? BI_CHARGE_INIT_ONE : 0;
 	cc->depth = 1;
 	return true;
+}
+
+/* bi_meter_admit_fast() for one direction: @dir, @wkey and @rkey constant. */
+static inline bool
+bi_meter_admit_fast_dir(struct bi_meter *m, struct bi_meter_cpu *cpu,
+			const struct bi_io *io, u64 units,
+			struct bi_chain_charge *cc, u64 now_ns,
+			u8 dir, u8 wkey, u8 rkey)
+{
+	/* the system class is forced, the general way */
+	if (bi_io_is_sys(io))
+		return false;
+	return bi_meter_admit_data_dir(m, cpu, units, cc, now_ns, dir, wkey, rkey);
 }
 
 /*
@@ -262,10 +277,13 @@ static inline void bi_meter_complete_fast_key(struct bi_meter *m,
 					      struct bi_charge *ch, u64 now_ns,
 					      u8 key)
 {
-	if (ch->keys & (1U << key))
-		bi_local_correct(&cpu->local[key], &m->key[key],
-				 ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units,
-				 (s64)ch->units, &m->db, now_ns);
+	s64 initial = ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units;
+	s64 diff = (s64)ch->units - initial;
+
+	/* bi_local_correct(), the dead-band known to be there */
+	if ((ch->keys & (1U << key)) && diff &&
+	    !((m->db.units | m->db.pct) && bi_deadband_skip(&m->db, initial, diff)))
+		bi_local_apply(&cpu->local[key], &m->key[key], diff, now_ns);
 	ch->keys = 0;
 }
 

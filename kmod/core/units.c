@@ -13,19 +13,6 @@ void bi_cost_model_init(struct bi_cost_model *model)
 }
 
 /*
- * max(1, ceil(bytes / 2^unit_shift)).  Written without "bytes + unit - 1"
- * so that bytes near U64_MAX cannot wrap.
- */
-u64 bi_bytes_to_units(u8 unit_shift, u64 bytes)
-{
-	u64 units = bytes >> unit_shift;
-
-	if (bytes & ((1ULL << unit_shift) - 1))
-		units++;
-	return units ? units : 1;
-}
-
-/*
  * Work units charged for one bio.  Flushes (and a zero-length anything) cost
  * one unit: they move no data but still occupy the device (A-17, "at least
  * one token" of S1-05); so does a zero-length write, unweighted.  Discard and write-zeroes move no payload either;

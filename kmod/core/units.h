@@ -43,10 +43,23 @@ struct bi_cost_model {
  * configuration commit under the device's config lock).
  */
 void bi_cost_model_init(struct bi_cost_model *model);
-u64 bi_bytes_to_units(u8 unit_shift, u64 bytes);
 u64 bi_io_units(const struct bi_cost_model *model, const struct bi_io *io);
 u64 bi_io_requests(const struct bi_io *io);
 u64 bi_bps_to_units(const struct bi_cost_model *model, enum bi_dir dir, u64 bps);
+
+/*
+ * max(1, ceil(bytes / 2^unit_shift)).  Written without "bytes + unit - 1"
+ * so that bytes near U64_MAX cannot wrap.  Inline: the kernel's fast path
+ * works out a data bio's units with it.
+ */
+static inline u64 bi_bytes_to_units(u8 unit_shift, u64 bytes)
+{
+	u64 units = bytes >> unit_shift;
+
+	if (bytes & ((1ULL << unit_shift) - 1))
+		units++;
+	return units ? units : 1;
+}
 
 static inline u32 bi_unit_bytes(const struct bi_cost_model *model)
 {

@@ -22,6 +22,9 @@
 #   BLKISO_KVER   the guest kernel release;  BLKISO_ICOUNT  1 in deterministic mode
 # and selftests/guest/lib.sh offers the helpers (null_blk, cgroups, fio...).
 #
+# BLKISO_QEMU_EXTRA: more QEMU arguments, word-split (e.g. a TCG plugin:
+# selftests/bench/insncount/profile.sh).
+#
 # The exit status is the script's.  A kernel panic or oops (oops=panic,
 # panic=-1, -no-reboot), a WARNING/BUG in dmesg (status 90), or a hang
 # (status 124 after SECONDS) end the run promptly, print the console's tail
@@ -90,6 +93,9 @@ qemu=(qemu-system-x86_64 "${accel[@]}" -cpu max -m "$mem" -no-reboot
 	-append "console=ttyS0 quiet panic=-1 oops=panic random.trust_cpu=on mitigations=off tsc=reliable"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on"
 	-virtfs "local,path=$out,mount_tag=out,security_model=none")
+
+# shellcheck disable=SC2206  # BLKISO_QEMU_EXTRA: words, as documented
+[ -z "${BLKISO_QEMU_EXTRA:-}" ] || qemu+=($BLKISO_QEMU_EXTRA)
 
 start=$(date +%s.%N)
 # setsid: qemu and everything under it form one group we can always kill.
