@@ -308,7 +308,7 @@ TEST_F_TIMEOUT(fb, strict_allocation_holds_a_qd1_tenant_on_a_fast_device, GUEST_
  * flooding the device (no allocation, queue depth 64 on 10 slots) makes
  * it overloaded, and within 2 s the first is back at its allocation,
  * +-5 % (the issue's tolerance, S3-18), measured from 2 s to 4.5 s after
- * overload began (single seconds are logged: 284-308 measured).  The device
+ * overload began (single seconds are logged: 282-308 measured).  The device
  * runs the overload gate (overload=damped): against an unlimited flood, an
  * allocation alone cannot be met (the flood's queue makes every slot
  * slow); the gate holds the flood's bios as victims.  Its multiplier falls
