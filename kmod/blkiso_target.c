@@ -353,7 +353,7 @@ static void blkiso_slot_gate_locked(struct blkiso_dev *dev, struct blkiso_tenant
 	spin_lock(&fb->lock);
 	if (!fb->nr_slot_wait)
 		slot = bi_iso_slot_get(&fb->iso, &fb->iso_p, (u32)min_t(u64, pb->units, U32_MAX),
-				       blkiso_iso_flags(pb), &delay);
+				       blkiso_iso_flags(pb), now, &delay);
 	if (slot < 0) {
 		bio->bi_opf &= ~REQ_NOWAIT;	/* as blkiso_hold_locked() */
 		bio_list_add(&fb->slot_wait, bio);
@@ -912,7 +912,7 @@ static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_
 		if (!dev->draining && fb->iso_on) {
 			slot = bi_iso_slot_get(&fb->iso, &fb->iso_p,
 					       (u32)min_t(u64, pb->units, U32_MAX),
-					       blkiso_iso_flags(pb), &delay);
+					       blkiso_iso_flags(pb), now, &delay);
 			if (slot < 0)
 				break;
 		}

@@ -58,6 +58,9 @@ void bi_iso_init(struct bi_iso *t, const struct bi_iso_params *p)
 	t->floor_ns = 0;
 	t->delay_ns = 0;
 	t->debt_ns = 0;
+	t->pace_ns = 0;
+	t->pace_units = 0;
+	t->lat_last_ns = 0;
 	t->units_fp = BI_FP_ONE;
 	t->slot_busy = 0;
 	t->last_ns = 0;
@@ -75,6 +78,7 @@ void bi_iso_init(struct bi_iso *t, const struct bi_iso_params *p)
 	t->last_sign = 0;
 	t->flips = 0;
 	t->slot_limited = false;
+	t->ramp = 0;
 }
 
 /* S3-06 approach 1: usage per running slot.  Concurrency: pure function. */
@@ -157,6 +161,44 @@ static u64 bi_iso_delay_for(const struct bi_iso *t, const struct bi_iso_params *
 }
 
 /*
+ * The service time of one mean bio on one slot, 1 / r_pt in the metric of
+ * bi_iso_delay_for(): the part of a slot's cycle that is not delay.  0 =
+ * not measured yet.
+ */
+static u64 bi_iso_svc_ns(const struct bi_iso *t, const struct bi_iso_params *p)
+{
+	u64 svc;
+
+	if (!t->r_pt)
+		return 0;
+	svc = bi_div_u64(BI_NSEC_PER_SEC, t->r_pt);
+	if (p->metric_units && t->units_fp > BI_FP_ONE)
+		svc = bi_mul_div_u64(svc, t->units_fp, BI_FP_ONE);
+	return svc;
+}
+
+/* Spread delays are paced once the service time is known (slot_get). */
+static bool bi_iso_paced(const struct bi_iso *t, const struct bi_iso_params *p)
+{
+	return p->delay_mode == BI_ISO_SPREAD && t->r_pt;
+}
+
+/*
+ * Slots that carry the allocation at device latency @lat_ns: alloc x lat
+ * in bios (a bio carries a mean bio's units with work units), rounded up
+ * (an exact product gets one more: a slot of headroom either way).
+ */
+static u32 bi_iso_slots_for(const struct bi_iso *t, const struct bi_iso_params *p,
+			    u64 lat_ns)
+{
+	u64 per = BI_NSEC_PER_SEC;
+
+	if (p->metric_units && t->units_fp > BI_FP_ONE)
+		per = bi_mul_div_u64(per, t->units_fp, BI_FP_ONE);
+	return (u32)bi_min_u64(bi_mul_div_u64(p->alloc, lat_ns, per) + 1, BI_ISO_MAX_SLOTS);
+}
+
+/*
  * A-32's automatic maximum: twice the device latency, at most 50 ms; but
  * never less than the delay one slot's cycle at the allocation needs (up
  * to 1 s): on a fast device 2x the latency is microseconds, and a strict
@@ -199,6 +241,7 @@ static void bi_iso_set_n(struct bi_iso *t, u32 n, u64 now_ns)
 	t->prev_usage = t->usage;
 	t->n = n;
 	t->slot_changes++;
+	t->ramp = 1;
 	bi_iso_model_reset(t, (u64)n * t->r_pt);
 }
 
@@ -217,6 +260,7 @@ static void bi_iso_enter_delay(struct bi_iso *t, const struct bi_iso_params *p,
 		d = 0;
 	bi_iso_set_n(t, n, now_ns);
 	t->delay_ns = bi_min_u64(d, bi_iso_delay_max(t, p));
+	t->ramp = 1;
 	t->mode = BI_ISO_DELAY;
 	t->flips = 0;
 	t->last_sign = 0;
@@ -322,6 +366,45 @@ static void bi_iso_eval_slots(struct bi_iso *t, const struct bi_iso_params *p,
 	}
 }
 
+/*
+ * Every tick, paced DELAY, slot-limited in the tick, not above the band:
+ * the slots and not the pace hold the tenant back once the device's
+ * latency (a neighbour's queue) has eaten the holds: past half of them, or
+ * (latency uneven enough that its mean does not show it) once the tick's
+ * own rate, with a bio of quantisation in its favour, is below the band
+ * although the pace allows the allocation.  Not in the tick after a change
+ * of n or delta: latency and rate still show the old state.  S3-09's steps of delta at each evaluation would take seconds
+ * to follow (deviation): take the slots that carry the allocation at this
+ * latency, or at this rate per slot, plus one, and the delta for them, as
+ * many as the maximum delay can pace.  Paced, spare slots do not raise the
+ * rate; they ride out the next rise.
+ */
+static void bi_iso_paced_slots(struct bi_iso *t, const struct bi_iso_params *p,
+			       u64 rate, bool limited, bool ramp, u64 now_ns)
+{
+	u64 hi = bi_div_u64(p->alloc * (BI_ISO_PERMILLE + p->tol_permille), BI_ISO_PERMILLE);
+	u64 lo = bi_div_u64(p->alloc * (BI_ISO_PERMILLE - bi_min_u64(p->tol_permille,
+								   BI_ISO_PERMILLE)),
+			    BI_ISO_PERMILLE);
+	u32 need = 0;
+
+	if (t->mode != BI_ISO_DELAY || !t->delay_ns || !bi_iso_paced(t, p) || !limited ||
+	    ramp || p->reduce_below_alloc || t->usage > hi || bi_iso_crossing_ahead(t, p))
+		return;
+	if (t->lat_last_ns > bi_iso_svc_ns(t, p) + t->delay_ns / 2)
+		need = bi_iso_slots_for(t, p, t->lat_last_ns);
+	if (rate < lo)
+		need = (u32)bi_max_u64(need, bi_div_round_up_u64((u64)t->n * p->alloc,
+								 bi_max_u64(rate, 1)));
+	need = (u32)bi_min_u64((u64)need + 1, bi_iso_n_max(p));
+	/* no more than the maximum delay can pace: a clipped delta runs fast */
+	while (need > t->n && bi_iso_delay_for(t, p, BI_ISO_SPREAD, need) >
+	       bi_iso_delay_max(t, p))
+		need--;
+	if (need > t->n)
+		bi_iso_enter_delay(t, p, need, now_ns);
+}
+
 static void bi_iso_eval_delay(struct bi_iso *t, const struct bi_iso_params *p,
 			      u64 hi, u64 lo, u64 now_ns)
 {
@@ -331,6 +414,20 @@ static void bi_iso_eval_delay(struct bi_iso *t, const struct bi_iso_params *p,
 	if (p->delay_mode == BI_ISO_SINGLE)
 		step *= t->n;	/* one slot carries the whole slow-down */
 	if (t->usage > hi) {
+		if (t->delay_ns >= dmax && t->n == 1)
+			return;	/* no slot left to take: dropping delta would free it */
+		if (t->delay_ns >= dmax && bi_iso_paced(t, p)) {
+			/*
+			 * S3-09 rule 3, paced: a slot less, and the delta those
+			 * slots need rather than none, which would let them run
+			 * unpaced for an evaluation (deviation); none needed:
+			 * slots only, as the rule says.
+			 */
+			bi_iso_enter_delay(t, p, t->n - 1, now_ns);
+			if (!t->delay_ns)
+				t->mode = BI_ISO_SLOTS;
+			return;
+		}
 		if (t->delay_ns >= dmax) {
 			/* S3-09 rule 3: maximum delay and still above */
 			t->delay_ns = 0;
@@ -413,6 +510,7 @@ void bi_iso_tick(struct bi_iso *t, const struct bi_iso_params *p,
 {
 	u64 dt = t->last_ns && now_ns > t->last_ns ? now_ns - t->last_ns : p->tick_ns;
 	u64 old = t->usage;
+	bool limited, ramp;
 
 	/* the first tick primes the average instead of ramping up from 0 */
 	t->usage = t->last_ns ? bi_ewma_u64(t->usage, bi_rate_per_sec(s->done, dt, 1),
@@ -422,7 +520,7 @@ void bi_iso_tick(struct bi_iso *t, const struct bi_iso_params *p,
 	t->slope = bi_ewma_s64(t->slope, (s64)t->usage - (s64)old, p->alpha_fp);
 	if (s->ops && s->dev_ns) {
 		u64 mean_ns = bi_div_u64(s->dev_ns, s->ops);
-		u64 rpt;
+		u64 rpt, units;
 
 		/*
 		 * Per-slot usage from the service time, not from the mean
@@ -444,17 +542,23 @@ void bi_iso_tick(struct bi_iso *t, const struct bi_iso_params *p,
 				     bi_max_u64(t->floor_ns * s->ops, 1));
 
 		t->r_pt = t->r_pt ? bi_ewma_u64(t->r_pt, rpt, p->alpha_fp) : rpt;
+		/*
+		 * The mean bio size is primed with its first sample like the
+		 * latency: a paced cycle is shared out by size over it, and a
+		 * mean still ramping up from one unit would slow the pace.
+		 */
+		units = bi_div_u64(s->units << BI_FP_SHIFT, s->ops);
+		t->units_fp = t->lat_ns ? bi_ewma_u64(t->units_fp, units, p->alpha_fp) : units;
 		t->lat_ns = t->lat_ns ? bi_ewma_u64(t->lat_ns, mean_ns, p->alpha_fp) :
 			    mean_ns;
-		t->units_fp = bi_ewma_u64(t->units_fp,
-					  bi_div_u64(s->units << BI_FP_SHIFT, s->ops),
-					  p->alpha_fp);
+		t->lat_last_ns = mean_ns;
 	} else if (s->done && !s->dev_ns && t->n) {
 		/* no device time from the glue: approach 1, or 2 after a change */
 		u64 m = bi_iso_rpt_marginal(t->prev_usage, t->usage, t->prev_n, t->n);
 
 		t->r_pt = m ? m : bi_iso_rpt_avg(t->usage, t->n);
 	}
+	limited = t->refused;
 	if (t->refused)
 		t->slot_limited = true;
 	t->refused = 0;
@@ -470,6 +574,12 @@ void bi_iso_tick(struct bi_iso *t, const struct bi_iso_params *p,
 	}
 	if (t->mode == BI_ISO_RELAXED)
 		t->mode = BI_ISO_SLOTS;
+	ramp = t->ramp;
+	if (t->ramp)
+		t->ramp--;
+	if (p->alloc)
+		bi_iso_paced_slots(t, p, bi_rate_per_sec(s->done + 1, dt, 1), limited, ramp,
+				   now_ns);
 	if (++t->ticks < bi_max_u64(p->eval_ticks, 1))
 		return;
 	t->ticks = 0;
@@ -493,13 +603,47 @@ u32 bi_iso_limit(const struct bi_iso *t, const struct bi_iso_params *p)
 }
 
 /*
- * Ask for a slot for a bio of @units with BI_ISO_IO_* @io_flags.  Returns
- * the slot index and the delay to hold it for before dispatch in
+ * A paced spread delay: n slots of cycle 1 / r_pt + delta each let a bio
+ * of the mean size go every (1 / r_pt + delta) / n (S3-16: a bio's share
+ * scales with its size).  A bio's turn is the last bio's turn plus the
+ * last bio's share, with the cycle as it is now (a new delta applies at
+ * once); its hold is the time to its turn, so device latency beyond the
+ * service time comes off the holds.  A turn in the past is kept up to one
+ * mean bio's share back: a bio that was late on its slot is made up by
+ * the next one, and a slow spell owes nothing more (a tenant at its
+ * allocation on a full device gives way instead of keeping a queue).  A small
+ * read of a mix with large bios waits at most small_delay_ns; its turn is
+ * taken all the same, so the bios after it owe the rest.
+ */
+static u64 bi_iso_pace(struct bi_iso *t, const struct bi_iso_params *p, u32 units,
+		       u32 io_flags, u64 now_ns)
+{
+	u64 cycle = bi_iso_svc_ns(t, p) + t->delay_ns;
+	u64 share = bi_div_u64(cycle, bi_max_u64(t->n, 1));	/* a mean bio's */
+	u64 start = now_ns - bi_min_u64(now_ns, share), d;
+
+	if (t->pace_units)	/* a bio had a turn */
+		start = bi_max_u64(start, t->pace_ns +
+				   bi_mul_div_u64(cycle, (u64)t->pace_units << BI_FP_SHIFT,
+						  bi_max_u64(t->units_fp, 1) *
+						  bi_max_u64(t->n, 1)));
+	d = start > now_ns ? start - now_ns : 0;
+	t->pace_ns = start;
+	t->pace_units = bi_max_u64(units, 1);
+	if ((io_flags & BI_ISO_IO_SMALL_READ) &&
+	    t->units_fp > (u64)BI_ISO_SMALL_UNITS_DEF << BI_FP_SHIFT)
+		d = bi_min_u64(d, p->small_delay_ns);
+	return d;
+}
+
+/*
+ * Ask for a slot for a bio of @units with BI_ISO_IO_* @io_flags at @now_ns.
+ * Returns the slot index and the delay to hold it for before dispatch in
  * *@delay_ns, or -1 if the tenant must wait for a completion (S3-10).
  * Concurrency: submission or dispatch context, under the tenant's lock.
  */
 int bi_iso_slot_get(struct bi_iso *t, const struct bi_iso_params *p,
-		    u32 units, u32 io_flags, u64 *delay_ns)
+		    u32 units, u32 io_flags, u64 now_ns, u64 *delay_ns)
 {
 	u32 lim = bi_iso_limit(t, p);
 	u64 mask = lim >= 64 ? ~0ULL : (1ULL << lim) - 1;
@@ -522,7 +666,10 @@ int bi_iso_slot_get(struct bi_iso *t, const struct bi_iso_params *p,
 
 	delayed = p->delay_mode == BI_ISO_SINGLE ? 1 : t->n;
 	if ((t->mode == BI_ISO_DELAY || t->mode == BI_ISO_ABUSE) && t->delay_ns &&
-	    (u32)slot < delayed) {
+	    bi_iso_paced(t, p)) {
+		d = bi_iso_pace(t, p, units, io_flags, now_ns);
+	} else if ((t->mode == BI_ISO_DELAY || t->mode == BI_ISO_ABUSE) && t->delay_ns &&
+		   (u32)slot < delayed) {
 		/* S3-16: scale by size, cap small reads, big bios absorb the rest */
 		d = bi_mul_div_u64(t->delay_ns, (u64)bi_max_u64(units, 1) << BI_FP_SHIFT,
 				   bi_max_u64(t->units_fp, 1));

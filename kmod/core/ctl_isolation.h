@@ -16,13 +16,22 @@
  *          with n + 1 (remedy 2).  Usage flipping across the band for
  *          hover_ms: DELAY with the higher n (S3-08).
  *   DELAY  S3-09: above -> more delay, at the maximum -> delay 0 and n - 1;
- *          below -> less delay; at 0 and still below -> n + 1.
+ *          below -> less delay; at 0 and still below -> n + 1.  Paced,
+ *          every tick: the device's latency past half the hold, or the
+ *          tick's rate below the band -> the slots for the allocation at
+ *          that latency or rate, plus one (deviation).
  *   ABUSE  usage >= abuse_factor x alloc: n = 1 until it falls below (S3-15).
  *
  * Delays (S3-07): spread mode holds every slot for delta = n / alloc - 1 /
  * r_pt; single mode holds one slot for delta = 1 / (alloc - (n - 1) r_pt)
- * - 1 / r_pt.  Slots are handed out highest index first, so the delayed
- * low slots are only used by a tenant that fills all of its n slots.
+ * - 1 / r_pt.  Spread delays are paced (deviation): the slot cycle delta
+ * stands for, 1 / r_pt + delta, gives each bio a turn (n per cycle) counted
+ * from the last bio's, rather than a hold added after each completion, so
+ * a device that queues longer than its service time shortens the holds at
+ * once, and one that speeds up again cannot push the tenant above the
+ * cycle's rate.
+ * Slots are handed out highest index first, so the delayed low slots are
+ * only used by a tenant that fills all of its n slots.
  * Lowering n never aborts in-flight bios: new ones wait (S3-10).
  * Work-conserving mode applies limits only while the device is overloaded
  * (S3-18).  Predictive mode starts the delay before a predicted crossing
@@ -112,6 +121,8 @@ struct bi_iso {
 	u64 floor_ns;		/* service-time estimate: drifting minimum latency */
 	u64 delay_ns;		/* output: delta */
 	u64 debt_ns;		/* S3-16 delay owed by the next large bio */
+	u64 pace_ns;		/* paced spread delays: the last bio's turn */
+	u64 lat_last_ns;	/* mean device latency of the last tick */
 	u64 units_fp;		/* smoothed units per bio, x1024 */
 	u64 slot_busy;		/* bitmap of in-flight slots */
 	u64 last_ns;
@@ -124,11 +135,13 @@ struct bi_iso {
 	u32 inflight;
 	u32 big_inflight;
 	u32 refused;		/* slot requests refused since the last tick */
+	u32 pace_units;		/* that bio's units (its share of the cycle) */
 	u32 ticks;		/* since the last evaluation */
 	u8 mode;		/* output: enum bi_iso_mode */
 	s8 last_sign;		/* side of the band last seen */
 	u8 flips;		/* band crossings in this episode */
 	bool slot_limited;	/* refused during the last evaluation period */
+	u8 ramp;		/* ticks after a change of n or delta: a ramp */
 };
 
 void bi_iso_params_init(struct bi_iso_params *p, u64 alloc);
@@ -136,7 +149,7 @@ void bi_iso_init(struct bi_iso *t, const struct bi_iso_params *p);
 void bi_iso_tick(struct bi_iso *t, const struct bi_iso_params *p,
 		 const struct bi_iso_stats *s, bool dev_overloaded, u64 now_ns);
 int bi_iso_slot_get(struct bi_iso *t, const struct bi_iso_params *p,
-		    u32 units, u32 io_flags, u64 *delay_ns);
+		    u32 units, u32 io_flags, u64 now_ns, u64 *delay_ns);
 void bi_iso_slot_put(struct bi_iso *t, int slot, u32 io_flags);
 u32 bi_iso_limit(const struct bi_iso *t, const struct bi_iso_params *p);
 

@@ -310,11 +310,15 @@ TEST_F_TIMEOUT(fb, strict_allocation_holds_a_qd1_tenant_on_a_fast_device, GUEST_
  * with a 300 IOPS allocation runs at its offered 1000; a second tenant
  * flooding the device (no allocation, queue depth 64 on 10 slots) makes
  * it overloaded, and within 2 s the first is back at its allocation,
- * +-5 % (measured from 2 s to 4.5 s after overload began).  The device runs the overload gate
- * (overload=damped): against an unlimited flood, an allocation alone cannot
- * be met (the flood's queue makes every slot slow); the gate holds the
- * flood's bios as victims.  blkiso-sim on the same scenario: 266 IOPS in
- * the first second, 290-298 after.
+ * +-5 % (the issue's tolerance, S3-18), measured from 2 s to 4.5 s after
+ * overload began (single seconds are logged: 282-308 measured).  The device
+ * runs the overload gate (overload=damped): against an unlimited flood, an
+ * allocation alone cannot be met (the flood's queue makes every slot
+ * slow); the gate holds the flood's bios as victims.  Its multiplier falls
+ * between episodes and lets the flood's queue grow back for a few ticks;
+ * the paced delay and the slots for the latency ride that out.
+ * blkiso-sim on the same scenario (tools/sim/scenarios/work_conserving.sim):
+ * 297-303 IOPS in every second from 2 s after the flood began.
  */
 TEST_F_TIMEOUT(fb, work_conserving_returns_to_allocation_under_overload, GUEST_TIMEOUT)
 {
@@ -380,8 +384,7 @@ TEST_F_TIMEOUT(fb, work_conserving_returns_to_allocation_under_overload, GUEST_T
 		       all[10 * i + 10].delay_us, all[10 * i + 10].mode);
 	later = ring_rate(all, 21, 45);
 	TH_LOG("alone %.1f IOPS; 2-4.5 s after overload: %.1f IOPS", alone, later);
-	EXPECT_GE(later, 300 * 0.90);
-	EXPECT_LE(later, 300 * 1.05);
+	EXPECT_TRUE(values_close(later, 300, 5));
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
 

@@ -268,17 +268,17 @@ TEST(lowering_never_aborts)
 	p.n_max = 10;
 	bi_iso_init(&t, &p);
 	for (i = 0; i < 10; i++) {
-		slot[i] = bi_iso_slot_get(&t, &p, 2, 0, &d);
+		slot[i] = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
 		ASSERT_GE(slot[i], 0);
 	}
-	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, &d));
+	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, 0, &d));
 	t.n = 9;
 	ASSERT_EQ(10, t.inflight);
-	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, &d));
+	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, 0, &d));
 	bi_iso_slot_put(&t, slot[0], 0);
-	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, &d));	/* 9 in flight */
+	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, 0, &d));	/* 9 in flight */
 	bi_iso_slot_put(&t, slot[1], 0);
-	s = bi_iso_slot_get(&t, &p, 2, 0, &d);
+	s = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
 	ASSERT_GE(s, 0);
 	ASSERT_LT(s, 9);
 	ASSERT_EQ(9, t.inflight);
@@ -313,7 +313,7 @@ TEST(slot_invariants_random)
 			int slot;
 
 			lim = bi_iso_limit(&t, &p);
-			slot = bi_iso_slot_get(&t, &p, 2, 0, &d);
+			slot = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
 			if (t.inflight < lim || slot >= 0) {
 				ASSERT_GE(slot, 0);
 				ASSERT_LT((u32)slot, lim);
@@ -448,13 +448,13 @@ TEST(request_type_aware_delay)
 	t.delay_ns = 10 * BI_NSEC_PER_MSEC;
 	t.units_fp = 53 << BI_FP_SHIFT;		/* 9 x 2 + 1 x 512 over 10 bios */
 	for (i = 0; i < 9; i++) {
-		s = bi_iso_slot_get(&t, &p, 2, BI_ISO_IO_SMALL_READ, &d);
+		s = bi_iso_slot_get(&t, &p, 2, BI_ISO_IO_SMALL_READ, 0, &d);
 		ASSERT_GE(s, 0);
 		ASSERT_LE(d, p.small_delay_ns);
 		total += d;
 		bi_iso_slot_put(&t, s, BI_ISO_IO_SMALL_READ);
 	}
-	s = bi_iso_slot_get(&t, &p, 512, BI_ISO_IO_BIG, &d);
+	s = bi_iso_slot_get(&t, &p, 512, BI_ISO_IO_BIG, 0, &d);
 	ASSERT_GE(s, 0);
 	ASSERT_GT(d, t.delay_ns);
 	total += d;
@@ -462,6 +462,155 @@ TEST(request_type_aware_delay)
 	ASSERT_EQ(31, bi_iso_limit(&t, &p));
 	bi_iso_slot_put(&t, s, BI_ISO_IO_BIG);
 	ASSERT_EQ(32, bi_iso_limit(&t, &p));
+}
+
+/*
+ * Paced spread delays (deviation from S3-07's fixed hold): 3 slots of a
+ * 10 ms service time at 200 IOPS need delta = 5 ms, a slot cycle of 15 ms:
+ * one bio per 5 ms, counted from the last bio's turn.  Latency beyond the
+ * service time comes off the hold; a turn in the past is kept at most one
+ * bio's share (5 ms) back, so one late bio is made up and a slow spell no
+ * more; a small read waits at most 200 us and the bios after it owe the
+ * rest (S3-16).
+ */
+TEST(paced_spread_delay)
+{
+	const u64 ms = BI_NSEC_PER_MSEC;
+	struct bi_iso_params p;
+	struct bi_iso t;
+	int s0, s1, s2, s;
+	u64 d;
+
+	bi_iso_params_init(&p, 200);
+	bi_iso_init(&t, &p);
+	t.mode = BI_ISO_DELAY;
+	t.n = 3;
+	t.r_pt = 100;			/* 10 ms per bio on a slot */
+	t.units_fp = 2 << BI_FP_SHIFT;
+	t.delay_ns = bi_iso_compute_delay_ns(BI_ISO_SPREAD, 3, 200, 100);
+	ASSERT_EQ(5 * ms, t.delay_ns);
+
+	s0 = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+	ASSERT_EQ(0, d);
+	s1 = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+	ASSERT_EQ(5 * ms, d);
+	s2 = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+	ASSERT_EQ(10 * ms, d);
+	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, 0, &d));
+	/* the first completes after its service time: its slot waits 5 ms */
+	bi_iso_slot_put(&t, s0, 0);
+	s0 = bi_iso_slot_get(&t, &p, 2, 0, 10 * ms, &d);
+	ASSERT_GE(s0, 0);
+	ASSERT_EQ(5 * ms, d);			/* turn at 15 ms: 200 IOPS */
+	/* the second sat in a queue for 12 ms more than its service: no hold */
+	bi_iso_slot_put(&t, s1, 0);
+	s1 = bi_iso_slot_get(&t, &p, 2, 0, 27 * ms, &d);
+	ASSERT_GE(s1, 0);
+	ASSERT_EQ(0, d);			/* turn at 22 ms: one made up */
+	bi_iso_slot_put(&t, s2, 0);
+	s2 = bi_iso_slot_get(&t, &p, 2, 0, 27 * ms, &d);
+	ASSERT_EQ(0, d);			/* 27 ms */
+	bi_iso_slot_put(&t, s2, 0);
+	s2 = bi_iso_slot_get(&t, &p, 2, 0, 27 * ms, &d);
+	ASSERT_EQ(5 * ms, d);			/* 32 ms: on pace again */
+	/* a long slow spell: one bio's share is made up, no more */
+	bi_iso_slot_put(&t, s0, 0);
+	bi_iso_slot_put(&t, s1, 0);
+	bi_iso_slot_put(&t, s2, 0);
+	s0 = bi_iso_slot_get(&t, &p, 2, 0, 100 * ms, &d);
+	ASSERT_EQ(0, d);			/* turn at 95 ms */
+	s1 = bi_iso_slot_get(&t, &p, 2, 0, 100 * ms, &d);
+	ASSERT_EQ(0, d);			/* 100 */
+	s2 = bi_iso_slot_get(&t, &p, 2, 0, 100 * ms, &d);
+	ASSERT_EQ(5 * ms, d);			/* 105 */
+
+	/* S3-16: a mix of 2-unit reads and 512-unit bios (mean 53 units) */
+	bi_iso_slot_put(&t, s0, 0);
+	bi_iso_slot_put(&t, s1, 0);
+	bi_iso_slot_put(&t, s2, 0);
+	t.units_fp = 53 << BI_FP_SHIFT;
+	s = bi_iso_slot_get(&t, &p, 512, BI_ISO_IO_BIG, 200 * ms, &d);
+	ASSERT_EQ(0, d);			/* its turn: 195 ms */
+	bi_iso_slot_put(&t, s, BI_ISO_IO_BIG);
+	s = bi_iso_slot_get(&t, &p, 2, BI_ISO_IO_SMALL_READ, 200 * ms, &d);
+	ASSERT_EQ(p.small_delay_ns, d);		/* turn at 195 + 5 x 512 / 53 ms */
+	bi_iso_slot_put(&t, s, BI_ISO_IO_SMALL_READ);
+	s = bi_iso_slot_get(&t, &p, 512, BI_ISO_IO_BIG, 200 * ms, &d);
+	/* after the small read's turn (243.3 ms) and its share (0.19 ms) */
+	ASSERT_CLOSE(195 * ms + 5 * ms * 514 / 53 - 200 * ms, d, 1000);
+	bi_iso_slot_put(&t, s, BI_ISO_IO_BIG);
+}
+
+/*
+ * Paced DELAY, not above the band, slot-limited, 3 slots of a 10 ms service
+ * time with delta 5 ms at 200 IOPS: once the device's latency (a
+ * neighbour's queue) has eaten more than half of the hold (above 12.5 ms),
+ * or the usage is below the band, the controller takes the slots the
+ * allocation needs at that latency (200 x 23 ms = 4.6 -> 5) or at that
+ * usage per slot (3 x 200 / 150 = 4), plus one, and their delta, at once.
+ * Without slot-limited bios, in the band with the latency within half the
+ * hold, or in the first period after a change (a ramp), S3-09 applies.
+ */
+TEST(paced_delay_adds_slots_for_latency)
+{
+	struct bi_iso_params p;
+	struct bi_iso_stats slow = { 13, 13, 26, 13 * 23 * BI_NSEC_PER_MSEC, LAT_NS };
+	struct bi_iso_stats late = { 20, 20, 40, 20 * 12 * BI_NSEC_PER_MSEC, LAT_NS };
+	struct bi_iso_stats held = { 20, 20, 40, 20 * 23 * BI_NSEC_PER_MSEC, LAT_NS };
+	struct bi_iso_stats uneven = { 15, 15, 30, 15 * 11 * BI_NSEC_PER_MSEC, LAT_NS };
+	struct bi_iso t;
+
+	bi_iso_params_init(&p, 200);
+	p.alpha_fp = BI_FP_ONE;
+	p.eval_ticks = 1;
+	p.abuse_permille = 0;
+	p.delay_max_ns = 50 * BI_NSEC_PER_MSEC;
+	bi_iso_init(&t, &p);
+	t.n = 3;
+	t.mode = BI_ISO_DELAY;
+	t.delay_ns = 5 * BI_NSEC_PER_MSEC;
+
+	/* below (130), 23 ms: 5 + 1 slots */
+	t.refused = 1;
+	bi_iso_tick(&t, &p, &slow, true, 1 * TICK_NS);
+	ASSERT_EQ(100, t.r_pt);
+	ASSERT_EQ(6, t.n);
+	ASSERT_EQ(BI_ISO_DELAY, t.mode);
+	ASSERT_EQ(20 * BI_NSEC_PER_MSEC, t.delay_ns);	/* 6 / 200 - 10 ms */
+	ASSERT_EQ(200, t.usage);			/* model reset */
+
+	/* not slot-limited: S3-09 rule 1 */
+	t.n = 3;
+	t.delay_ns = 5 * BI_NSEC_PER_MSEC;
+	bi_iso_tick(&t, &p, &slow, true, 2 * TICK_NS);
+	ASSERT_EQ(3, t.n);
+	ASSERT_EQ(4900 * BI_NSEC_PER_USEC, t.delay_ns);
+
+	/* in the band, latency (12 ms) within half the hold (12.5 ms): hold */
+	t.refused = 1;
+	t.delay_ns = 5 * BI_NSEC_PER_MSEC;
+	bi_iso_tick(&t, &p, &late, true, 3 * TICK_NS);
+	ASSERT_EQ(3, t.n);
+	ASSERT_EQ(5 * BI_NSEC_PER_MSEC, t.delay_ns);
+
+	/* in the band (200), latency past half the hold: slots before the fall */
+	t.refused = 1;
+	bi_iso_tick(&t, &p, &held, true, 4 * TICK_NS);
+	ASSERT_EQ(6, t.n);
+	ASSERT_EQ(20 * BI_NSEC_PER_MSEC, t.delay_ns);
+
+	/* below (150) with a mean latency (11 ms) that does not show it: 4 + 1 */
+	t.n = 3;
+	t.delay_ns = 5 * BI_NSEC_PER_MSEC;
+	t.refused = 1;
+	bi_iso_tick(&t, &p, &uneven, true, 5 * TICK_NS);
+	ASSERT_EQ(3, t.n);		/* not in the ramp after the last change */
+	ASSERT_EQ(4900 * BI_NSEC_PER_USEC, t.delay_ns);
+	t.delay_ns = 5 * BI_NSEC_PER_MSEC;
+	t.refused = 1;
+	bi_iso_tick(&t, &p, &uneven, true, 6 * TICK_NS);
+	ASSERT_EQ(5, t.n);
+	ASSERT_EQ(15 * BI_NSEC_PER_MSEC, t.delay_ns);
 }
 
 /*

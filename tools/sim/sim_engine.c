@@ -536,7 +536,7 @@ static void tenant_pump(struct sim *s, struct sim_tenant *t)
 		}
 		if (t->conf.alloc) {
 			slot = bi_iso_slot_get(&t->iso, &t->iso_p, io->units, io->iso_flags,
-					       &delay);
+					       s->now, &delay);
 			if (slot < 0) {
 				mark_held(t, io);
 				break;		/* slots are shared: a completion pumps again */
