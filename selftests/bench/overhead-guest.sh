@@ -27,30 +27,12 @@ ios=${1:-${BENCH_IOS:-50000}}
 steps=7
 step() { echo "BENCH-STEP $1/$steps overhead: $2"; }
 
-# Page cache first: fio and its libraries come over 9p.
-for b in fio dmsetup blockdev bc; do
-	p=$(command -v "$b") || continue
-	# shellcheck disable=SC2046  # the libraries, one word each
-	cat "$p" $(ldd "$p" 2>/dev/null | grep -o '/[^ ]*') > /dev/null 2>&1 || true
-done
-fio --version > /dev/null
+# shellcheck source=selftests/bench/ovh-devices.sh
+. "$BLKISO_TOP/selftests/bench/ovh-devices.sh"
+ovh_warm
 
 step 1 "null_blk, dm-linear, blkiso (no quota, non-biting quota)"
-modprobe dm-mod
-insmod "$BLKISO_KO"
-modprobe null_blk nr_devices=0
-nb=/sys/kernel/config/nullb/ovh
-mkdir "$nb"; echo 1024 > "$nb/size"; echo 1 > "$nb/power"
-sz=$(blockdev --getsz /dev/ovh)
-dmsetup create ovh-linear --table "0 $sz linear /dev/ovh 0"
-dmsetup create ovh-blkiso --table "0 $sz blkiso /dev/ovh 0"
-dmsetup create ovh-quota --table "0 $sz blkiso /dev/ovh 0"
-echo +io > /sys/fs/cgroup/cgroup.subtree_control
-mkdir -p /sys/fs/cgroup/bench
-quota_dir=/sys/kernel/blkiso/$(for d in /sys/block/dm-*; do
-	[ "$(cat $d/dm/name)" = ovh-quota ] && basename $d; done)
-quota="riops=1000000000 runits=1000000000"
-echo "/bench $quota" > "$quota_dir/tenant"
+ovh_setup
 maj=$((16#$(stat -c %t /dev/ovh))); min=$((16#$(stat -c %T /dev/ovh)))
 iomax="riops=1000000000"
 model="ctrl=user model=linear rbps=100000000000 rseqiops=10000000 rrandiops=10000000 wbps=100000000000 wseqiops=10000000 wrandiops=10000000"
@@ -87,13 +69,13 @@ for a in "${anchors[@]}"; do
 	n=$((n + 1))
 done
 echo "$maj:$min enable=0" > /sys/fs/cgroup/io.cost.qos
-cat "$quota_dir"/*/stats | head -3
+cat "$ovh_quota_dir"/*/stats | head -3
 
 params() {	# anchor engine
 	printf '"engine": "%s", "rw": "randread", "bs": "4k", "iodepth": 1, "ios": %d, "path": "%s"' \
 		"$2" "$ios" "${path[$1]}"
 	case $1 in
-	blkiso) printf ', "quota": "%s"' "$quota" ;;
+	blkiso) printf ', "quota": "%s"' "$ovh_quota" ;;
 	io.max) printf ', "io.max": "%s"' "$iomax" ;;
 	iocost) printf ', "io.cost.model": "%s", "io.cost.qos": "%s", "io.weight": 100' "$model" "$qos" ;;
 	esac
@@ -102,7 +84,7 @@ params() {	# anchor engine
 	printf '{"scenario": "overhead", "kernel": "%s", "icount": %d,\n' "$(uname -r)" "$BLKISO_ICOUNT"
 	printf ' "unit": "guest instructions per 4 KiB read (kernel and fio)",\n'
 	printf ' "device": {"kind": "null_blk", "size_mb": 1024, "shaping": "none (null_blk defaults)", "queue_mode": %s, "irqmode": %s, "hw_queue_depth": %s, "memory_backed": %s},\n' \
-		"$(cat $nb/queue_mode)" "$(cat $nb/irqmode)" "$(cat $nb/hw_queue_depth)" "$(cat $nb/memory_backed)"
+		"$(cat $ovh_nb/queue_mode)" "$(cat $ovh_nb/irqmode)" "$(cat $ovh_nb/hw_queue_depth)" "$(cat $ovh_nb/memory_backed)"
 	printf ' "runs": [\n'
 	sep=""
 	for a in "${anchors[@]}"; do
