@@ -209,6 +209,24 @@ TEST(hovering_switches_to_delay)
 	ASSERT_CLOSE(666667, t.delay_ns, 1000);
 }
 
+/*
+ * A controller already in delay mode with @n slots, fed raw samples (no
+ * smoothing) and evaluated every tick, no abuse mode: the delay rules'
+ * rig.
+ */
+static void delay_rig(struct bi_iso_params *p, struct bi_iso *t, u64 alloc,
+		      u64 delay_max_ns, u32 n)
+{
+	bi_iso_params_init(p, alloc);
+	p->alpha_fp = BI_FP_ONE;
+	p->eval_ticks = 1;
+	p->abuse_permille = 0;
+	p->delay_max_ns = delay_max_ns;
+	bi_iso_init(t, p);
+	t->n = n;
+	t->mode = BI_ISO_DELAY;
+}
+
 /* S3-09: one test per transition of the delay state machine */
 TEST(delay_rules)
 {
@@ -217,14 +235,7 @@ TEST(delay_rules)
 	struct bi_iso_stats lo = { 60, 60, 60, 60 * LAT_NS, LAT_NS };	/* 600 */
 	struct bi_iso t;
 
-	bi_iso_params_init(&p, 750);
-	p.alpha_fp = BI_FP_ONE;
-	p.eval_ticks = 1;
-	p.abuse_permille = 0;
-	p.delay_max_ns = 5 * BI_NSEC_PER_MSEC;
-	bi_iso_init(&t, &p);
-	t.n = 8;
-	t.mode = BI_ISO_DELAY;
+	delay_rig(&p, &t, 750, 5 * BI_NSEC_PER_MSEC, 8);
 
 	/* below, delay > 0 -> less delay */
 	t.delay_ns = 250 * BI_NSEC_PER_USEC;
@@ -560,14 +571,7 @@ TEST(paced_delay_adds_slots_for_latency)
 	struct bi_iso_stats uneven = { 15, 15, 30, 15 * 11 * BI_NSEC_PER_MSEC, LAT_NS };
 	struct bi_iso t;
 
-	bi_iso_params_init(&p, 200);
-	p.alpha_fp = BI_FP_ONE;
-	p.eval_ticks = 1;
-	p.abuse_permille = 0;
-	p.delay_max_ns = 50 * BI_NSEC_PER_MSEC;
-	bi_iso_init(&t, &p);
-	t.n = 3;
-	t.mode = BI_ISO_DELAY;
+	delay_rig(&p, &t, 200, 50 * BI_NSEC_PER_MSEC, 3);
 	t.delay_ns = 5 * BI_NSEC_PER_MSEC;
 
 	/* below (130), 23 ms: 5 + 1 slots */
