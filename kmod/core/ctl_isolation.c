@@ -258,9 +258,8 @@ static void bi_iso_enter_delay(struct bi_iso *t, const struct bi_iso_params *p,
 	}
 	if (d == U64_MAX)
 		d = 0;
-	bi_iso_set_n(t, n, now_ns);
+	bi_iso_set_n(t, n, now_ns);	/* a ramp begins (t->ramp) */
 	t->delay_ns = bi_min_u64(d, bi_iso_delay_max(t, p));
-	t->ramp = 1;
 	t->mode = BI_ISO_DELAY;
 	t->flips = 0;
 	t->last_sign = 0;
@@ -366,6 +365,15 @@ static void bi_iso_eval_slots(struct bi_iso *t, const struct bi_iso_params *p,
 	}
 }
 
+/* The band around the allocation: alloc -+ tol_permille. */
+static void bi_iso_band(const struct bi_iso_params *p, u64 *hi, u64 *lo)
+{
+	*hi = bi_div_u64(p->alloc * (BI_ISO_PERMILLE + p->tol_permille), BI_ISO_PERMILLE);
+	*lo = bi_div_u64(p->alloc * (BI_ISO_PERMILLE - bi_min_u64(p->tol_permille,
+								 BI_ISO_PERMILLE)),
+			 BI_ISO_PERMILLE);
+}
+
 /*
  * Every tick, paced DELAY, slot-limited in the tick, not above the band:
  * the slots and not the pace hold the tenant back once the device's
@@ -382,12 +390,10 @@ static void bi_iso_eval_slots(struct bi_iso *t, const struct bi_iso_params *p,
 static void bi_iso_paced_slots(struct bi_iso *t, const struct bi_iso_params *p,
 			       u64 rate, bool limited, bool ramp, u64 now_ns)
 {
-	u64 hi = bi_div_u64(p->alloc * (BI_ISO_PERMILLE + p->tol_permille), BI_ISO_PERMILLE);
-	u64 lo = bi_div_u64(p->alloc * (BI_ISO_PERMILLE - bi_min_u64(p->tol_permille,
-								   BI_ISO_PERMILLE)),
-			    BI_ISO_PERMILLE);
+	u64 hi, lo;
 	u32 need = 0;
 
+	bi_iso_band(p, &hi, &lo);
 	if (t->mode != BI_ISO_DELAY || !t->delay_ns || !bi_iso_paced(t, p) || !limited ||
 	    ramp || p->reduce_below_alloc || t->usage > hi || bi_iso_crossing_ahead(t, p))
 		return;
@@ -456,13 +462,10 @@ static void bi_iso_eval_delay(struct bi_iso *t, const struct bi_iso_params *p,
 
 static void bi_iso_eval(struct bi_iso *t, const struct bi_iso_params *p, u64 now_ns)
 {
-	u64 hi = bi_div_u64(p->alloc * (BI_ISO_PERMILLE + p->tol_permille),
-			    BI_ISO_PERMILLE);
-	u64 lo = bi_div_u64(p->alloc * (BI_ISO_PERMILLE - bi_min_u64(p->tol_permille,
-								   BI_ISO_PERMILLE)),
-			    BI_ISO_PERMILLE);
 	u64 abuse = bi_div_u64(p->alloc * p->abuse_permille, BI_ISO_PERMILLE);
+	u64 hi, lo;
 
+	bi_iso_band(p, &hi, &lo);
 	if (t->mode == BI_ISO_ABUSE) {
 		if (t->usage < abuse) {
 			/* S3-15: restore to the allocation's share of slots */
