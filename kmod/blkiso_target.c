@@ -504,8 +504,8 @@ static bool blkiso_policy_rejects(const struct blkiso_bio *pb)
  * What the counters, the charge and the queues need to know of a bio, in
  * three parts: what every bio needs (blkiso_prepare_common), a data read or
  * write without META, FUA or PREFLUSH (nearly every bio: blkiso_data_dir()
- * says which) for a constant direction, its units exactly as bi_io_units()
- * would count them (blkiso_prepare_data), and any other bio, which calls
+ * says which) for a constant direction, its units as bi_io_units() counts
+ * them (bi_bio_data_units(): blkiso_prepare_data), and any other bio, which calls
  * blkiso_describe() and bi_io_units() (blkiso_prepare_other).
  */
 static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct bio *bio,
@@ -536,12 +536,9 @@ static __always_inline u8 blkiso_data_dir(struct bio *bio)
 static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, struct bio *bio,
 						struct blkiso_tenant *t, u8 dir)
 {
-	u8 shift = t->meter.cost.unit_shift;
-	/* bi_bytes_to_units() of 0 < bytes < 2^32: no wrap, at least 1 */
-	u64 units = ((u64)bio->bi_iter.bi_size + (1ULL << shift) - 1) >> shift;
-
 	pb->dir = dir;
-	pb->units = dir == BI_DIR_READ ? units : units * t->meter.cost.write_unit_weight;
+	pb->units = bi_bio_data_units(&t->meter.cost, dir == BI_DIR_WRITE,
+				      bio->bi_iter.bi_size);
 	pb->depth = blkiso_levels(pb, t, dir);
 }
 
@@ -753,14 +750,9 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	if (likely(pb->depth == 1 && pb->level[0] == t && !READ_ONCE(t->nr_parked) &&
 		   !READ_ONCE(dev->draining))) {
 		cpu = &this_cpu_ptr(t->pcpu)->meter;
-		if (data_dir == BI_DIR_READ)
+		if (data_dir != BI_NR_DIRS)
 			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units, &pb->cc,
-						     now, BI_DIR_READ, BI_KEY_RUNITS,
-						     BI_KEY_RREQS);
-		else if (data_dir == BI_DIR_WRITE)
-			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units, &pb->cc,
-						     now, BI_DIR_WRITE, BI_KEY_WUNITS,
-						     BI_KEY_WREQS);
+						     now, data_dir);
 		else
 			ok = bi_meter_admit_fast(&t->meter, cpu, &pb->io, pb->units,
 						 &pb->cc, now);

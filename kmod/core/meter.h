@@ -201,14 +201,14 @@ static inline u8 bi_request_key(u8 dir)
 
 /*
  * bi_meter_admit_fast() for a bio of direction @dir known to be outside the
- * system class (a data read or write without FUA, PREFLUSH or META): @dir,
- * @wkey and @rkey constant.
+ * system class (a data read or write without FUA, PREFLUSH or META).  Meant
+ * for a constant @dir: its keys fold to constants.
  */
 static inline bool
 bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
-			struct bi_chain_charge *cc, u64 now_ns,
-			u8 dir, u8 wkey, u8 rkey)
+			struct bi_chain_charge *cc, u64 now_ns, u8 dir)
 {
+	u8 wkey = bi_work_key(dir), rkey = bi_request_key(dir);
 	u8 keys = m->key_on & ((1U << wkey) | (1U << rkey));
 	bool one = m->initial == BI_INITIAL_ONE;
 	s64 wcost = one ? 1 : (s64)units;
@@ -235,19 +235,6 @@ bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
 	return true;
 }
 
-/* bi_meter_admit_fast() for one direction: @dir, @wkey and @rkey constant. */
-static inline bool
-bi_meter_admit_fast_dir(struct bi_meter *m, struct bi_meter_cpu *cpu,
-			const struct bi_io *io, u64 units,
-			struct bi_chain_charge *cc, u64 now_ns,
-			u8 dir, u8 wkey, u8 rkey)
-{
-	/* the system class is forced, the general way */
-	if (bi_io_is_sys(io))
-		return false;
-	return bi_meter_admit_data_dir(m, cpu, units, cc, now_ns, dir, wkey, rkey);
-}
-
 /*
  * bi_meter_admit_fast - the common admission of bi_meter_admit_one(),
  * inline: a level without a class stage whose local buckets on this CPU
@@ -263,12 +250,12 @@ static inline bool bi_meter_admit_fast(struct bi_meter *m, struct bi_meter_cpu *
 				       const struct bi_io *io, u64 units,
 				       struct bi_chain_charge *cc, u64 now_ns)
 {
+	/* the system class is forced, the general way */
+	if (bi_io_is_sys(io))
+		return false;
 	if (bi_io_dir(io) == BI_DIR_READ)
-		return bi_meter_admit_fast_dir(m, cpu, io, units, cc, now_ns,
-					       BI_DIR_READ, BI_KEY_RUNITS,
-					       BI_KEY_RREQS);
-	return bi_meter_admit_fast_dir(m, cpu, io, units, cc, now_ns,
-				       BI_DIR_WRITE, BI_KEY_WUNITS, BI_KEY_WREQS);
+		return bi_meter_admit_data_dir(m, cpu, units, cc, now_ns, BI_DIR_READ);
+	return bi_meter_admit_data_dir(m, cpu, units, cc, now_ns, BI_DIR_WRITE);
 }
 
 /* bi_meter_complete_fast() for one direction: @key constant. */
@@ -281,8 +268,7 @@ static inline void bi_meter_complete_fast_key(struct bi_meter *m,
 	s64 diff = (s64)ch->units - initial;
 
 	/* bi_local_correct(), the dead-band known to be there */
-	if ((ch->keys & (1U << key)) && diff &&
-	    !((m->db.units | m->db.pct) && bi_deadband_skip(&m->db, initial, diff)))
+	if ((ch->keys & (1U << key)) && diff && bi_correction_due(&m->db, initial, diff))
 		bi_local_apply(&cpu->local[key], &m->key[key], diff, now_ns);
 	ch->keys = 0;
 }

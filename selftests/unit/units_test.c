@@ -140,6 +140,39 @@ TEST(a_10_write_weight)
 	ASSERT_EQ(3ULL, cost(&m, BI_OP_WRITE, 1));
 }
 
+/*
+ * The kernel fast path's bi_bio_data_units() counts a data bio exactly as
+ * bi_io_units(): every unit size, both directions, a write weight, and
+ * sizes around each unit boundary up to the largest bio (2^32 - 512).
+ */
+TEST(bio_data_units_match_io_units)
+{
+	static const u32 base[] = { 1, 512, 2048, 4096, 65536, 1U << 20, 0xfffffe00U };
+	struct bi_cost_model m;
+	unsigned int shift, i, w;
+	int delta;
+
+	bi_cost_model_init(&m);
+	for (shift = BI_UNIT_SHIFT_MIN; shift <= BI_UNIT_SHIFT_MAX; shift++) {
+		m.unit_shift = shift;
+		for (w = 1; w <= 3; w += 2) {
+			m.write_unit_weight = w;
+			for (i = 0; i < sizeof(base) / sizeof(base[0]); i++) {
+				for (delta = -1; delta <= 1; delta++) {
+					u32 b = base[i] + delta;
+
+					if (!b || (delta > 0 && b < base[i]))
+						continue;
+					ASSERT_EQ(cost(&m, BI_OP_READ, b),
+						  bi_bio_data_units(&m, false, b));
+					ASSERT_EQ(cost(&m, BI_OP_WRITE, b),
+						  bi_bio_data_units(&m, true, b));
+				}
+			}
+		}
+	}
+}
+
 /* Request mode: one token per bio, whatever its size (S0-05, A-42). */
 TEST(request_cost_is_one)
 {
