@@ -421,14 +421,18 @@ static unsigned int request_flag_within(FIXTURE_DATA(fb) *self, unsigned long lo
 }
 
 /*
- * Poll until fio's I/O flows: @n more completions of tenant @cgid than
- * @since (a cold fio may take seconds to start on a loaded host).
+ * fio with @args in cgroup @cg (tenant @cgid) in the background, and poll
+ * until its I/O flows: @n more completions than before it started (a cold
+ * fio may take seconds to start on a loaded host).
  */
-static int wait_flowing(FIXTURE_DATA(fb) *self, unsigned long long cgid,
-			long long since, long long n)
+static int start_flowing(FIXTURE_DATA(fb) *self, struct gu_fio_job *j, const char *cg,
+			 unsigned long long cgid, const char *args, long long n)
 {
+	long long since = gu_tenant_stat(self->dir, cgid, "completed");
 	int i;
 
+	if (gu_fio_start(j, cg, "%s", args))
+		return -1;
 	for (i = 0; i < 6000; i++) {
 		if (gu_tenant_stat(self->dir, cgid, "completed") >= since + n)
 			return 0;
@@ -450,7 +454,7 @@ static int wait_flowing(FIXTURE_DATA(fb) *self, unsigned long long cgid,
 TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIMEOUT)
 {
 	unsigned long long t0, t1;
-	long long u0, u1, c;
+	long long u0, u1;
 	struct gu_fio_job j;
 	struct gu_fio f;
 	unsigned int fl;
@@ -464,11 +468,9 @@ TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIM
 	EXPECT_EQ(0U, fl & TICK_REQUEST);
 
 	/* one size: request tokens */
-	c = gu_tenant_stat(self->dir, self->a, "completed");
-	ASSERT_EQ(0, gu_fio_start(&j, CG_A, "--name=u --filename=" DM_DEV " --direct=1"
-				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=4"
-				  " --runtime=4 --time_based"));
-	ASSERT_EQ(0, wait_flowing(self, self->a, c, 100));
+	ASSERT_EQ(0, start_flowing(self, &j, CG_A, self->a, "--name=u --filename=" DM_DEV
+				   " --direct=1 --rw=randread --bs=4k --ioengine=libaio"
+				   " --iodepth=4 --runtime=4 --time_based", 100));
 	fl = request_flag_within(self, self->a, TICK_REQUEST, 30);
 	EXPECT_EQ((unsigned int)TICK_REQUEST, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
 	ASSERT_EQ(0, gu_fio_wait(&j, &f));
@@ -479,11 +481,9 @@ TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIM
 	 * 3 s once switched: until then the request cap, set for 4 KiB bios,
 	 * lets 256 KiB ones through at its request rate, S0-34).
 	 */
-	c = gu_tenant_stat(self->dir, self->a, "completed");
-	ASSERT_EQ(0, gu_fio_start(&j, CG_A, "--name=m --filename=" DM_DEV " --direct=1"
-				  " --rw=randread --bssplit=4k/50:256k/50 --ioengine=libaio"
-				  " --iodepth=4 --runtime=8 --time_based"));
-	ASSERT_EQ(0, wait_flowing(self, self->a, c, 20));
+	ASSERT_EQ(0, start_flowing(self, &j, CG_A, self->a, "--name=m --filename=" DM_DEV
+				   " --direct=1 --rw=randread --bssplit=4k/50:256k/50"
+				   " --ioengine=libaio --iodepth=4 --runtime=8 --time_based", 20));
 	fl = request_flag_within(self, self->a, 0, 30);
 	EXPECT_EQ(0U, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
 	u0 = gu_tenant_stat(self->dir, self->a, "runits");
@@ -502,11 +502,9 @@ TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIM
 
 	/* a committed rate below 1000 units/s: work tokens even for one size */
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "runits=500"));
-	c = gu_tenant_stat(self->dir, self->a, "completed");
-	ASSERT_EQ(0, gu_fio_start(&j, CG_A, "--name=s --filename=" DM_DEV " --direct=1"
-				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=4"
-				  " --runtime=3 --time_based"));
-	ASSERT_EQ(0, wait_flowing(self, self->a, c, 20));
+	ASSERT_EQ(0, start_flowing(self, &j, CG_A, self->a, "--name=s --filename=" DM_DEV
+				   " --direct=1 --rw=randread --bs=4k --ioengine=libaio"
+				   " --iodepth=4 --runtime=3 --time_based", 20));
 	fl = flags_after(self, self->a, 15);
 	EXPECT_EQ(0U, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
 	ASSERT_EQ(0, gu_fio_wait(&j, &f));
