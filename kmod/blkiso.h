@@ -53,9 +53,6 @@ enum blkiso_stat {
 	BLKISO_NR_STATS,
 };
 
-/* End-to-end latency histogram: bucket i counts latencies < 2^i us. */
-#define BLKISO_LAT_BUCKETS	32
-
 /* Per-CPU inputs of the feedback tick (kmod/blkiso_feedback.c). */
 struct blkiso_fb_cpu {
 	u64 dev_ns;		/* sum of device latencies, dispatch -> completion */
@@ -70,7 +67,8 @@ struct blkiso_fb_cpu {
 struct blkiso_tenant_pcpu {
 	struct bi_meter_cpu meter;
 	u64 stat[BLKISO_NR_STATS];
-	u64 lat[BLKISO_LAT_BUCKETS];
+	u64 lat[BLKISO_LAT_BUCKETS];	/* arrival -> completion, uapi buckets */
+	u64 lat_sum_ns;			/* sum of those latencies */
 	struct blkiso_fb_cpu fb;
 };
 
@@ -262,7 +260,9 @@ static inline unsigned int blkiso_tenant_queued(const struct blkiso_tenant *t)
 }
 
 int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len);
-void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat);
+int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid);
+int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
+void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
 u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
 int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
 		    void *arg);

@@ -191,8 +191,9 @@ static struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev,
 	return t;
 }
 
-void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat)
+void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us)
 {
+	u64 sum_ns = 0;
 	int cpu, i;
 
 	memset(stat, 0, sizeof(u64) * BLKISO_NR_STATS);
@@ -205,7 +206,10 @@ void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat)
 			stat[i] += READ_ONCE(p->stat[i]);
 		for (i = 0; lat && i < BLKISO_LAT_BUCKETS; i++)
 			lat[i] += READ_ONCE(p->lat[i]);
+		sum_ns += READ_ONCE(p->lat_sum_ns);
 	}
+	if (lat_sum_us)
+		*lat_sum_us = div_u64(sum_ns, NSEC_PER_USEC);
 	/* .end_io counts rios or wios, not "completed" as well */
 	stat[BLKISO_COMPLETED] = stat[BLKISO_RIOS] + stat[BLKISO_WIOS];
 }
@@ -247,16 +251,18 @@ static void blkiso_report(struct blkiso_dev *dev, const char *what,
 			    dm_disk(dev->md)->disk_name, what, err->msg);
 }
 
-static void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf)
+/* @configured false: the defaults of a counted-only tenant (tenant_del). */
+static void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
+				bool configured)
 {
 	bool was_configured = t->configured;
 
 	t->conf = *conf;
-	WRITE_ONCE(t->configured, true);
+	WRITE_ONCE(t->configured, configured);
 	blkiso_fb_mode_configure(t);
 	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
 	blkiso_fb_configure(t);
-	if (!was_configured)
+	if (was_configured != configured)
 		blkiso_relink(t->dev);
 	/* A new quota may admit parked bios at once. */
 	queue_work(t->dev->wq, &t->dev->dispatch_work);
@@ -279,10 +285,38 @@ static int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t
 	if (ret)
 		blkiso_report(dev, "tenant", &err);
 	else
-		blkiso_tenant_apply(t, conf);
+		blkiso_tenant_apply(t, conf, true);
 	mutex_unlock(&dev->conf_mutex);
 	kfree(conf);
 	return ret;
+}
+
+/*
+ * The leading "<cgroup>" word of @line into @name and @cgid; the length of
+ * the word, or -EINVAL (said in the log) if it names no cgroup.
+ */
+static int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
+			      const char *want, char *name, size_t size, u64 *cgid)
+{
+	size_t n = 0;
+	int ret;
+
+	while (n < len && !isspace(line[n]))
+		n++;
+	if (!n || n >= size) {
+		pr_warn_ratelimited("blkiso: %s: expected \"%s\"\n",
+				    dm_disk(dev->md)->disk_name, want);
+		return -EINVAL;
+	}
+	memcpy(name, line, n);
+	name[n] = '\0';
+	ret = blkiso_parse_cgroup(name, cgid);
+	if (ret) {
+		pr_warn_ratelimited("blkiso: %s: \"%s\": no such cgroup (want an id, an absolute path or \"kernel\")\n",
+				    dm_disk(dev->md)->disk_name, name);
+		return ret == -ENOMEM ? ret : -EINVAL;
+	}
+	return n;
 }
 
 /* "<cgroup> key=value...": from the "tenant" file and `dmsetup message`. */
@@ -292,27 +326,15 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 	struct bi_tenant_conf *conf;
 	struct bi_parse_err err;
 	char name[256];
-	size_t n = 0;
 	u64 cgid;
-	int ret;
+	int n, ret;
 
 	while (len && isspace(*line))
 		line++, len--;
-	while (n < len && !isspace(line[n]))
-		n++;
-	if (!n || n >= sizeof(name)) {
-		pr_warn_ratelimited("blkiso: %s: expected \"<cgroup> key=value...\"\n",
-				    dm_disk(dev->md)->disk_name);
-		return -EINVAL;
-	}
-	memcpy(name, line, n);
-	name[n] = '\0';
-	ret = blkiso_parse_cgroup(name, &cgid);
-	if (ret) {
-		pr_warn_ratelimited("blkiso: %s: \"%s\": no such cgroup (want an id, an absolute path or \"kernel\")\n",
-				    dm_disk(dev->md)->disk_name, name);
-		return ret == -ENOMEM ? ret : -EINVAL;
-	}
+	n = blkiso_tenant_word(dev, line, len, "<cgroup> key=value...", name, sizeof(name),
+			       &cgid);
+	if (n < 0)
+		return n;
 	/* Validate before creating anything: a bad line leaves no tenant. */
 	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
 	if (!conf)
@@ -330,6 +352,61 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 	/* The tenant's directory exists when the write returns. */
 	flush_work(&dev->sysfs_work);
 	return blkiso_tenant_merge(t, line + n, len - n);
+}
+
+/*
+ * Back to counted only: tenant @cgid loses its quota (the defaults again,
+ * parked bios go, nested cgroups relink past it) and keeps its counters.
+ * -ENOENT if it has no quota.
+ */
+int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid)
+{
+	struct bi_tenant_conf *conf;
+	struct blkiso_tenant *t;
+	int ret = -ENOENT;
+
+	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
+	if (!conf)
+		return -ENOMEM;
+	bi_tenant_conf_init(conf);
+	/* the collector frees tenants under conf_mutex only */
+	mutex_lock(&dev->conf_mutex);
+	rcu_read_lock();
+	t = blkiso_tenant_find(dev, cgid);
+	rcu_read_unlock();
+	if (t && t->configured) {
+		blkiso_tenant_apply(t, conf, false);
+		ret = 0;
+	}
+	mutex_unlock(&dev->conf_mutex);
+	kfree(conf);
+	return ret;
+}
+
+/* "<cgroup>": from the "tenant_del" file and `dmsetup message ... tenant_del`. */
+int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len)
+{
+	char name[256];
+	u64 cgid;
+	int n, ret;
+
+	while (len && isspace(line[len - 1]))
+		len--;
+	while (len && isspace(*line))
+		line++, len--;
+	n = blkiso_tenant_word(dev, line, len, "<cgroup>", name, sizeof(name), &cgid);
+	if (n < 0)
+		return n;
+	if (n != len) {
+		pr_warn_ratelimited("blkiso: %s: tenant_del: expected \"<cgroup>\" alone\n",
+				    dm_disk(dev->md)->disk_name);
+		return -EINVAL;
+	}
+	ret = blkiso_tenant_deconfigure(dev, cgid);
+	if (ret == -ENOENT)
+		pr_warn_ratelimited("blkiso: %s: tenant_del: %s has no quota\n",
+				    dm_disk(dev->md)->disk_name, name);
+	return ret;
 }
 
 /* A device line (table parameters, "conf" file, `dmsetup message device`). */
@@ -481,20 +558,21 @@ static u64 blkiso_tenant_dispenses(struct blkiso_tenant *t)
 static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
 {
 	struct blkiso_tenant *t = to_tenant(kobj);
-	u64 stat[BLKISO_NR_STATS], lat[BLKISO_LAT_BUCKETS];
+	u64 stat[BLKISO_NR_STATS], lat[BLKISO_LAT_BUCKETS], lat_sum_us;
 	int i, n = 0;
 
-	blkiso_tenant_stats(t, stat, lat);
+	blkiso_tenant_stats(t, stat, lat, &lat_sum_us);
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], stat[i]);
 	for (i = 0; i < BI_NR_KEYS; i++)
 		if (READ_ONCE(t->meter.key_on) & (1U << i))
 			n += sysfs_emit_at(buf, n, "%s_tokens=%lld ", blkiso_key_names[i],
 					   blkiso_key_tokens(t, i));
-	n += sysfs_emit_at(buf, n, "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu\n",
+	n += sysfs_emit_at(buf, n,
+			   "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu lat_sum_us=%llu\n",
 			   blkiso_tenant_dispenses(t), blkiso_tenant_queued(t),
 			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 50),
-			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 99));
+			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 99), lat_sum_us);
 	return n;
 }
 
@@ -516,6 +594,23 @@ static ssize_t tenant_cgroup_show(struct kobject *kobj, struct kobj_attribute *a
 	return strlcat(buf, "\n", PAGE_SIZE);
 }
 
+/*
+ * The latency histogram: "<bound_us> <count>" per bucket (not cumulative),
+ * the last one "inf"; the stats file has their sum (lat_sum_us).
+ */
+static ssize_t tenant_latency_show(struct kobject *kobj, struct kobj_attribute *a,
+				   char *buf)
+{
+	u64 stat[BLKISO_NR_STATS], lat[BLKISO_LAT_BUCKETS];
+	int i, n = 0;
+
+	blkiso_tenant_stats(to_tenant(kobj), stat, lat, NULL);
+	for (i = 0; i < BLKISO_LAT_BUCKETS - 1; i++)
+		n += sysfs_emit_at(buf, n, "%llu %llu\n", 1ULL << i, lat[i]);
+	n += sysfs_emit_at(buf, n, "inf %llu\n", lat[i]);
+	return n;
+}
+
 static ssize_t tenant_ring_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
 {
 	struct blkiso_tenant *t = to_tenant(kobj);
@@ -531,12 +626,15 @@ static struct kobj_attribute tenant_stats_attr =
 	__ATTR(stats, 0444, tenant_stats_show, NULL);
 static struct kobj_attribute tenant_cgroup_attr =
 	__ATTR(cgroup, 0444, tenant_cgroup_show, NULL);
+static struct kobj_attribute tenant_latency_attr =
+	__ATTR(latency, 0444, tenant_latency_show, NULL);
 
 static struct attribute *blkiso_tenant_attrs[] = {
 	&tenant_conf_attr.attr,
 	&tenant_stats_attr.attr,
 	&tenant_cgroup_attr.attr,
 	&tenant_ring_attr.attr,
+	&tenant_latency_attr.attr,
 	NULL,
 };
 
@@ -595,6 +693,17 @@ static ssize_t dev_tenant_store(struct kobject *kobj, struct kobj_attribute *a,
 	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
 }
 
+static ssize_t dev_tenant_del_store(struct kobject *kobj, struct kobj_attribute *a,
+				    const char *buf, size_t len)
+{
+	int ret;
+
+	if (!blkiso_may_configure())
+		return -EPERM;
+	ret = blkiso_tenant_del(to_dev(kobj), buf, len);
+	return ret ? (ret == -ENOMEM || ret == -ENOENT ? ret : -EINVAL) : len;
+}
+
 /* The device's counters: every tenant's, added up. */
 static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
 {
@@ -605,7 +714,7 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 
 	spin_lock_irq(&dev->lock);
 	list_for_each_entry(t, &dev->tenant_list, list) {
-		blkiso_tenant_stats(t, one, NULL);
+		blkiso_tenant_stats(t, one, NULL, NULL);
 		for (i = 0; i < BLKISO_NR_STATS; i++)
 			sum[i] += one[i];
 	}
@@ -628,12 +737,15 @@ static struct kobj_attribute dev_name_attr = __ATTR(name, 0444, dev_name_show, N
 static struct kobj_attribute dev_conf_attr =
 	__ATTR(conf, 0600, dev_conf_show, dev_conf_store);
 static struct kobj_attribute dev_tenant_attr = __ATTR(tenant, 0200, NULL, dev_tenant_store);
+static struct kobj_attribute dev_tenant_del_attr =
+	__ATTR(tenant_del, 0200, NULL, dev_tenant_del_store);
 static struct kobj_attribute dev_stats_attr = __ATTR(stats, 0444, dev_stats_show, NULL);
 
 static struct attribute *blkiso_dev_attrs[] = {
 	&dev_name_attr.attr,
 	&dev_conf_attr.attr,
 	&dev_tenant_attr.attr,
+	&dev_tenant_del_attr.attr,
 	&dev_stats_attr.attr,
 	&dev_ring_attr.attr,
 	NULL,
@@ -707,7 +819,7 @@ static u64 blkiso_tenant_busy(struct blkiso_tenant *t)
 {
 	u64 stat[BLKISO_NR_STATS];
 
-	blkiso_tenant_stats(t, stat, NULL);
+	blkiso_tenant_stats(t, stat, NULL, NULL);
 	return stat[BLKISO_ARRIVED] - stat[BLKISO_COMPLETED] -
 	       stat[BLKISO_REJECTED_NOWAIT] - stat[BLKISO_REJECTED];
 }

@@ -29,6 +29,8 @@ static_assert((int)BLKISO_COMPLETED == (int)BLKISO_STAT_COMPLETED);
 static_assert((int)BLKISO_WUNITS == (int)BLKISO_STAT_WUNITS);
 static_assert(BLKISO_LINE_MAX == BI_CONF_LINE_MAX);
 static_assert(BLKISO_MSG_MAX == BI_PARSE_MSG_MAX);
+/* Version 2 only appended to the stats record. */
+static_assert(offsetof(struct blkiso_stats_rec, lat_sum_us) == BLKISO_STATS_REC_SIZE_V1);
 
 /* Copy in a whole argument struct of @size bytes after checking its header. */
 static int blkiso_ioc_fetch(void __user *uarg, void *karg, u32 size, bool any_version)
@@ -39,7 +41,8 @@ static int blkiso_ioc_fetch(void __user *uarg, void *karg, u32 size, bool any_ve
 		return -EFAULT;
 	if (hdr.size != size)
 		return -EINVAL;
-	if (!any_version && hdr.version != BLKISO_IOCTL_VERSION)
+	/* every version up to ours: later ones only added */
+	if (!any_version && (!hdr.version || hdr.version > BLKISO_IOCTL_VERSION))
 		return -EINVAL;
 	if (copy_from_user(karg, uarg, size))
 		return -EFAULT;
@@ -235,7 +238,7 @@ static long blkiso_ioc_line(const struct blkiso_ioc_line_op *op, bool set,
 		ret = op->set_check ? op->set_check(a) : 0;
 		if (!ret)
 			ret = blkiso_dev_call(devt, op->set, a);
-		if (ret == -EINVAL &&
+		if ((ret == -EINVAL || ret == -ENOENT) &&
 		    copy_to_user(uarg + op->msg_off, (char *)a + op->msg_off, BLKISO_MSG_MAX))
 			ret = -EFAULT;
 	} else {
@@ -254,6 +257,17 @@ static int blkiso_ioc_tenant_exists(void *arg)
 	return blkiso_ioc_cgroup_exists(((struct blkiso_ioc_tenant *)arg)->cgid);
 }
 
+/* BLKISO_IOC_DEL_TENANT: back to counted only; the line is not read. */
+static int blkiso_ioc_del_tenant_fn(struct blkiso_dev *dev, void *arg)
+{
+	struct blkiso_ioc_tenant *a = arg;
+	int ret = blkiso_tenant_deconfigure(dev, a->cgid);
+
+	if (ret == -ENOENT)
+		strscpy(a->msg, "no quota on this device", sizeof(a->msg));
+	return ret;
+}
+
 static const struct blkiso_ioc_line_op blkiso_ioc_tenant_op = {
 	.size = sizeof(struct blkiso_ioc_tenant),
 	.line_off = offsetof(struct blkiso_ioc_tenant, line),
@@ -261,6 +275,14 @@ static const struct blkiso_ioc_line_op blkiso_ioc_tenant_op = {
 	.set_check = blkiso_ioc_tenant_exists,
 	.set = blkiso_ioc_set_tenant_fn,
 	.get = blkiso_ioc_get_tenant_fn,
+};
+
+static const struct blkiso_ioc_line_op blkiso_ioc_tenant_del_op = {
+	.size = sizeof(struct blkiso_ioc_tenant),
+	.line_off = offsetof(struct blkiso_ioc_tenant, line),
+	.msg_off = offsetof(struct blkiso_ioc_tenant, msg),
+	.set_check = blkiso_ioc_tenant_exists,
+	.set = blkiso_ioc_del_tenant_fn,
 };
 
 /* ---- devices ---- */
@@ -317,7 +339,6 @@ static const struct blkiso_ioc_line_op blkiso_ioc_device_op = {
 struct blkiso_ioc_snap {
 	struct blkiso_ioc_stats *a;
 	struct blkiso_stats_rec *recs;	/* kvmalloc'ed, a->capacity of them */
-	u64 lat[BLKISO_LAT_BUCKETS];	/* scratch */
 };
 
 /*
@@ -347,9 +368,9 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 			continue;
 		r = &s->recs[n++];
 		r->cgid = t->cgid;
-		blkiso_tenant_stats(t, r->stat, s->lat);
-		r->p50_us = blkiso_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 50);
-		r->p99_us = blkiso_lat_pct(s->lat, r->stat[BLKISO_COMPLETED], 99);
+		blkiso_tenant_stats(t, r->stat, r->lat, &r->lat_sum_us);
+		r->p50_us = blkiso_lat_pct(r->lat, r->stat[BLKISO_COMPLETED], 50);
+		r->p99_us = blkiso_lat_pct(r->lat, r->stat[BLKISO_COMPLETED], 99);
 		r->queued = blkiso_tenant_queued(t);
 		r->flags = t->configured ? BLKISO_F_CONFIGURED : 0;
 	}
@@ -367,6 +388,7 @@ static long blkiso_ioc_stats(void __user *uarg)
 	struct blkiso_ioc_snap *s;
 	struct blkiso_ioc_stats *a;
 	dev_t devt;
+	u32 i;
 	int ret;
 
 	s = kzalloc(sizeof(*s) + sizeof(*a), GFP_KERNEL);
@@ -378,8 +400,10 @@ static long blkiso_ioc_stats(void __user *uarg)
 	if (ret)
 		goto out;
 	ret = -EINVAL;
+	/* a version 1 caller knows the first part of each record only */
 	if (!blkiso_ioc_devt(a->major, a->minor, &devt) ||
-	    a->rec_size != sizeof(struct blkiso_stats_rec) ||
+	    a->rec_size != (a->hdr.version == 1 ? BLKISO_STATS_REC_SIZE_V1 :
+			    sizeof(struct blkiso_stats_rec)) ||
 	    (a->capacity && !a->recs))
 		goto out;
 	a->capacity = min_t(u32, a->capacity, BLKISO_STATS_MAX);
@@ -387,9 +411,10 @@ static long blkiso_ioc_stats(void __user *uarg)
 	if (ret)
 		goto out;
 	ret = -EFAULT;
-	if (a->count && copy_to_user(u64_to_user_ptr(a->recs), s->recs,
-				     (size_t)a->count * sizeof(*s->recs)))
-		goto out;
+	for (i = 0; i < a->count; i++)
+		if (copy_to_user(u64_to_user_ptr(a->recs) + (size_t)i * a->rec_size,
+				 &s->recs[i], a->rec_size))
+			goto out;
 	if (copy_to_user(uarg, a, sizeof(*a)))
 		goto out;
 	ret = 0;
@@ -473,6 +498,8 @@ static long blkiso_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case BLKISO_IOC_GET_DEVICE:
 		return blkiso_ioc_line(&blkiso_ioc_device_op,
 				       cmd == BLKISO_IOC_SET_DEVICE, uarg);
+	case BLKISO_IOC_DEL_TENANT:
+		return blkiso_ioc_line(&blkiso_ioc_tenant_del_op, true, uarg);
 	case BLKISO_IOC_STATS:
 		return blkiso_ioc_stats(uarg);
 	case BLKISO_IOC_RING:

@@ -1081,7 +1081,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	struct blkiso_tenant *t = pb->tenant;
 	struct blkiso_tenant_pcpu __percpu *pc;
 	unsigned long flags;
-	u64 now, lat_us, dev_ns;
+	u64 now, lat_ns, dev_ns;
 	bool read;
 
 	if (!t)
@@ -1114,17 +1114,20 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	if (pb->slot >= 0)
 		blkiso_slot_put(t, pb);
 	read = pb->dir == BI_DIR_READ;
-	lat_us = (now - pb->arrive_ns) >> 10;	/* ~us: a power-of-two histogram */
+	lat_ns = now - pb->arrive_ns;
 	if (trace_blkiso_complete_enabled())
 		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
-				      now - pb->arrive_ns, blk_status_to_errno(*error));
+				      lat_ns, blk_status_to_errno(*error));
 	/* "completed" is rios + wios, added up when the counters are folded */
 	if (*error)
 		this_cpu_inc(pc->stat[BLKISO_ERRORS]);
 	this_cpu_inc(pc->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
 	this_cpu_add(pc->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->bytes);
 	this_cpu_add(pc->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->units);
-	this_cpu_inc(pc->lat[min_t(u32, fls64(lat_us), BLKISO_LAT_BUCKETS - 1)]);
+	/* real us (a constant divisor: a multiply), bounds of the uapi */
+	this_cpu_inc(pc->lat[min_t(u32, fls64(div_u64(lat_ns, NSEC_PER_USEC)),
+				   BLKISO_LAT_BUCKETS - 1)]);
+	this_cpu_add(pc->lat_sum_ns, lat_ns);
 	return DM_ENDIO_DONE;
 }
 
@@ -1153,6 +1156,7 @@ static void blkiso_resume(struct dm_target *ti)
 
 /*
  * dmsetup message <dev> 0 tenant <cgroup> key=value...
+ * dmsetup message <dev> 0 tenant_del <cgroup>
  * dmsetup message <dev> 0 device key=value...
  */
 static int blkiso_message(struct dm_target *ti, unsigned int argc, char **argv,
@@ -1162,8 +1166,10 @@ static int blkiso_message(struct dm_target *ti, unsigned int argc, char **argv,
 	char *line;
 	int len, ret;
 
+	if (argc == 2 && !strcmp(argv[0], "tenant_del"))
+		return blkiso_tenant_del(dev, argv[1], strlen(argv[1]));
 	if (argc < 2 || (strcmp(argv[0], "tenant") && strcmp(argv[0], "device"))) {
-		DMWARN("message: expected \"tenant <cgroup> key=value...\" or \"device key=value...\"");
+		DMWARN("message: expected \"tenant <cgroup> key=value...\", \"tenant_del <cgroup>\" or \"device key=value...\"");
 		return -EINVAL;
 	}
 	line = kmalloc(BI_CONF_LINE_MAX, GFP_KERNEL);

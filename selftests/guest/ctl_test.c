@@ -8,7 +8,8 @@
  * snapshot of several cgroups that did I/O against their sysfs counters.
  * Then blkisoctl end to end: attach, apply, stats -j, set, get, detach;
  * and blkisoctl ring (the feedback tick's records through BLKISO_IOC_RING)
- * against the sysfs ring files, with top's feedback columns.
+ * against the sysfs ring files, with top's feedback columns.  tenant_del
+ * (ioctl, sysfs, message) and the latency histogram in microseconds.
  * Nothing here asserts a rate, so every test runs in both guest modes.
  */
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/blkiso.h>
@@ -447,7 +449,7 @@ TEST_F_TIMEOUT(ctl, blkisoctl_end_to_end, GUEST_TIMEOUT)
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j top -n 1 bictl2"));
 	EXPECT_NE(NULL, strstr(out, "\"interval_s\":")) TH_LOG("%s", out);
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " version"));
-	EXPECT_NE(NULL, strstr(out, "ioctl version 1")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "ioctl version 2")) TH_LOG("%s", out);
 
 	ASSERT_EQ(0, gu_sh(CTL " detach bictl2"));
 	EXPECT_NE(0, access("/dev/mapper/bictl2", F_OK));
@@ -722,6 +724,165 @@ TEST_F_TIMEOUT(ctl, blkisoctl_ring_matches_sysfs, GUEST_TIMEOUT)
 	EXPECT_EQ(1, gu_sh(CTL " ring 2>/dev/null"));
 	unlink(json);
 	unlink("/tmp/ctl_ring.py");
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Wall-clock ms around @n reads from cgroup @cg (-1 if they failed). */
+static long long timed_reads(const char *cg, int n)
+{
+	long long t0 = now_ms();
+
+	return cg_reads(cg, n) ? -1 : now_ms() - t0;
+}
+
+#define DEFAULT_LINE	"riops=max wiops=max rbps=max wbps=max runits=max wunits=max"
+
+/*
+ * tenant_del through the ioctl, the sysfs file and the dm message: the
+ * quota goes (the line reads the defaults, no CONFIGURED flag, I/O runs
+ * unthrottled), the counters stay; a second del is ENOENT, a bad cgroup
+ * EINVAL, and neither changes anything.
+ */
+TEST_F_TIMEOUT(ctl, tenant_del_returns_to_counted_only, GUEST_TIMEOUT)
+{
+	struct blkiso_ioc_tenant a;
+	char conf[BLKISO_LINE_MAX], path[256];
+	long long ms;
+
+	/* ioctl: 5 reads/s would hold 40 reads for ~8 s; without a quota they run at once */
+	ASSERT_EQ(0, cg_reads(cg_names[0], 20));
+	tenant_arg(&a, self->major, self->minor, self->cgid[0], "riops=5");
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_SET_TENANT, &a)) TH_LOG("msg: %s", a.msg);
+	tenant_arg(&a, self->major, self->minor, self->cgid[0], NULL);
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_DEL_TENANT, &a)) TH_LOG("msg: %s", a.msg);
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	EXPECT_FALSE(a.flags & BLKISO_F_CONFIGURED);
+	EXPECT_STREQ(DEFAULT_LINE, a.line);
+	EXPECT_EQ(20, gu_tenant_stat(self->dir, self->cgid[0], "rios"));
+	ms = timed_reads(cg_names[0], 40);
+	EXPECT_LE(0, ms);
+	EXPECT_GT(4000, ms) TH_LOG("40 reads took %lld ms after del", ms);
+	EXPECT_EQ(60, gu_tenant_stat(self->dir, self->cgid[0], "rios"));
+	tenant_arg(&a, self->major, self->minor, self->cgid[0], NULL);
+	EXPECT_EQ(ENOENT, ioc(self->fd, BLKISO_IOC_DEL_TENANT, &a));
+	EXPECT_NE(NULL, strstr(a.msg, "no quota")) TH_LOG("msg: %s", a.msg);
+	/* a version 1 caller does not know DEL_TENANT but is still served */
+	a.hdr.version = 1;
+	EXPECT_EQ(ENOENT, ioc(self->fd, BLKISO_IOC_DEL_TENANT, &a));
+
+	/* sysfs: "<cgroup>" written to tenant_del */
+	snprintf(path, sizeof(path), "%s/tenant_del", self->dir);
+	snprintf(conf, sizeof(conf), "/%s", cg_names[1]);
+	ASSERT_EQ(0, gu_tenant_set(self->dir, conf, "wiops=300"));
+	ASSERT_EQ(0, sysfs_conf(self->dir, self->cgid[1], conf, sizeof(conf)));
+	EXPECT_NE(NULL, strstr(conf, "wiops=300"));
+	ASSERT_EQ(0, gu_write(path, "/%s\n", cg_names[1]));
+	ASSERT_EQ(0, sysfs_conf(self->dir, self->cgid[1], conf, sizeof(conf)));
+	EXPECT_STREQ(DEFAULT_LINE, conf);
+	EXPECT_NE(0, gu_write(path, "%llu", self->cgid[1]));	/* no quota now */
+	EXPECT_NE(0, gu_write(path, "/no_such_cgroup"));
+	EXPECT_NE(0, gu_write(path, "%llu riops=1", self->cgid[1]));
+
+	/* dmsetup message, the kernel tenant too */
+	ASSERT_EQ(0, gu_sh("dmsetup message " DM_NAME " 0 tenant kernel wbps=50M"));
+	tenant_arg(&a, self->major, self->minor, 0, NULL);
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	EXPECT_TRUE(a.flags & BLKISO_F_CONFIGURED);
+	ASSERT_EQ(0, gu_sh("dmsetup message " DM_NAME " 0 tenant_del kernel"));
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+	EXPECT_FALSE(a.flags & BLKISO_F_CONFIGURED);
+	EXPECT_STREQ(DEFAULT_LINE, a.line);
+	EXPECT_NE(0, gu_sh("dmsetup message " DM_NAME " 0 tenant_del kernel 2>/dev/null"));
+	EXPECT_NE(0, gu_sh("dmsetup message " DM_NAME " 0 tenant_del kernel riops=1 2>/dev/null"));
+}
+
+/*
+ * The latency histogram in real microseconds: over a null_blk completing
+ * each bio after 1 ms, every completion lands in a bucket whose bound is
+ * above 1000 us (i >= 10) and the mean from lat_sum_us is at least 1000 us
+ * (ns >> 10 would give 977), below 5000 us; the buckets add up to the
+ * completions, sysfs's latency file and lat_sum_us show the same, and a
+ * version 1 caller gets its 152-byte records.
+ */
+TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
+{
+	struct gu_nullb nb = { .name = "nullb_ctl2", .size_mb = 256, .irqmode = 2,
+			       .completion_nsec = 1000000 };
+	struct blkiso_stats_rec recs[16], *r = NULL;
+	unsigned char v1[16][BLKISO_STATS_REC_SIZE_V1];
+	unsigned long long sum = 0, bound;
+	char lower[64], path[256], dir[128], line[64];
+	struct blkiso_ioc_stats s;
+	struct stat st;
+	unsigned int i;
+	FILE *f;
+
+	ASSERT_EQ(0, gu_nullb_create(&nb, lower, sizeof(lower)));
+	ASSERT_EQ(0, gu_sh("dmsetup create bictl2 --table "
+			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", lower, lower));
+	ASSERT_EQ(0, gu_blkiso_dir("bictl2", dir, sizeof(dir)));
+	ASSERT_EQ(0, stat("/dev/mapper/bictl2", &st));
+	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > /sys/fs/cgroup/%s/cgroup.procs && "
+			   "exec dd if=/dev/mapper/bictl2 of=/dev/null bs=4k count=50 "
+			   "iflag=direct 2>/dev/null'", cg_names[0]));
+	memset(&s, 0, sizeof(s));
+	s.hdr.size = sizeof(s);
+	s.hdr.version = BLKISO_IOCTL_VERSION;
+	s.major = major(st.st_rdev);
+	s.minor = minor(st.st_rdev);
+	s.recs = (unsigned long)recs;
+	s.rec_size = sizeof(recs[0]);
+	s.capacity = 16;
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_STATS, &s));
+	for (i = 0; i < s.count; i++)
+		if (recs[i].cgid == self->cgid[0])
+			r = &recs[i];
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(50ULL, r->stat[BLKISO_STAT_COMPLETED]);
+	for (i = 0; i < BLKISO_LAT_BUCKETS; i++) {
+		sum += r->lat[i];
+		if (i < 10)
+			EXPECT_EQ(0ULL, r->lat[i]) TH_LOG("bucket %u (< %llu us)", i, 1ULL << i);
+	}
+	EXPECT_EQ(50ULL, sum);
+	EXPECT_LE(50ULL * 1000, r->lat_sum_us);
+	EXPECT_GT(50ULL * 5000, r->lat_sum_us);
+	EXPECT_EQ(gu_tenant_stat(dir, r->cgid, "lat_sum_us"), (long long)r->lat_sum_us);
+	/* sysfs: "<bound_us> <count>" per bucket, "inf" last */
+	snprintf(path, sizeof(path), "%s/%llu/latency", dir, r->cgid);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	for (i = 0; i < BLKISO_LAT_BUCKETS && fgets(line, sizeof(line), f); i++) {
+		unsigned long long n;
+
+		if (i == BLKISO_LAT_BUCKETS - 1) {
+			EXPECT_EQ(1, sscanf(line, "inf %llu", &n)) TH_LOG("%s", line);
+		} else {
+			EXPECT_EQ(2, sscanf(line, "%llu %llu", &bound, &n)) TH_LOG("%s", line);
+			EXPECT_EQ(1ULL << i, bound);
+		}
+		EXPECT_EQ(r->lat[i], n) TH_LOG("bucket %u", i);
+	}
+	fclose(f);
+	EXPECT_EQ(BLKISO_LAT_BUCKETS, i);
+
+	/* version 1: 152-byte records, the same prefix */
+	s.hdr.version = 1;
+	s.rec_size = BLKISO_STATS_REC_SIZE_V1;
+	s.recs = (unsigned long)v1;
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_STATS, &s));
+	for (i = 0; i < s.count; i++)
+		if (!memcmp(v1[i], &self->cgid[0], 8))
+			EXPECT_EQ(0, memcmp(v1[i], r, BLKISO_STATS_REC_SIZE_V1));
+	s.rec_size = sizeof(recs[0]);	/* version 1 with the version 2 size */
+	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_STATS, &s));
 }
 
 TEST_HARNESS_MAIN

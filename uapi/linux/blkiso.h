@@ -24,7 +24,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define BLKISO_IOCTL_VERSION	1
+#define BLKISO_IOCTL_VERSION	2	/* 1: no DEL_TENANT, 152-byte stats records */
 #define BLKISO_IOC_MAGIC	0xBA
 
 /* Lines and messages, with their NUL. */
@@ -58,6 +58,8 @@ struct blkiso_ioc_version {
  * cgroup cgid (0: the kernel tenant) on the dm device major:minor, creating
  * the tenant if needed, like a write to /sys/kernel/blkiso/dm-N/tenant.
  * BLKISO_IOC_GET_TENANT: line receives the tenant's canonical line.
+ * BLKISO_IOC_DEL_TENANT (version 2): drop the tenant's quota, back to
+ * counted only (its counters stay); ENOENT if it has none.
  * Errors: ENODEV (no blkiso device), ENOENT (no such cgroup; for GET, no
  * such tenant), EINVAL (+ msg), EPERM.
  */
@@ -103,7 +105,17 @@ enum blkiso_stat_id {
 	BLKISO_STAT_NR,
 };
 
-/* One tenant in a BLKISO_IOC_STATS snapshot. */
+/*
+ * Buckets of the per-tenant latency histogram (arrival -> completion):
+ * bucket i counts latencies below 2^i microseconds (and at least 2^(i-1)
+ * us for i > 0); the last bucket counts everything from 2^30 us up.
+ */
+#define BLKISO_LAT_BUCKETS	32
+
+/*
+ * One tenant in a BLKISO_IOC_STATS snapshot.  A version 1 caller passes
+ * rec_size BLKISO_STATS_REC_SIZE_V1 and receives the fields up to flags.
+ */
 struct blkiso_stats_rec {
 	__u64 cgid;			/* 0 = kernel tenant */
 	__u64 stat[BLKISO_STAT_NR];	/* enum blkiso_stat_id */
@@ -111,7 +123,12 @@ struct blkiso_stats_rec {
 	__u64 p99_us;
 	__u32 queued;			/* bios parked now */
 	__u32 flags;			/* BLKISO_F_CONFIGURED */
+	/* version 2 */
+	__u64 lat_sum_us;		/* sum of the latencies counted in lat[] */
+	__u64 lat[BLKISO_LAT_BUCKETS];	/* per bucket, not cumulative */
 };
+
+#define BLKISO_STATS_REC_SIZE_V1	152
 
 /*
  * BLKISO_IOC_STATS: every tenant of one device in one call.  recs points to
@@ -202,5 +219,6 @@ struct blkiso_ioc_ring {
 #define BLKISO_IOC_GET_DEVICE	_IOWR(BLKISO_IOC_MAGIC, 0x44, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_STATS	_IOWR(BLKISO_IOC_MAGIC, 0x45, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_RING		_IOWR(BLKISO_IOC_MAGIC, 0x46, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_DEL_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x47, struct blkiso_ioc_hdr)
 
 #endif /* _UAPI_LINUX_BLKISO_H */
