@@ -720,7 +720,9 @@ TEST_F_TIMEOUT(ctl, blkisoctl_ring_matches_sysfs, GUEST_TIMEOUT)
 	EXPECT_EQ(3, gu_sh(CTL " ring " DM_NAME " %s 2>/dev/null", cg_names[1]));
 	EXPECT_EQ(3, gu_sh(CTL " ring nosuchdev 2>/dev/null"));
 	EXPECT_EQ(3, gu_sh(CTL " ring %s 2>/dev/null", self->lower));	/* not blkiso */
-	EXPECT_EQ(2, gu_sh(CTL " ring " DM_NAME " 12x 2>/dev/null"));
+	/* digits only are an id, anything else a path */
+	EXPECT_EQ(3, gu_sh(CTL " ring " DM_NAME " 12x 2>/dev/null"));
+	EXPECT_EQ(2, gu_sh(CTL " ring " DM_NAME " 0 2>/dev/null"));
 	EXPECT_EQ(1, gu_sh(CTL " ring 2>/dev/null"));
 	unlink(json);
 	unlink("/tmp/ctl_ring.py");
@@ -883,6 +885,81 @@ TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 			EXPECT_EQ(0, memcmp(v1[i], r, BLKISO_STATS_REC_SIZE_V1));
 	s.rec_size = sizeof(recs[0]);	/* version 1 with the version 2 size */
 	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_STATS, &s));
+}
+
+/*
+ * blkisoctl's tenant commands with keyword selectors, and stats
+ * --prometheus of a live device through promtool (the host's, unpacked by
+ * make deps): the cgroup's path in every output, its counters and
+ * histogram as the STATS ioctl has them.
+ */
+TEST_F_TIMEOUT(ctl, blkisoctl_tenant_commands_and_prometheus, GUEST_TIMEOUT)
+{
+	char out[65536], want[256];
+	const char *prom = "/tmp/ctl_test.prom";
+
+	ASSERT_EQ(0, cg_reads(cg_names[0], 30));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " tenant set dev " DM_NAME " cgroup %s "
+			       "riops=400 2>&1", cg_names[0])) TH_LOG("%s", out);
+	/* the old order, and the keywords in the other order */
+	ASSERT_EQ(0, gu_sh(CTL " set /%s " DM_NAME " wiops=300", cg_names[1]));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " tenant get cgroup /%s dev " DM_NAME,
+			       cg_names[1]));
+	EXPECT_NE(NULL, strstr(out, "wiops=300")) TH_LOG("%s", out);
+
+	/* list: every tenant with its path; show: the lines of those with a quota */
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " tenant list dev " DM_NAME));
+	snprintf(want, sizeof(want), "%llu", self->cgid[0]);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "/%s\n", cg_names[0]);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "kernel\n")) TH_LOG("%s", out);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " tenant show"));
+	snprintf(want, sizeof(want), DM_NAME " /%s (id %llu): riops=400 ", cg_names[0],
+		 self->cgid[0]);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "kernel")) TH_LOG("no quota, not shown: %s", out);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j tenant show dev " DM_NAME " cgroup %llu",
+			       self->cgid[1]));
+	snprintf(want, sizeof(want), "\"cgid\":%llu,\"cgroup\":\"/%s\",\"configured\":true",
+		 self->cgid[1], cg_names[1]);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+
+	/* del: back to counted only; again: not found, exit 3; JSON error */
+	ASSERT_EQ(0, gu_sh(CTL " tenant del dev " DM_NAME " cgroup %s", cg_names[1]));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j tenant get dev " DM_NAME " cgroup %s",
+			       cg_names[1]));
+	EXPECT_NE(NULL, strstr(out, "\"configured\":false")) TH_LOG("%s", out);
+	EXPECT_EQ(3, gu_sh_out(out, sizeof(out), CTL " -j tenant del dev " DM_NAME " cgroup %s "
+			       "2>/dev/null", cg_names[1]));
+	EXPECT_NE(NULL, strstr(out, "{\"error\":")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "no quota")) TH_LOG("%s", out);
+
+	/* stats: the path next to the id, table and JSON */
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j stats dev " DM_NAME));
+	snprintf(want, sizeof(want), "{\"cgid\":%llu,\"cgroup\":\"/%s\",", self->cgid[0],
+		 cg_names[0]);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"lat_hist\":[")) TH_LOG("%s", out);
+
+	/* --prometheus, this device and every device: promtool accepts both */
+	ASSERT_EQ(0, gu_sh(CTL " stats --prometheus dev " DM_NAME " > %s", prom));
+	EXPECT_EQ(0, gu_sh_out(out, sizeof(out), "$BLKISO_TOP/build/prometheus/usr/bin/promtool "
+			       "check metrics < %s 2>&1", prom)) TH_LOG("%s", out);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), "cat %s", prom));
+	snprintf(want, sizeof(want), "blkiso_ios_total{device=\"" DM_NAME "\",cgroup=\"/%s\","
+		 "cgroup_id=\"%llu\",direction=\"read\"} 30\n", cg_names[0], self->cgid[0]);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "blkiso_latency_seconds_count{device=\"" DM_NAME "\","
+		 "cgroup=\"/%s\",cgroup_id=\"%llu\"} 30\n", cg_names[0], self->cgid[0]);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "blkiso_configured{device=\"" DM_NAME "\",cgroup=\"/%s\","
+		 "cgroup_id=\"%llu\"} 1\n", cg_names[0], self->cgid[0]);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_EQ(0, gu_sh_out(out, sizeof(out), CTL " stats --prometheus | "
+			       "$BLKISO_TOP/build/prometheus/usr/bin/promtool check metrics 2>&1"))
+		TH_LOG("%s", out);
+	unlink(prom);
 }
 
 TEST_HARNESS_MAIN

@@ -12,10 +12,15 @@
 # never written down here.  The 6.1 headers come from apt (they do not pull
 # an image); the 6.12 headers package depends on its image, so it is unpacked
 # like the kernel.
+#
+# promtool (`blkisoctl stats --prometheus` is checked with `promtool check
+# metrics`) comes the same way from Debian's prometheus package, unpacked
+# below build/prometheus/ so that no server is installed or started.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kdir=$top/build/kernels
+promtool=$top/build/prometheus/usr/bin/promtool
 
 packages=(
 	gcc make bc flex bison libelf-dev libssl-dev pahole
@@ -50,7 +55,7 @@ kernels_ready() {
 
 # Fast path: nothing to do.
 if [ -z "$(missing_packages "${packages[@]}")" ] && kernels_ready &&
-   [ -f "$top/build/ksrc/.stamp" ]; then
+   [ -f "$top/build/ksrc/.stamp" ] && [ -x "$promtool" ]; then
 	say "everything is installed"
 	exit 0
 fi
@@ -172,6 +177,14 @@ for sm in "${series_meta[@]}"; do
 	echo "$ver" > "$root/.version"
 	ln -sfn "$ver" "$kdir/$series"
 done
+
+if [ ! -x "$promtool" ]; then
+	say "unpacking promtool (prometheus package)"
+	rm -rf "$top/build/prometheus"
+	mkdir -p "$top/build/prometheus"
+	fetch_and_unpack "$top/build/prometheus" prometheus
+	[ -x "$promtool" ] || { say "no promtool in the prometheus package" >&2; exit 1; }
+fi
 
 # The kselftest harness and checkpatch from linux-source-6.1.
 if [ ! -f "$top/build/ksrc/.stamp" ]; then

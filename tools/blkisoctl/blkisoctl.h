@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <linux/blkiso.h>
 
 #define BLKISOCTL_VERSION	"0.2.0"
@@ -26,6 +27,7 @@ struct opts {
 	bool json;
 	bool pretty;
 	long count;		/* top: refreshes, 0 = until interrupted */
+	bool prometheus;	/* stats: the Prometheus text format */
 	const char *file;	/* apply: the file being read */
 };
 extern struct opts opt;
@@ -45,8 +47,21 @@ struct bdev {
 int resolve_dev(const char *arg, struct bdev *dev);
 /* major:minor of the dm device @name: 0 or -errno. */
 int dm_lookup(const char *name, struct bdev *dev);
-/* "kernel" (0), a cgroup id, or a path below /sys/fs/cgroup. */
+/* "kernel" (0), a cgroup id (digits only), or a path below /sys/fs/cgroup. */
 int resolve_cgroup(const char *arg, uint64_t *cgid);
+/* The path of cgroup @cgid below /sys/fs/cgroup ("kernel" for 0); NULL if gone. */
+const char *cgroup_path(uint64_t cgid);
+/* Every blkiso device (sysfs), by minor; *devs is malloc'ed: 0 or an exit code. */
+int list_devices(struct bdev **devs, unsigned int *count);
+
+/* The keyword selectors "dev X" and "cgroup Y", in any order. */
+struct sel {
+	const char *dev;
+	const char *cgroup;
+	bool keywords;		/* any given (else: the old positional order) */
+};
+/* Take them from the front of *argv: 0, or an exit code after saying why. */
+int take_selectors(int *argc, char ***argv, struct sel *sel);
 /* Join argv[0..argc) with spaces into a line of BLKISO_LINE_MAX. */
 int join_line(char *line, int argc, char **argv);
 
@@ -54,6 +69,8 @@ int join_line(char *line, int argc, char **argv);
 int ioc_open(void);
 int ioc_tenant(bool set, const struct bdev *dev, uint64_t cgid, const char *line,
 	       unsigned int flags, char *out, unsigned int *out_flags, char *msg);
+/* DEL_TENANT: back to counted only; -ENOENT if it has no quota. */
+int ioc_tenant_del(const struct bdev *dev, uint64_t cgid, char *msg);
 int ioc_device(bool set, const struct bdev *dev, const char *line, unsigned int flags,
 	       char *out, char *msg);
 /* A stats snapshot; *recs is malloc'ed (free it). */
@@ -81,8 +98,24 @@ int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_ring(int argc, char **argv);
+int cmd_tenant_list(int argc, char **argv);
+int cmd_tenant_show(int argc, char **argv);
+int cmd_tenant_del(int argc, char **argv);
 
-/* JSON output helpers (stats.c). */
+/* "dev DEV cgroup CGROUP" or the old "CGROUP DEV": 0 or an exit code. */
+int tenant_target(const char *usage, int *argc, char ***argv, struct sel *sel);
+
+/* The Prometheus text format of one STATS snapshot per device (prom.c). */
+struct prom_dev {
+	const struct bdev *dev;
+	const struct blkiso_ioc_stats *st;
+	const struct blkiso_stats_rec *recs;
+};
+void prom_print(FILE *f, const struct prom_dev *d, unsigned int n,
+		const char *(*path)(uint64_t cgid));
+
+/* JSON output helpers (stats.c); NULL prints null. */
 void json_str(const char *s);
+void json_str_or_null(const char *s);
 
 #endif /* BLKISOCTL_H */

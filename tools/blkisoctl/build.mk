@@ -10,3 +10,6 @@ $(B)/tools/blkisoctl: $(BLKISOCTL_SRCS) $(BLKISOCTL_HDRS)
 	@$(CC) $(filter-out -isystem $(KSRC)/tools/testing/selftests,$(USER_CFLAGS)) \
 		-Itools/blkisoctl -o $@ $(BLKISOCTL_SRCS) -ldevmapper
 TOOL_BINS += $(B)/tools/blkisoctl
+
+# selftests/unit/cli_test.c includes prom.c and runs both tools.
+$(B)/unit/cli_test: tools/blkisoctl/prom.c $(BLKISOCTL_HDRS) $(TOOL_BINS)

@@ -2,7 +2,8 @@
 /*
  * conf.c - set and get: a tenant's quota line or a device line, through
  * SET_TENANT/GET_TENANT and SET_DEVICE/GET_DEVICE.  A refused line prints
- * the kernel's reason, which names the bad token.
+ * the kernel's reason, which names the bad token.  A tenant is named by
+ * "dev DEV cgroup CGROUP" (any order) or, as before, "CGROUP DEV".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,60 +35,93 @@ int open_ctl(void)
 	return fd < 0 ? ioc_fail(BLKISO_DEV_PATH, fd, NULL) : BX_OK;
 }
 
+int tenant_target(const char *usage, int *argc, char ***argv, struct sel *sel)
+{
+	int ret = take_selectors(argc, argv, sel);
+
+	if (ret)
+		return ret;
+	if (!sel->keywords && *argc >= 2) {
+		/* the old order: CGROUP DEV */
+		sel->cgroup = (*argv)[0];
+		sel->dev = (*argv)[1];
+		*argc -= 2;
+		*argv += 2;
+	}
+	if (!sel->dev || !sel->cgroup) {
+		err("usage: %s", usage);
+		return BX_USAGE;
+	}
+	return BX_OK;
+}
+
 int cmd_set(int argc, char **argv)
 {
+	static const char usage[] = "tenant set dev DEV cgroup CGROUP key=value...";
 	char line[BLKISO_LINE_MAX], msg[BLKISO_MSG_MAX];
 	struct bdev dev;
+	struct sel sel;
 	uint64_t cgid;
 	int ret;
 
-	if (argc < 3) {
-		err("usage: set CGROUP DEV key=value...");
+	ret = tenant_target(usage, &argc, &argv, &sel);
+	if (ret)
+		return ret;
+	if (argc < 1) {
+		err("usage: %s", usage);
 		return BX_USAGE;
 	}
-	ret = resolve_cgroup(argv[0], &cgid);
+	ret = resolve_cgroup(sel.cgroup, &cgid);
 	if (!ret)
-		ret = resolve_dev(argv[1], &dev);
+		ret = resolve_dev(sel.dev, &dev);
 	if (!ret)
-		ret = join_line(line, argc - 2, argv + 2);
+		ret = join_line(line, argc, argv);
 	if (!ret)
 		ret = open_ctl();
 	if (ret)
 		return ret;
 	ret = ioc_tenant(true, &dev, cgid, line, 0, NULL, NULL, msg);
 	if (ret == -ENOENT)
-		return ioc_fail(argv[0], ret, NULL);
-	return ret ? ioc_fail(ret == -EINVAL ? argv[0] : argv[1], ret, msg) : BX_OK;
+		return ioc_fail(sel.cgroup, ret, NULL);
+	return ret ? ioc_fail(ret == -EINVAL ? sel.cgroup : sel.dev, ret, msg) : BX_OK;
 }
 
 int cmd_get(int argc, char **argv)
 {
+	static const char usage[] = "tenant get dev DEV cgroup CGROUP";
 	char line[BLKISO_LINE_MAX];
 	unsigned int flags = 0;
 	struct bdev dev;
+	struct sel sel;
 	uint64_t cgid;
 	int ret;
 
-	if (argc != 2) {
-		err("usage: get CGROUP DEV");
+	ret = tenant_target(usage, &argc, &argv, &sel);
+	if (ret)
+		return ret;
+	if (argc) {
+		err("usage: %s", usage);
 		return BX_USAGE;
 	}
-	ret = resolve_cgroup(argv[0], &cgid);
+	ret = resolve_cgroup(sel.cgroup, &cgid);
 	if (!ret)
-		ret = resolve_dev(argv[1], &dev);
+		ret = resolve_dev(sel.dev, &dev);
 	if (!ret)
 		ret = open_ctl();
 	if (ret)
 		return ret;
 	ret = ioc_tenant(false, &dev, cgid, NULL, 0, line, &flags, NULL);
 	if (ret == -ENOENT) {
-		err("%s: no tenant on %s (it has done no I/O and has no quota)", argv[0], argv[1]);
+		err("%s: no tenant on %s (it has done no I/O and has no quota)", sel.cgroup,
+		    sel.dev);
 		return BX_NOTFOUND;
 	}
 	if (ret)
-		return ioc_fail(argv[1], ret, NULL);
+		return ioc_fail(sel.dev, ret, NULL);
 	if (opt.json) {
-		printf("{\"cgid\":%" PRIu64 ",\"configured\":%s,\"line\":", cgid,
+		printf("{\"cgid\":%" PRIu64 ",\"cgroup\":", cgid);
+		json_str_or_null(cgroup_path(cgid));
+		printf(",\"configured\":%s,\"line\":",
 		       flags & BLKISO_F_CONFIGURED ? "true" : "false");
 		json_str(line);
 		printf("}\n");
@@ -103,8 +137,10 @@ int cmd_dev_set(int argc, char **argv)
 	struct bdev dev;
 	int ret;
 
+	if (argc && !strcmp(argv[0], "dev"))
+		argc--, argv++;
 	if (argc < 2) {
-		err("usage: device set DEV key=value...");
+		err("usage: device set dev DEV key=value...");
 		return BX_USAGE;
 	}
 	ret = resolve_dev(argv[0], &dev);
@@ -124,8 +160,10 @@ int cmd_dev_get(int argc, char **argv)
 	struct bdev dev;
 	int ret;
 
+	if (argc == 2 && !strcmp(argv[0], "dev"))
+		argc--, argv++;
 	if (argc != 1) {
-		err("usage: device get DEV");
+		err("usage: device get dev DEV");
 		return BX_USAGE;
 	}
 	ret = resolve_dev(argv[0], &dev);

@@ -64,6 +64,21 @@ int ioc_tenant(bool set, const struct bdev *dev, uint64_t cgid, const char *line
 	return ret;
 }
 
+int ioc_tenant_del(const struct bdev *dev, uint64_t cgid, char *msg)
+{
+	struct blkiso_ioc_tenant a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr = HDR(a);
+	a.major = dev->major;
+	a.minor = dev->minor;
+	a.cgid = cgid;
+	ret = ioc(BLKISO_IOC_DEL_TENANT, &a);
+	memcpy(msg, a.msg, sizeof(a.msg));
+	return ret;
+}
+
 int ioc_device(bool set, const struct bdev *dev, const char *line, unsigned int flags,
 	       char *out, char *msg)
 {

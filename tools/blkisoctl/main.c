@@ -2,11 +2,14 @@
 /*
  * main.c - blkisoctl's command line: options, objects and commands, help.
  *
- *   blkisoctl [-j] [-p] [-n COUNT] COMMAND ARGS...
+ *   blkisoctl [-j] [-p] [-n COUNT] [--prometheus] COMMAND ARGS...
  *   blkisoctl [OPTIONS] OBJECT COMMAND ARGS...   (OBJECT: tenant, device)
  *
- * as iproute2 and bpftool do.  Each command lives in its own file.
+ * as iproute2 and bpftool do: objects named by keyword selectors ("dev X
+ * cgroup Y", in any order), -h/--help and -V/--version anywhere.  Each
+ * command lives in its own file.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,52 +20,63 @@
 struct opts opt;
 
 static const char usage_text[] =
-"usage: blkisoctl [-j] [-p] [-n COUNT] COMMAND ARGS...\n"
+"usage: blkisoctl [OPTIONS] COMMAND ARGS...\n"
 "       blkisoctl [OPTIONS] { tenant | device } COMMAND ARGS...\n"
 "\n"
-"  attach DEV [NAME]             dm device NAME (default blkiso-<dev>) over DEV\n"
-"  detach NAME                   remove it\n"
-"  set CGROUP DEV key=value...   merge a quota line (tenant set)\n"
-"  get CGROUP DEV                the tenant's canonical line (tenant get)\n"
-"  device set DEV key=value...   merge a device line\n"
-"  device get DEV                the device line\n"
-"  stats DEV                     every tenant's counters (table, or -j JSON)\n"
-"  top DEV                       rates and feedback every second (-n COUNT)\n"
-"  ring DEV [CGROUP]             the feedback tick's records, device or tenant\n"
-"  apply FILE                    \"device DEV k=v...\", \"tenant DEV CGROUP k=v...\"\n"
-"  apply FILE DEV                a blkiso-sim scenario's tenant and devconf lines\n"
-"  version                       tool and module versions\n"
+"  attach DEV [NAME]                       dm device NAME (default blkiso-<dev>) over DEV\n"
+"  detach NAME                             remove it\n"
+"  tenant set dev DEV cgroup CG key=value... merge a quota line (also: set CG DEV ...)\n"
+"  tenant get dev DEV cgroup CG            the tenant's canonical line (also: get CG DEV)\n"
+"  tenant del dev DEV cgroup CG            drop the quota: back to counted only\n"
+"  tenant show [dev DEV [cgroup CG]]       the quota lines, of every device if none named\n"
+"  tenant list [dev DEV]                   every tenant, with a quota or counted only\n"
+"  device set dev DEV key=value...         merge a device line\n"
+"  device get dev DEV                      the device line\n"
+"  stats dev DEV                           every tenant's counters (table, or -j JSON)\n"
+"  stats --prometheus [dev DEV]            Prometheus text format, every device if none\n"
+"  top dev DEV                             rates and feedback every second (-n COUNT)\n"
+"  ring dev DEV [cgroup CG]                the feedback tick's records, device or tenant\n"
+"  apply FILE                              \"device DEV k=v...\", \"tenant DEV CG k=v...\"\n"
+"  apply FILE DEV                          a blkiso-sim scenario's tenant and devconf lines\n"
+"  version                                 tool and module versions\n"
 "\n"
-"  CGROUP: \"kernel\", a cgroup id, or a path below /sys/fs/cgroup\n"
-"  DEV: /dev/mapper/NAME, /dev/dm-N or a dm name\n"
-"  -j, --json  JSON output;  -p, --pretty  indented JSON;  -h, --help\n"
+"  CG: \"kernel\", a cgroup id (digits only) or a path below /sys/fs/cgroup\n"
+"  DEV: /dev/mapper/NAME, /dev/dm-N or a dm name; \"dev\" may be left out\n"
+"  -j, --json  JSON output (errors too);  -p, --pretty  indented JSON\n"
+"  -n, --count COUNT  top's refreshes;  --prometheus  stats in the Prometheus format\n"
+"  -h, --help  this text;  -V, --version  the tool's version\n"
 "exit: 0 ok, 1 usage, 2 bad input, 3 not found, 4 permission, 5 other\n"
 "See blkisoctl(8).\n";
 
+/* The tool's version always; the module's when it is loaded. */
 static int cmd_version(int argc, char **argv)
 {
 	struct blkiso_ioc_version v;
-	int ret;
+	int fd, ret;
 
 	(void)argv;
 	if (argc) {
 		err("usage: version");
 		return BX_USAGE;
 	}
-	ret = open_ctl();
-	if (!ret) {
-		ret = ioc_version(&v);
+	fd = ioc_open();
+	ret = fd < 0 ? fd : ioc_version(&v);
+	if (opt.json) {
+		printf("{\"tool\":\"%s\",\"module\":", BLKISOCTL_VERSION);
 		if (ret)
-			return ioc_fail(BLKISO_DEV_PATH, ret, NULL);
-	}
-	if (ret)
-		return ret;
-	if (opt.json)
-		printf("{\"tool\":\"%s\",\"module\":\"%.16s\",\"ioctl_version\":%u}\n",
-		       BLKISOCTL_VERSION, v.module_version, v.ioctl_version);
-	else
+			printf("null,\"ioctl_version\":null}\n");
+		else
+			printf("\"%.16s\",\"ioctl_version\":%u}\n", v.module_version,
+			       v.ioctl_version);
+	} else if (ret == -ENOENT && fd < 0) {
+		printf("blkisoctl %s, module not loaded\n", BLKISOCTL_VERSION);
+	} else if (ret) {
+		printf("blkisoctl %s, module unknown (%s: %s)\n", BLKISOCTL_VERSION,
+		       BLKISO_DEV_PATH, strerror(-ret));
+	} else {
 		printf("blkisoctl %s, module %.16s, ioctl version %u\n", BLKISOCTL_VERSION,
 		       v.module_version, v.ioctl_version);
+	}
 	return BX_OK;
 }
 
@@ -84,6 +98,9 @@ static const struct command commands[] = {
 	{ NULL, "version", cmd_version },
 	{ "tenant", "set", cmd_set },
 	{ "tenant", "get", cmd_get },
+	{ "tenant", "show", cmd_tenant_show },
+	{ "tenant", "list", cmd_tenant_list },
+	{ "tenant", "del", cmd_tenant_del },
 	{ "device", "set", cmd_dev_set },
 	{ "device", "get", cmd_dev_get },
 	{ "device", "attach", cmd_attach },
@@ -100,6 +117,8 @@ int main(int argc, char **argv)
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "prometheus", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *object = NULL;
@@ -107,7 +126,7 @@ int main(int argc, char **argv)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jpn:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jpn:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			opt.json = true;
@@ -125,6 +144,12 @@ int main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return BX_OK;
+		case 'V':
+			printf("blkisoctl %s\n", BLKISOCTL_VERSION);
+			return BX_OK;
+		case 'P':
+			opt.prometheus = true;
+			break;
 		default:
 			fputs(usage_text, stderr);
 			return BX_USAGE;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * stats.c - stats, top and ring: every tenant of a device from one STATS
- * ioctl, as a table or JSON; top repeats it every second and shows rates
+ * ioctl, as a table, JSON or the Prometheus text format (of every blkiso
+ * device when none is named); top repeats it every second and shows rates
  * with each tenant's latest feedback decisions; ring prints the feedback
  * tick's records (RING ioctl) of the device or of one tenant.
  */
@@ -37,6 +38,14 @@ void json_str(const char *s)
 	putchar('"');
 }
 
+void json_str_or_null(const char *s)
+{
+	if (s)
+		json_str(s);
+	else
+		fputs("null", stdout);
+}
+
 static const char *nl(void)
 {
 	return opt.pretty ? "\n" : "";
@@ -69,16 +78,29 @@ static void print_json(const struct bdev *dev, const struct blkiso_ioc_stats *st
 	       nl(), ind(1), dev->major, dev->minor, st->total, st->queued, st->draining,
 	       (unsigned long long)st->alloc_failures, nl(), ind(1));
 	for (i = 0; i < st->count; i++) {
-		printf("%s%s%s{\"cgid\":%" PRIu64 ",\"kernel\":%s,\"configured\":%s",
-		       i ? "," : "", nl(), ind(2), (uint64_t)r[i].cgid,
-		       r[i].cgid ? "false" : "true",
+		printf("%s%s%s{\"cgid\":%" PRIu64 ",\"cgroup\":", i ? "," : "", nl(), ind(2),
+		       (uint64_t)r[i].cgid);
+		json_str_or_null(cgroup_path(r[i].cgid));
+		printf(",\"kernel\":%s,\"configured\":%s", r[i].cgid ? "false" : "true",
 		       r[i].flags & BLKISO_F_CONFIGURED ? "true" : "false");
 		for (k = 0; k < BLKISO_STAT_NR; k++)
 			printf(",\"%s\":%llu", stat_names[k], (unsigned long long)r[i].stat[k]);
-		printf(",\"queued\":%u,\"p50_us\":%llu,\"p99_us\":%llu}", r[i].queued,
-		       (unsigned long long)r[i].p50_us, (unsigned long long)r[i].p99_us);
+		printf(",\"queued\":%u,\"p50_us\":%llu,\"p99_us\":%llu,\"lat_sum_us\":%llu,"
+		       "\"lat_hist\":[", r[i].queued, (unsigned long long)r[i].p50_us,
+		       (unsigned long long)r[i].p99_us, (unsigned long long)r[i].lat_sum_us);
+		for (k = 0; k < BLKISO_LAT_BUCKETS; k++)
+			printf("%s%llu", k ? "," : "", (unsigned long long)r[i].lat[k]);
+		printf("]}");
 	}
 	printf("%s%s]%s}\n", nl(), ind(1), nl());
+}
+
+/* A tenant's path for a table column. */
+static const char *path_col(uint64_t cgid)
+{
+	const char *p = cgroup_path(cgid);
+
+	return p ? p : "(removed)";
 }
 
 static void print_table(const struct blkiso_ioc_stats *st, const struct blkiso_stats_rec *r)
@@ -86,12 +108,12 @@ static void print_table(const struct blkiso_ioc_stats *st, const struct blkiso_s
 	char id[24];
 	unsigned int i;
 
-	printf("%-12s %10s %10s %8s %10s %6s %12s %12s %6s %8s %8s\n", "CGROUP", "ARRIVED",
+	printf("%-12s %10s %10s %8s %10s %6s %12s %12s %6s %8s %8s %s\n", "ID", "ARRIVED",
 	       "ADMITTED", "PARKED", "COMPLETED", "ERRORS", "RBYTES", "WBYTES", "QUEUED",
-	       "P50_US", "P99_US");
+	       "P50_US", "P99_US", "CGROUP");
 	for (i = 0; i < st->count; i++) {
 		cgid_str(r[i].cgid, id, sizeof(id));
-		printf("%-12s %10llu %10llu %8llu %10llu %6llu %12llu %12llu %6u %8llu %8llu\n",
+		printf("%-12s %10llu %10llu %8llu %10llu %6llu %12llu %12llu %6u %8llu %8llu %s\n",
 		       id, (unsigned long long)r[i].stat[BLKISO_STAT_ARRIVED],
 		       (unsigned long long)r[i].stat[BLKISO_STAT_ADMITTED],
 		       (unsigned long long)r[i].stat[BLKISO_STAT_PARKED],
@@ -99,7 +121,8 @@ static void print_table(const struct blkiso_ioc_stats *st, const struct blkiso_s
 		       (unsigned long long)r[i].stat[BLKISO_STAT_ERRORS],
 		       (unsigned long long)r[i].stat[BLKISO_STAT_RBYTES],
 		       (unsigned long long)r[i].stat[BLKISO_STAT_WBYTES], r[i].queued,
-		       (unsigned long long)r[i].p50_us, (unsigned long long)r[i].p99_us);
+		       (unsigned long long)r[i].p50_us, (unsigned long long)r[i].p99_us,
+		       path_col(r[i].cgid));
 	}
 }
 
@@ -114,20 +137,79 @@ static int snapshot(const char *arg, struct bdev *dev, struct blkiso_ioc_stats *
 	return ret ? ioc_fail(arg, ret, NULL) : BX_OK;
 }
 
+/* "dev DEV" or "DEV" alone; @optional: none at all is fine (NULL). */
+static int dev_arg(const char *usage, int argc, char **argv, bool optional, const char **dev)
+{
+	if (argc == 2 && !strcmp(argv[0], "dev"))
+		argc--, argv++;
+	*dev = argc == 1 ? argv[0] : NULL;
+	if (argc > 1 || (!argc && !optional)) {
+		err("usage: %s", usage);
+		return BX_USAGE;
+	}
+	return BX_OK;
+}
+
+/* stats --prometheus [DEV]: the one device, or every blkiso device. */
+static int stats_prometheus(const char *name)
+{
+	struct prom_dev *pd = NULL;
+	struct blkiso_ioc_stats *st = NULL;
+	struct bdev *devs = NULL;
+	unsigned int n = 0, i;
+	int ret;
+
+	if (name) {
+		devs = calloc(1, sizeof(*devs));
+		n = 1;
+		ret = devs ? resolve_dev(name, devs) : BX_OTHER;
+	} else {
+		ret = list_devices(&devs, &n);
+	}
+	if (!ret && n)
+		ret = open_ctl();
+	if (!ret && n) {
+		pd = calloc(n, sizeof(*pd));
+		st = calloc(n, sizeof(*st));
+		if (!pd || !st)
+			ret = BX_OTHER;
+	}
+	for (i = 0; !ret && i < n; i++) {
+		struct blkiso_stats_rec *r;
+		int e = ioc_stats(&devs[i], &st[i], &r);
+
+		if (e) {
+			ret = ioc_fail(devs[i].name, e, NULL);
+			break;
+		}
+		pd[i] = (struct prom_dev){ &devs[i], &st[i], r };
+	}
+	if (!ret)
+		prom_print(stdout, pd, n, cgroup_path);
+	for (i = 0; pd && i < n; i++)
+		free((void *)pd[i].recs);
+	free(pd);
+	free(st);
+	free(devs);
+	return ret;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	struct blkiso_ioc_stats st;
 	struct blkiso_stats_rec *r;
+	const char *name;
 	struct bdev dev;
 	int ret;
 
-	if (argc != 1) {
-		err("usage: stats DEV");
-		return BX_USAGE;
-	}
-	ret = resolve_dev(argv[0], &dev);
+	ret = dev_arg("stats [--prometheus] dev DEV", argc, argv, opt.prometheus, &name);
+	if (ret)
+		return ret;
+	if (opt.prometheus)
+		return stats_prometheus(name);
+	ret = resolve_dev(name, &dev);
 	if (!ret)
-		ret = snapshot(argv[0], &dev, &st, &r);
+		ret = snapshot(name, &dev, &st, &r);
 	if (ret)
 		return ret;
 	if (opt.json)
@@ -244,9 +326,9 @@ static void print_rates(const struct bdev *dev, const struct blkiso_ioc_stats *s
 			printf("tick %llu  mult %u  miss_pm %u%s\n",
 			       (unsigned long long)devrec.seq, devrec.mult, devrec.miss_permille,
 			       devrec.flags & BLKISO_TICK_OVERLOADED ? "  overloaded" : "");
-		printf("%-12s %10s %10s %12s %12s %10s %6s %8s %5s %8s %-7s\n", "CGROUP",
+		printf("%-12s %10s %10s %12s %12s %10s %6s %8s %5s %8s %-7s %s\n", "ID",
 		       "R_IOPS", "W_IOPS", "R_BPS", "W_BPS", "PARKED/S", "QUEUED", "P99_US",
-		       "SLOTS", "DELAY_US", "MODE");
+		       "SLOTS", "DELAY_US", "MODE", "CGROUP");
 	}
 	for (i = 0; i < st->count; i++) {
 		const struct blkiso_stats_rec *o = find_rec(old, nold, r[i].cgid);
@@ -264,20 +346,23 @@ static void print_rates(const struct bdev *dev, const struct blkiso_ioc_stats *s
 			snprintf(delay, sizeof(delay), "%s", opt.json ? "null" : "-");
 		}
 		if (opt.json) {
-			printf("%s{\"cgid\":%llu,\"riops\":%.1f,\"wiops\":%.1f,\"rbps\":%.0f,"
+			printf("%s{\"cgid\":%llu,\"cgroup\":", i ? "," : "",
+			       (unsigned long long)r[i].cgid);
+			json_str_or_null(cgroup_path(r[i].cgid));
+			printf(",\"riops\":%.1f,\"wiops\":%.1f,\"rbps\":%.0f,"
 			       "\"wbps\":%.0f,\"parked_per_s\":%.1f,\"queued\":%u,\"p99_us\":%llu,"
-			       "\"slots\":%s,\"delay_us\":%s,\"mode\":", i ? "," : "",
-			       (unsigned long long)r[i].cgid, rate[0], rate[1], rate[2], rate[3],
+			       "\"slots\":%s,\"delay_us\":%s,\"mode\":", rate[0], rate[1], rate[2], rate[3],
 			       rate[4], r[i].queued, (unsigned long long)r[i].p99_us, slots, delay);
 			if (has[i])
 				printf("\"%s\"}", iso_mode_str(tr[i].iso_mode, md, sizeof(md)));
 			else
 				printf("null}");
 		} else {
-			printf("%-12s %10.1f %10.1f %12.0f %12.0f %10.1f %6u %8llu %5s %8s %-7s\n",
+			printf("%-12s %10.1f %10.1f %12.0f %12.0f %10.1f %6u %8llu %5s %8s %-7s %s\n",
 			       id, rate[0], rate[1], rate[2], rate[3], rate[4], r[i].queued,
 			       (unsigned long long)r[i].p99_us, slots, delay,
-			       has[i] ? iso_mode_str(tr[i].iso_mode, md, sizeof(md)) : "-");
+			       has[i] ? iso_mode_str(tr[i].iso_mode, md, sizeof(md)) : "-",
+			       path_col(r[i].cgid));
 		}
 	}
 	if (opt.json)
@@ -300,18 +385,18 @@ int cmd_top(int argc, char **argv)
 	struct blkiso_stats_rec *old = NULL, *cur;
 	struct blkiso_ioc_stats st;
 	unsigned int nold = 0;
+	const char *name;
 	double t0, t1;
 	struct bdev dev;
 	long shown = 0;
 	int ret;
 
-	if (argc != 1) {
-		err("usage: top DEV [-n COUNT]");
-		return BX_USAGE;
-	}
-	ret = resolve_dev(argv[0], &dev);
+	ret = dev_arg("top [-n COUNT] dev DEV", argc, argv, false, &name);
+	if (ret)
+		return ret;
+	ret = resolve_dev(name, &dev);
 	if (!ret)
-		ret = snapshot(argv[0], &dev, &st, &old);
+		ret = snapshot(name, &dev, &st, &old);
 	if (ret)
 		return ret;
 	nold = st.count;
@@ -322,7 +407,7 @@ int cmd_top(int argc, char **argv)
 		sleep(1);
 		if (stop)
 			break;
-		ret = snapshot(argv[0], &dev, &st, &cur);
+		ret = snapshot(name, &dev, &st, &cur);
 		if (ret)
 			break;
 		t1 = now_s();
@@ -426,30 +511,41 @@ int cmd_ring(int argc, char **argv)
 	struct blkiso_tick_rec recs[RING_MAX];
 	unsigned int n;
 	struct bdev dev;
+	struct sel sel;
 	uint64_t cgid;
 	int ret;
 
-	if (argc < 1 || argc > 2) {
-		err("usage: ring DEV [CGROUP]");
+	ret = take_selectors(&argc, &argv, &sel);
+	if (ret)
+		return ret;
+	if (!sel.keywords && argc >= 1 && argc <= 2) {
+		/* the old order: DEV [CGROUP] */
+		sel.dev = argv[0];
+		sel.cgroup = argc == 2 ? argv[1] : NULL;
+		argc = 0;
+	}
+	if (argc || !sel.dev) {
+		err("usage: ring dev DEV [cgroup CGROUP]");
 		return BX_USAGE;
 	}
-	ret = resolve_dev(argv[0], &dev);
-	if (!ret && argc == 2)
-		ret = resolve_cgroup(argv[1], &cgid);
+	ret = resolve_dev(sel.dev, &dev);
+	if (!ret && sel.cgroup)
+		ret = resolve_cgroup(sel.cgroup, &cgid);
 	if (!ret)
 		ret = open_ctl();
 	if (ret)
 		return ret;
-	ret = ioc_ring(&dev, argc == 2 ? &cgid : NULL, recs, RING_MAX, &n);
-	if (ret == -ENOENT && argc == 2) {
-		err("%s: no tenant on %s (it has done no I/O and has no quota)", argv[1], argv[0]);
+	ret = ioc_ring(&dev, sel.cgroup ? &cgid : NULL, recs, RING_MAX, &n);
+	if (ret == -ENOENT && sel.cgroup) {
+		err("%s: no tenant on %s (it has done no I/O and has no quota)", sel.cgroup,
+		    sel.dev);
 		return BX_NOTFOUND;
 	}
 	if (ret)
-		return ioc_fail(argv[0], ret, NULL);
+		return ioc_fail(sel.dev, ret, NULL);
 	if (opt.json)
-		print_ring_json(recs, n, argc == 2);
+		print_ring_json(recs, n, sel.cgroup != NULL);
 	else
-		print_ring_table(recs, n, argc == 2);
+		print_ring_table(recs, n, sel.cgroup != NULL);
 	return BX_OK;
 }

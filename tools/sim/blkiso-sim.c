@@ -3,6 +3,7 @@
  * blkiso-sim - try a blkiso policy on a simulated device before deploying it.
  *
  *   blkiso-sim [-j] [-q] [-b] [-d DURATION] SCENARIO.sim
+ *   blkiso-sim -h | --help | -V | --version
  *
  * Reads a scenario (doc/sim.md), runs it through the decision core and
  * prints per tenant per second and in total IOPS, MB/s and mean/p50/p99
@@ -11,6 +12,7 @@
  * Exit status: 0 ok, 1 bad scenario or run failure, 2 usage.
  */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim_engine.h"
@@ -31,22 +33,30 @@ static void on_second(struct sim *s, u32 second, void *arg)
 	o->first = false;
 }
 
-static void usage(void)
+#define SIM_VERSION	"0.2.0"
+
+static void usage(FILE *f)
 {
-	fprintf(stderr, "usage: blkiso-sim [-j] [-q] [-b] [-d DURATION] SCENARIO.sim\n"
+	fprintf(f, "usage: blkiso-sim [-j] [-q] [-b] [-d DURATION] SCENARIO.sim\n"
 		"  -j  JSON output\n  -q  totals only\n"
-		"  -b  benchmark figures on stderr\n  -d  override the duration (e.g. 20s)\n");
+		"  -b  benchmark figures on stderr\n  -d  override the duration (e.g. 20s)\n"
+		"  -h, --help  this text;  -V, --version  the version\n");
 }
 
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct out_ctx o = { false, false, true };
 	const char *dur = NULL;
 	bool bench = false;
 	struct sim s;
 	int c;
 
-	while ((c = getopt(argc, argv, "jqbd:h")) != -1) {
+	while ((c = getopt_long(argc, argv, "jqbd:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o.json = true;
@@ -60,13 +70,19 @@ int main(int argc, char **argv)
 		case 'd':
 			dur = optarg;
 			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("blkiso-sim %s\n", SIM_VERSION);
+			return 0;
 		default:
-			usage();
+			usage(stderr);
 			return 2;
 		}
 	}
 	if (optind != argc - 1) {
-		usage();
+		usage(stderr);
 		return 2;
 	}
 	sim_init(&s);
