@@ -104,6 +104,12 @@ int cmd_tenant_del(int argc, char **argv);
 
 /* "dev DEV cgroup CGROUP" or the old "CGROUP DEV": 0 or an exit code. */
 int tenant_target(const char *usage, int *argc, char ***argv, struct sel *sel);
+/*
+ * The same, then the rest checked (@line: a line must follow, else
+ * nothing), both names resolved and /dev/blkiso opened.
+ */
+int tenant_open(const char *usage, int *argc, char ***argv, bool line, struct sel *sel,
+		struct bdev *dev, uint64_t *cgid);
 
 /* The Prometheus text format of one STATS snapshot per device (prom.c). */
 struct prom_dev {

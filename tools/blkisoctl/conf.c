@@ -55,29 +55,37 @@ int tenant_target(const char *usage, int *argc, char ***argv, struct sel *sel)
 	return BX_OK;
 }
 
+int tenant_open(const char *usage, int *argc, char ***argv, bool line, struct sel *sel,
+		struct bdev *dev, uint64_t *cgid)
+{
+	int ret = tenant_target(usage, argc, argv, sel);
+
+	if (ret)
+		return ret;
+	if (line ? *argc < 1 : *argc != 0) {
+		err("usage: %s", usage);
+		return BX_USAGE;
+	}
+	ret = resolve_cgroup(sel->cgroup, cgid);
+	if (!ret)
+		ret = resolve_dev(sel->dev, dev);
+	if (!ret)
+		ret = open_ctl();
+	return ret;
+}
+
 int cmd_set(int argc, char **argv)
 {
-	static const char usage[] = "tenant set dev DEV cgroup CGROUP key=value...";
 	char line[BLKISO_LINE_MAX], msg[BLKISO_MSG_MAX];
 	struct bdev dev;
 	struct sel sel;
 	uint64_t cgid;
 	int ret;
 
-	ret = tenant_target(usage, &argc, &argv, &sel);
-	if (ret)
-		return ret;
-	if (argc < 1) {
-		err("usage: %s", usage);
-		return BX_USAGE;
-	}
-	ret = resolve_cgroup(sel.cgroup, &cgid);
-	if (!ret)
-		ret = resolve_dev(sel.dev, &dev);
+	ret = tenant_open("tenant set dev DEV cgroup CGROUP key=value...", &argc, &argv, true,
+			  &sel, &dev, &cgid);
 	if (!ret)
 		ret = join_line(line, argc, argv);
-	if (!ret)
-		ret = open_ctl();
 	if (ret)
 		return ret;
 	ret = ioc_tenant(true, &dev, cgid, line, 0, NULL, NULL, msg);
@@ -88,7 +96,6 @@ int cmd_set(int argc, char **argv)
 
 int cmd_get(int argc, char **argv)
 {
-	static const char usage[] = "tenant get dev DEV cgroup CGROUP";
 	char line[BLKISO_LINE_MAX];
 	unsigned int flags = 0;
 	struct bdev dev;
@@ -96,18 +103,8 @@ int cmd_get(int argc, char **argv)
 	uint64_t cgid;
 	int ret;
 
-	ret = tenant_target(usage, &argc, &argv, &sel);
-	if (ret)
-		return ret;
-	if (argc) {
-		err("usage: %s", usage);
-		return BX_USAGE;
-	}
-	ret = resolve_cgroup(sel.cgroup, &cgid);
-	if (!ret)
-		ret = resolve_dev(sel.dev, &dev);
-	if (!ret)
-		ret = open_ctl();
+	ret = tenant_open("tenant get dev DEV cgroup CGROUP", &argc, &argv, false, &sel, &dev,
+			  &cgid);
 	if (ret)
 		return ret;
 	ret = ioc_tenant(false, &dev, cgid, NULL, 0, line, &flags, NULL);

@@ -40,8 +40,10 @@ int ioc_version(struct blkiso_ioc_version *v)
 	return ioc(BLKISO_IOC_GET_VERSION, v);
 }
 
-int ioc_tenant(bool set, const struct bdev *dev, uint64_t cgid, const char *line,
-	       unsigned int flags, char *out, unsigned int *out_flags, char *msg)
+/* SET_TENANT, GET_TENANT or DEL_TENANT on one tenant. */
+static int ioc_tenant_cmd(unsigned long cmd, const struct bdev *dev, uint64_t cgid,
+			  const char *line, unsigned int flags, char *out,
+			  unsigned int *out_flags, char *msg)
 {
 	struct blkiso_ioc_tenant a;
 	int ret;
@@ -54,7 +56,7 @@ int ioc_tenant(bool set, const struct bdev *dev, uint64_t cgid, const char *line
 	a.flags = flags;
 	if (line)
 		strncpy(a.line, line, sizeof(a.line) - 1);
-	ret = ioc(set ? BLKISO_IOC_SET_TENANT : BLKISO_IOC_GET_TENANT, &a);
+	ret = ioc(cmd, &a);
 	if (msg)
 		memcpy(msg, a.msg, sizeof(a.msg));
 	if (!ret && out)
@@ -64,19 +66,16 @@ int ioc_tenant(bool set, const struct bdev *dev, uint64_t cgid, const char *line
 	return ret;
 }
 
+int ioc_tenant(bool set, const struct bdev *dev, uint64_t cgid, const char *line,
+	       unsigned int flags, char *out, unsigned int *out_flags, char *msg)
+{
+	return ioc_tenant_cmd(set ? BLKISO_IOC_SET_TENANT : BLKISO_IOC_GET_TENANT, dev, cgid,
+			      line, flags, out, out_flags, msg);
+}
+
 int ioc_tenant_del(const struct bdev *dev, uint64_t cgid, char *msg)
 {
-	struct blkiso_ioc_tenant a;
-	int ret;
-
-	memset(&a, 0, sizeof(a));
-	a.hdr = HDR(a);
-	a.major = dev->major;
-	a.minor = dev->minor;
-	a.cgid = cgid;
-	ret = ioc(BLKISO_IOC_DEL_TENANT, &a);
-	memcpy(msg, a.msg, sizeof(a.msg));
-	return ret;
+	return ioc_tenant_cmd(BLKISO_IOC_DEL_TENANT, dev, cgid, NULL, 0, NULL, NULL, msg);
 }
 
 int ioc_device(bool set, const struct bdev *dev, const char *line, unsigned int flags,

@@ -154,25 +154,14 @@ int cmd_tenant_show(int argc, char **argv)
 
 int cmd_tenant_del(int argc, char **argv)
 {
-	static const char usage[] = "tenant del dev DEV cgroup CGROUP";
 	char msg[BLKISO_MSG_MAX];
 	struct bdev dev;
 	struct sel sel;
 	uint64_t cgid;
 	int ret;
 
-	ret = tenant_target(usage, &argc, &argv, &sel);
-	if (ret)
-		return ret;
-	if (argc) {
-		err("usage: %s", usage);
-		return BX_USAGE;
-	}
-	ret = resolve_cgroup(sel.cgroup, &cgid);
-	if (!ret)
-		ret = resolve_dev(sel.dev, &dev);
-	if (!ret)
-		ret = open_ctl();
+	ret = tenant_open("tenant del dev DEV cgroup CGROUP", &argc, &argv, false, &sel, &dev,
+			  &cgid);
 	if (ret)
 		return ret;
 	ret = ioc_tenant_del(&dev, cgid, msg);
