@@ -212,6 +212,12 @@ TEST(usage_errors_and_json_errors)
 	EXPECT_EQ(1, run(out, sizeof(out), CTL " tenant show cgroup 1 2>&1"));
 	EXPECT_EQ(1, run(out, sizeof(out), CTL " stats 2>&1"));
 	EXPECT_EQ(1, run(out, sizeof(out), CTL " -n 0 top dev x 2>&1"));
+	EXPECT_EQ(1, run(out, sizeof(out), CTL " attach dev 2>&1"));
+	EXPECT_NE(NULL, strstr(out, "usage: attach dev DEV [name NAME]")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run(out, sizeof(out), CTL " detach dev x name y 2>&1"));
+	/* the keyword form reaches the command: here its "no such device" */
+	EXPECT_EQ(3, run(out, sizeof(out), CTL " -j detach dev nosuchdev 2>/dev/null"));
+	EXPECT_NE(NULL, strstr(out, "nosuchdev")) TH_LOG("%s", out);
 	/* -j: the error is a JSON object on stdout, nothing on stderr */
 	EXPECT_EQ(1, run(out, sizeof(out), CTL " -j tenant del dev x 2>/dev/null"));
 	EXPECT_STREQ("{\"error\":\"usage: tenant del dev DEV cgroup CGROUP\"}\n", out);

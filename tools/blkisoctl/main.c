@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <libdevmapper.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,8 @@ static const char usage_text[] =
 "usage: blkisoctl [OPTIONS] COMMAND ARGS...\n"
 "       blkisoctl [OPTIONS] { tenant | device } COMMAND ARGS...\n"
 "\n"
-"  attach DEV [NAME]                       dm device NAME (default blkiso-<dev>) over DEV\n"
-"  detach NAME                             remove it\n"
+"  attach dev DEV [name NAME]              dm device NAME (default blkiso-<dev>) over DEV\n"
+"  detach dev NAME                         remove it (also: attach DEV [NAME], detach NAME)\n"
 "  tenant set dev DEV cgroup CG key=value... merge a quota line (also: set CG DEV ...)\n"
 "  tenant get dev DEV cgroup CG            the tenant's canonical line (also: get CG DEV)\n"
 "  tenant del dev DEV cgroup CG            drop the quota: back to counted only\n"
@@ -78,6 +79,41 @@ static int cmd_version(int argc, char **argv)
 		       v.module_version, v.ioctl_version);
 	}
 	return BX_OK;
+}
+
+/*
+ * attach and detach in the keyword form ("attach dev DEV [name NAME]",
+ * "detach dev NAME") as the positional one dm.c reads; 0 or an exit code.
+ */
+static int attach_keywords(const char *cmd, int *argc, char **argv)
+{
+	bool attach = !strcmp(cmd, "attach");
+	char *dev = NULL, *name = NULL;
+	int i;
+
+	if ((!attach && strcmp(cmd, "detach")) || !*argc || strcmp(argv[0], "dev"))
+		return BX_OK;
+	for (i = 0; i < *argc; i += 2) {
+		char **slot = !strcmp(argv[i], "dev") ? &dev :
+			      attach && !strcmp(argv[i], "name") ? &name : NULL;
+
+		if (!slot || i + 1 >= *argc || *slot) {
+			err("usage: %s", attach ? "attach dev DEV [name NAME]" : "detach dev NAME");
+			return BX_USAGE;
+		}
+		*slot = argv[i + 1];
+	}
+	argv[0] = dev;
+	argv[1] = name;
+	*argc = name ? 2 : 1;
+	return BX_OK;
+}
+
+/* Under -j libdevmapper's own messages would break the JSON: dropped. */
+static void dm_log_quiet(int level, const char *file, int line, int dm_errno,
+			 const char *fmt, ...)
+{
+	(void)level, (void)file, (void)line, (void)dm_errno, (void)fmt;
 }
 
 struct command {
@@ -166,12 +202,20 @@ int main(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return BX_USAGE;
 	}
+	if (opt.json)
+		dm_log_with_errno_init(dm_log_quiet);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		const struct command *cmd = &commands[i];
 
 		if (!strcmp(cmd->name, argv[0]) &&
-		    (object ? cmd->object && !strcmp(cmd->object, object) : !cmd->object))
-			return cmd->fn(argc - 1, argv + 1);
+		    (object ? cmd->object && !strcmp(cmd->object, object) : !cmd->object)) {
+			int ret;
+
+			argc--;
+			argv++;
+			ret = attach_keywords(cmd->name, &argc, argv);
+			return ret ? ret : cmd->fn(argc, argv);
+		}
 	}
 	err("%s%s%s: unknown command (see --help)", object ? object : "", object ? " " : "",
 	    argv[0]);
