@@ -255,10 +255,14 @@ TEST_F_TIMEOUT(ctl, bad_line_names_the_token_and_changes_nothing, GUEST_TIMEOUT)
 	EXPECT_NE(NULL, strstr(d.line, "unit_bytes=4096")) TH_LOG("line: \"%s\"", d.line);
 }
 
-/* In a child as nobody: SET fails with EPERM, reading works. */
+/* In a child as nobody: SET and DEL fail with EPERM, reading works. */
 TEST_F_TIMEOUT(ctl, setting_needs_cap_sys_admin, GUEST_TIMEOUT)
 {
+	struct blkiso_ioc_tenant q;
 	int pid, st;
+
+	tenant_arg(&q, self->major, self->minor, self->cgid[1], "wiops=77");
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_SET_TENANT, &q)) TH_LOG("msg: %s", q.msg);
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -286,6 +290,9 @@ TEST_F_TIMEOUT(ctl, setting_needs_cap_sys_admin, GUEST_TIMEOUT)
 		strcpy(d.line, "unit_bytes=4096");
 		if (ioc(fd, BLKISO_IOC_SET_DEVICE, &d) != EPERM)
 			_exit(13);
+		tenant_arg(&a, self->major, self->minor, self->cgid[1], NULL);
+		if (ioc(fd, BLKISO_IOC_DEL_TENANT, &a) != EPERM)
+			_exit(16);
 		s.major = self->major;
 		s.minor = self->minor;
 		s.recs = (unsigned long)recs;
@@ -301,12 +308,16 @@ TEST_F_TIMEOUT(ctl, setting_needs_cap_sys_admin, GUEST_TIMEOUT)
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st));
-	/* Nothing changed: cgid[0] never got a tenant. */
+	/* Nothing changed: cgid[0] never got a tenant, cgid[1] keeps its quota. */
 	{
 		struct blkiso_ioc_tenant a;
 
 		tenant_arg(&a, self->major, self->minor, self->cgid[0], NULL);
 		EXPECT_EQ(ENOENT, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+		tenant_arg(&a, self->major, self->minor, self->cgid[1], NULL);
+		ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_GET_TENANT, &a));
+		EXPECT_TRUE(a.flags & BLKISO_F_CONFIGURED);
+		EXPECT_NE(NULL, strstr(a.line, "wiops=77")) TH_LOG("%s", a.line);
 	}
 }
 

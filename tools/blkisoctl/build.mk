@@ -12,4 +12,5 @@ $(B)/tools/blkisoctl: $(BLKISOCTL_SRCS) $(BLKISOCTL_HDRS)
 TOOL_BINS += $(B)/tools/blkisoctl
 
 # selftests/unit/cli_test.c includes prom.c and runs both tools.
-$(B)/unit/cli_test: tools/blkisoctl/prom.c $(BLKISOCTL_HDRS) $(TOOL_BINS)
+$(B)/unit/cli_test: tools/blkisoctl/prom.c $(BLKISOCTL_HDRS) $(B)/tools/blkisoctl \
+	$(B)/tools/blkiso-sim
