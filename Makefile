@@ -11,6 +11,8 @@
 #   make vm-run SCRIPT=path [KVER=6.1|6.12] [ICOUNT=1]   any script in a guest
 #   make demo        the main job (see README)
 #   make bench       blkiso against io.max, iocost, BFQ: bench.json, plots (doc/bench.md)
+#   make install     module, tools, unit, udev rules onto this host (dist/install.mk)
+#   make deb         blkiso-dkms and blkiso-tools .debs in build/deb (debian/)
 
 SHELL     := /bin/bash
 TOP       := $(CURDIR)
@@ -63,8 +65,10 @@ module:
 	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps'"; exit 1; }
 	@mkdir -p $(MODDIR)
 	@cp -rsf $(wildcard $(TOP)/Kbuild $(TOP)/kmod $(TOP)/uapi) $(MODDIR)/
-	$(MAKE) -C $(KDIR) M=$(MODDIR) BLKISO_DIR=$(MODDIR) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(MODDIR) BLKISO_WERROR=y W=1 modules
 	@echo "built $(MODDIR)/blkiso.ko"
+
+include dist/install.mk
 
 # ---- unit tests: every selftests/unit/*_test.c against the whole core ----
 UNIT_SRCS := $(wildcard selftests/unit/*_test.c)
