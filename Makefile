@@ -42,6 +42,7 @@ include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 .DEFAULT_GOAL := all
 
 .PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
+	host-check \
 	demo bench bench-smoke checkpatch clean
 all: module tools tests
 
@@ -118,6 +119,12 @@ smoke: tools
 	@$(MAKE) --no-print-directory module KVER=6.1 >/dev/null
 	@bash selftests/smoke.sh | tee $(B)/results/smoke.log
 
+# blkiso as a host installs it: make install, the unit, module autoload,
+# apply as blkiso.service runs it, udev names (selftests/host/run.sh).
+host-check: tools
+	@mkdir -p $(B)/results
+	@bash selftests/host/run.sh 6.1 | tee $(B)/results/host.log
+
 checkpatch: ksrc
 	@bash selftests/checkpatch.sh | tee $(B)/results/checkpatch.log
 
@@ -132,7 +139,7 @@ check: deps
 check-all: deps
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke; \
+	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke host-check; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.1; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.12; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
