@@ -42,7 +42,7 @@ include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 .DEFAULT_GOAL := all
 
 .PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
-	host-check \
+	host-check deb deb-check check-full \
 	demo bench bench-smoke checkpatch clean
 all: module tools tests
 
@@ -125,6 +125,16 @@ host-check: tools
 	@mkdir -p $(B)/results
 	@bash selftests/host/run.sh 6.1 | tee $(B)/results/host.log
 
+# Debian packages (debian/: debhelper, dh-dkms) in build/deb.
+deb:
+	@bash dist/mkdeb.sh
+
+# The packages as a host gets them (selftests/host/dkms.sh): make deb,
+# lintian without errors, dkms build against the 6.1 headers (~1.5 min).
+deb-check:
+	@mkdir -p $(B)/results
+	@bash selftests/host/dkms.sh --lintian 6.1 | tee $(B)/results/deb.log
+
 checkpatch: ksrc
 	@bash selftests/checkpatch.sh | tee $(B)/results/checkpatch.log
 
@@ -139,9 +149,16 @@ check: deps
 check-all: deps
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke host-check; \
+	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke host-check deb-check; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.1; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.12; \
+		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
+		grep -q ' 0 failed' $(B)/results/summary
+
+# check-all plus the long suites: dkms build for 6.1 and 6.12 with the
+# meter suite on each DKMS-built module (~8 min).
+check-full: check-all
+	@bash selftests/host/dkms.sh --meter 6.1 6.12 | tee $(B)/results/deb-full.log; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 		grep -q ' 0 failed' $(B)/results/summary
 
