@@ -42,7 +42,7 @@ include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 .DEFAULT_GOAL := all
 
 .PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
-	host-check deb deb-check check-full \
+	host-check deb deb-check systemd-check check-full \
 	demo bench bench-smoke checkpatch clean
 all: module tools tests
 
@@ -135,6 +135,12 @@ deb-check:
 	@mkdir -p $(B)/results
 	@bash selftests/host/dkms.sh --lintian 6.1 | tee $(B)/results/deb.log
 
+# blkiso.service booted for real: the host's systemd as the guest's PID 1,
+# udev, an fstab mount by UUID= on a blkiso device (selftests/host/systemd.sh).
+systemd-check: tools
+	@mkdir -p $(B)/results
+	@bash selftests/host/systemd.sh 6.1 | tee $(B)/results/systemd.log
+
 checkpatch: ksrc
 	@bash selftests/checkpatch.sh | tee $(B)/results/checkpatch.log
 
@@ -156,9 +162,10 @@ check-all: deps
 		grep -q ' 0 failed' $(B)/results/summary
 
 # check-all plus the long suites: dkms build for 6.1 and 6.12 with the
-# meter suite on each DKMS-built module (~8 min).
+# meter suite on each DKMS-built module (~8 min), the systemd guest (~2 min).
 check-full: check-all
-	@bash selftests/host/dkms.sh --meter 6.1 6.12 | tee $(B)/results/deb-full.log; \
+	@$(MAKE) --no-print-directory -k systemd-check; \
+		bash selftests/host/dkms.sh --meter 6.1 6.12 | tee $(B)/results/deb-full.log; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 		grep -q ' 0 failed' $(B)/results/summary
 
