@@ -353,6 +353,7 @@ static int attach_and_check(void)
 			return ret;
 		e->attached = e->made = true;
 		printf("attached %s over %s\n", e->name, e->line);
+		fflush(stdout);	/* in order with stderr in the journal */
 	}
 	for (i = 0; i < nentries; i++) {
 		e = &entries[i];

@@ -74,13 +74,18 @@ static int lower_size(const char *path, uint64_t *sectors)
 
 int dm_blkiso_lower(const char *name, unsigned int *major, unsigned int *minor)
 {
-	struct dm_task *dmt = dm_task_create(DM_DEVICE_TABLE);
 	char *type = NULL, *params = NULL;
 	uint64_t start, length;
+	struct dm_task *dmt;
 	struct dm_info info;
+	struct bdev dev;
 	void *next;
 	int ret = -ENOENT;
 
+	/* A table query of a missing device logs an error: ask first. */
+	if (dm_lookup(name, &dev))
+		return -ENOENT;
+	dmt = dm_task_create(DM_DEVICE_TABLE);
 	if (!dmt)
 		return -ENOMEM;
 	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt) ||
