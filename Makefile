@@ -33,6 +33,8 @@ CORE_HDRS := $(wildcard kmod/core/*.h)
 USER_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-Ikmod/core -Iuapi -isystem $(KSRC)/tools/testing/selftests
 USER_LDLIBS := -lpthread
+# A package build adds the distribution's hardening flags (debian/rules).
+USER_CFLAGS += $(BLKISO_EXTRA_CFLAGS)
 
 # Fragments: tools/*/build.mk and selftests/*/build.mk add their own rules and
 # append to TOOL_BINS, TEST_BINS and FUZZ_TARGETS.

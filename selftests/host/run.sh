@@ -29,6 +29,13 @@ out=$(systemd-analyze verify --man=no "$unit" 2>&1)
 [ -z "$out" ]
 ok $? unit_verifies "$out"
 rm -rf "$(dirname "$unit")"
+# uninstall on a copy: only the administrator's blkiso.conf stays.
+cp -a "$stage" "$stage.un"
+out=$(make -C "$top" --no-print-directory uninstall DESTDIR="$stage.un" KVER="$series" 2>&1)
+left=$(cd "$stage.un" && find . -type f)
+[ "$left" = ./etc/blkiso/blkiso.conf ]
+ok $? make_uninstall "$out; left: $left"
+rm -rf "$stage.un"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
 glog=$(mktemp)
 bash "$top/selftests/vm/run.sh" -k "$series" -t 300 "$top/selftests/host/guest_host.sh" 2>&1 |
