@@ -6,11 +6,15 @@
 #   make deps        install every Debian package and unpack guest kernels (root)
 #   make             module (for KDIR), user tools, unit and guest test programs
 #   make unit        freestanding-core unit tests on the host
-#   make check       deps, build, unit, fuzz smoke and guest tests on 6.1
-#   make check-all   the same on 6.1 and 6.12
+#   make check       deps, build, unit, fuzz smoke, host (install, packages,
+#                    systemd guest) and guest tests on 6.1
+#   make check-all   the same, guest tests on 6.1 and 6.12
+#   make check-full  check-all plus DKMS builds and meter suites for both kernels
 #   make vm-run SCRIPT=path [KVER=6.1|6.12] [ICOUNT=1]   any script in a guest
 #   make demo        the main job (see README)
 #   make bench       blkiso against io.max, iocost, BFQ: bench.json, plots (doc/bench.md)
+#   make install     module, tools, unit, udev rules onto this host (dist/install.mk)
+#   make deb         blkiso-dkms and blkiso-tools .debs in build/deb (debian/)
 
 SHELL     := /bin/bash
 TOP       := $(CURDIR)
@@ -29,6 +33,8 @@ CORE_HDRS := $(wildcard kmod/core/*.h)
 USER_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-Ikmod/core -Iuapi -isystem $(KSRC)/tools/testing/selftests
 USER_LDLIBS := -lpthread
+# A package build adds the distribution's hardening flags (debian/rules).
+USER_CFLAGS += $(BLKISO_EXTRA_CFLAGS)
 
 # Fragments: tools/*/build.mk and selftests/*/build.mk add their own rules and
 # append to TOOL_BINS, TEST_BINS and FUZZ_TARGETS.
@@ -40,6 +46,7 @@ include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 .DEFAULT_GOAL := all
 
 .PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
+	host-check deb deb-check systemd-check check-full \
 	demo bench bench-smoke checkpatch clean
 all: module tools tests
 
@@ -63,8 +70,10 @@ module:
 	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps'"; exit 1; }
 	@mkdir -p $(MODDIR)
 	@cp -rsf $(wildcard $(TOP)/Kbuild $(TOP)/kmod $(TOP)/uapi) $(MODDIR)/
-	$(MAKE) -C $(KDIR) M=$(MODDIR) BLKISO_DIR=$(MODDIR) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(MODDIR) BLKISO_WERROR=y W=1 modules
 	@echo "built $(MODDIR)/blkiso.ko"
+
+include dist/install.mk
 
 # ---- unit tests: every selftests/unit/*_test.c against the whole core ----
 UNIT_SRCS := $(wildcard selftests/unit/*_test.c)
@@ -114,6 +123,29 @@ smoke: tools
 	@$(MAKE) --no-print-directory module KVER=6.1 >/dev/null
 	@bash selftests/smoke.sh | tee $(B)/results/smoke.log
 
+# blkiso as a host installs it: make install, the unit, module autoload,
+# apply as blkiso.service runs it, udev names (selftests/host/run.sh).
+host-check: tools
+	@mkdir -p $(B)/results
+	@bash selftests/host/run.sh 6.1 | tee $(B)/results/host.log
+
+# Debian packages (debian/: debhelper, dh-dkms) in build/deb.
+deb:
+	@bash dist/mkdeb.sh
+
+# The packages as a host gets them (selftests/host/dkms.sh): make deb,
+# lintian without errors, dkms build against the 6.1 headers (~1.5 min).
+deb-check:
+	@mkdir -p $(B)/results
+	@bash selftests/host/dkms.sh --lintian 6.1 | tee $(B)/results/deb.log
+
+# blkiso.service booted for real: the host's systemd as the guest's PID 1,
+# udev, an fstab mount by UUID= on a blkiso device (selftests/host/systemd.sh,
+# ~1.5 min).
+systemd-check: tools
+	@mkdir -p $(B)/results
+	@bash selftests/host/systemd.sh 6.1 | tee $(B)/results/systemd.log
+
 checkpatch: ksrc
 	@bash selftests/checkpatch.sh | tee $(B)/results/checkpatch.log
 
@@ -121,16 +153,26 @@ checkpatch: ksrc
 check: deps
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke guest GUEST_SERIES=6.1; \
+	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke host-check \
+		deb-check systemd-check guest GUEST_SERIES=6.1; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 		grep -q ' 0 failed' $(B)/results/summary
 
 check-all: deps
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke; \
+	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke host-check deb-check \
+		systemd-check; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.1; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.12; \
+		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
+		grep -q ' 0 failed' $(B)/results/summary
+
+# check-all plus the long suites: the packages installed and purged on
+# this machine (apt, DKMS's own build for the 6.1 headers), dkms build for
+# 6.1 and 6.12 with the meter suite on each DKMS-built module (~9 min).
+check-full: check-all
+	@bash selftests/host/dkms.sh --install --meter 6.1 6.12 | tee $(B)/results/deb-full.log; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 		grep -q ' 0 failed' $(B)/results/summary
 

@@ -80,3 +80,9 @@ module_exit(blkiso_exit);
 MODULE_DESCRIPTION("blkiso: per-cgroup block I/O isolation (device-mapper target)");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(BLKISO_VERSION);
+/*
+ * dm_get_target_type() asks for "dm-<target>" when a table names a target
+ * that is not registered: this makes "dmsetup create ... blkiso" load us.
+ * dm-mod itself comes first through the symbols we use.
+ */
+MODULE_ALIAS("dm-blkiso");

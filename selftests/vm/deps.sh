@@ -30,6 +30,7 @@ packages=(
 	libcap2-bin util-linux e2fsprogs xfsprogs
 	gnuplot-nox python3
 	linux-source-6.1
+	systemd udev debhelper dh-dkms dkms lintian
 )
 series_meta=( "6.1:linux-image-amd64" "6.12:linux-image-6.12-amd64" )
 

@@ -16,7 +16,7 @@ ver=$(cat "$kroot/.version")
 
 # Modules the tests and the runner use; their dependencies are added.
 modules=(
-	virtio_pci 9pnet_virtio 9p configfs
+	virtio_pci 9pnet_virtio 9p configfs virtio_blk
 	null_blk scsi_debug sd_mod loop
 	dm-mod dm-delay dm-flakey
 	bfq kyber-iosched

@@ -22,6 +22,8 @@
 #   BLKISO_KVER   the guest kernel release;  BLKISO_ICOUNT  1 in deterministic mode
 # and selftests/guest/lib.sh offers the helpers (null_blk, cgroups, fio...).
 #
+# BLKISO_KO_HOST: the host path of the blkiso.ko to test instead of
+# build/kmod-<release>/blkiso.ko (selftests/host/dkms.sh).
 # BLKISO_QEMU_EXTRA: more QEMU arguments, word-split (e.g. a TCG plugin:
 # selftests/bench/insncount/profile.sh).
 #
@@ -50,7 +52,8 @@ script=$(realpath "$1"); shift
 kroot=$top/build/kernels/$series
 [ -f "$kroot/vmlinux" ] || { echo "run.sh: no guest kernel $series: run 'make deps'" >&2; exit 2; }
 ver=$(cat "$kroot/.version")
-ko=$top/build/kmod-$ver/blkiso.ko
+# BLKISO_KO_HOST: another blkiso.ko for this kernel (a DKMS build).
+ko=${BLKISO_KO_HOST:-$top/build/kmod-$ver/blkiso.ko}
 [ -f "$ko" ] || echo "run.sh: note: $ko is not built (make module KVER=$series)" >&2
 
 # The initramfs depends only on the kernel and the runner's own files.

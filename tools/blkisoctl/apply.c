@@ -2,13 +2,24 @@
 /*
  * apply.c - apply FILE: a declarative configuration, one line each of
  *
+ *   attach LOWER [NAME]
  *   device DEV key=value...
  *   tenant DEV CGROUP key=value...
  *
- * with "#" comments.  Every line is checked first (names resolved, the line
- * dry-run through the kernel's parser against the current configuration);
- * any error is reported with its line number and nothing is applied.  Then
- * the lines are applied in order, each one all or nothing.
+ * with "#" comments (the format of /etc/blkiso/blkiso.conf, which
+ * blkiso.service applies at boot and on reload).  Every line is checked
+ * first (names resolved, the line dry-run through the kernel's parser
+ * against the current configuration); any error is reported with its line
+ * number and nothing is applied.  Then the attach lines run (an attach line
+ * whose NAME is already blkiso over LOWER does nothing), the lines naming
+ * the devices they made are checked in turn (a failure detaches them
+ * again: still nothing applied), and the other lines are applied in order,
+ * each one all or nothing.
+ *
+ * A tenant line whose cgroup path does not exist (yet) is checked against
+ * the root cgroup, then skipped with a note; the rest still applies and the
+ * exit status is BX_PARTIAL ("partly applied").  BLKISOCTL_DEVICE_WAIT=S
+ * lets an attach line wait up to S seconds for LOWER to appear (boot).
  *
  * apply FILE DEV reads FILE as a blkiso-sim scenario (doc/sim.md) instead:
  * its "tenant name=A [cgroup=/a] QUOTA" (or "tenant A QUOTA", cgroup /A),
@@ -21,18 +32,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 
 #include "blkisoctl.h"
 
 #define MAX_TOKENS	(BLKISO_LINE_MAX / 2 + 3)
 
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+
 struct entry {
 	int lineno;
 	bool tenant;
+	bool attach;		/* attach LOWER NAME (line: LOWER) */
+	bool attached;		/* attach: NAME exists already, or we made it */
+	bool made;		/* attach: this run made it (undone on failure) */
+	bool missing;		/* tenant: its cgroup does not exist */
+	int pending;		/* -1, or the attach entry that makes dev */
+	char name[128];		/* attach: NAME; pending: the name to resolve */
 	struct bdev dev;
 	uint64_t cgid;
 	char line[BLKISO_LINE_MAX];
 };
+
+/* The entries read so far: attach lines are looked up by later lines. */
+static struct entry *entries;
+static int nentries;
 
 /* Split @s in place; "#" at a token's start ends the line. */
 static int tokenize(char *s, char **tok, int max)
@@ -50,11 +76,103 @@ static int tokenize(char *s, char **tok, int max)
 	return n;
 }
 
+/* Wait up to $BLKISOCTL_DEVICE_WAIT seconds for @path to exist. */
+static int wait_for(const char *path, struct stat *st)
+{
+	const char *env = getenv("BLKISOCTL_DEVICE_WAIT");
+	const struct timespec step = { 0, 100 * 1000 * 1000 };
+	long tries = env ? atol(env) * 10 : 0;
+
+	while (stat(path, st)) {
+		if (errno != ENOENT || tries-- <= 0)
+			return -errno;
+		nanosleep(&step, NULL);
+	}
+	return 0;
+}
+
+/* attach LOWER [NAME]: nothing to do, or a device to make (see the top). */
+static int parse_attach(char **tok, int n, struct entry *e)
+{
+	unsigned int maj, min;
+	struct stat st;
+	int ret;
+
+	e->attach = true;
+	if (n > 3) {
+		err("usage: attach LOWER [NAME]");
+		return BX_INPUT;
+	}
+	if (n == 3)
+		snprintf(e->name, sizeof(e->name), "%s", tok[2]);
+	else
+		dm_default_name(tok[1], e->name, sizeof(e->name));
+	if (join_line(e->line, 1, tok + 1))
+		return BX_INPUT;
+	ret = wait_for(tok[1], &st);
+	if (ret) {
+		err("%s: %s", tok[1], strerror(-ret));
+		return errno_exit(-ret);
+	}
+	if (!S_ISBLK(st.st_mode)) {
+		err("%s: not a block device", tok[1]);
+		return BX_INPUT;
+	}
+	ret = dm_blkiso_lower(e->name, &maj, &min);
+	if (ret == -ENOENT)
+		return BX_OK;
+	if (ret) {
+		err("%s: a dm device of that name exists and is not blkiso", e->name);
+		return BX_INPUT;
+	}
+	if (maj != major(st.st_rdev) || min != minor(st.st_rdev)) {
+		err("%s: attached over %u:%u already, not over %s", e->name, maj, min,
+		    tok[1]);
+		return BX_INPUT;
+	}
+	e->attached = true;
+	return BX_OK;
+}
+
+/* DEV of a device or tenant line: attached now, or by an attach line above. */
+static int parse_dev(const char *arg, struct entry *e)
+{
+	const char *name = strncmp(arg, "/dev/mapper/", 12) ? arg : arg + 12;
+	int i;
+
+	e->pending = -1;
+	for (i = 0; i < nentries; i++) {
+		if (entries[i].attach && !entries[i].attached &&
+		    !strcmp(entries[i].name, name)) {
+			e->pending = i;
+			snprintf(e->name, sizeof(e->name), "%s", name);
+			return BX_OK;
+		}
+	}
+	return resolve_dev(arg, &e->dev);
+}
+
+/* A cgroup path (not "kernel", not an id) whose directory is not there. */
+static bool cgroup_missing(const char *arg)
+{
+	char path[4096];
+	struct stat st;
+
+	if (!strcmp(arg, "kernel") || strspn(arg, "0123456789") == strlen(arg))
+		return false;
+	if (!strncmp(arg, CGROUP_ROOT "/", sizeof(CGROUP_ROOT)))
+		snprintf(path, sizeof(path), "%s", arg);
+	else
+		snprintf(path, sizeof(path), CGROUP_ROOT "/%s", arg[0] == '/' ? arg + 1 : arg);
+	return stat(path, &st) != 0 && errno == ENOENT;
+}
+
 /* Parse and resolve one line into @e: an exit code (BX_OK). */
 static int parse_line(char *s, struct entry *e)
 {
 	char *tok[MAX_TOKENS];
 	int n = tokenize(s, tok, MAX_TOKENS), ret;
+	struct stat st;
 
 	if (n < 0) {
 		err("too many tokens");
@@ -62,19 +180,31 @@ static int parse_line(char *s, struct entry *e)
 	}
 	if (!n)
 		return -1;	/* blank or comment */
+	if (!strcmp(tok[0], "attach") && n >= 2)
+		return parse_attach(tok, n, e);
 	if (!strcmp(tok[0], "device") && n >= 3) {
 		e->tenant = false;
-		ret = resolve_dev(tok[1], &e->dev);
+		ret = parse_dev(tok[1], e);
 		return ret ? ret : join_line(e->line, n - 2, tok + 2);
 	}
 	if (!strcmp(tok[0], "tenant") && n >= 4) {
 		e->tenant = true;
-		ret = resolve_dev(tok[1], &e->dev);
-		if (!ret)
+		ret = parse_dev(tok[1], e);
+		if (ret)
+			return ret;
+		if (cgroup_missing(tok[2])) {
+			/* Its line is still checked: against the root cgroup. */
+			e->missing = true;
+			err("cgroup %s does not exist (yet): this line will be skipped",
+			    tok[2]);
+			ret = stat(CGROUP_ROOT, &st) ? BX_NOTFOUND : BX_OK;
+			e->cgid = st.st_ino;
+		} else {
 			ret = resolve_cgroup(tok[2], &e->cgid);
+		}
 		return ret ? ret : join_line(e->line, n - 3, tok + 3);
 	}
-	err("\"%s\": expected \"device DEV key=value...\" or \"tenant DEV CGROUP key=value...\"",
+	err("\"%s\": expected \"attach LOWER [NAME]\", \"device DEV key=value...\" or \"tenant DEV CGROUP key=value...\"",
 	    tok[0]);
 	return BX_INPUT;
 }
@@ -127,6 +257,7 @@ static int parse_sim_line(char *s, const struct bdev *dev, struct entry *e)
 		if (!strcmp(tok[0], skip[i]))
 			return -1;	/* the simulator's own */
 	e->dev = *dev;
+	e->pending = -1;
 	if (!strcmp(tok[0], "tenant"))
 		return parse_sim_tenant(tok, n, e);
 	if (!strcmp(tok[0], "devconf") && n >= 2) {
@@ -159,12 +290,12 @@ static int send(const struct entry *e, unsigned int flags)
 	return ret ? ioc_fail(e->tenant ? "tenant" : "device", ret, msg) : BX_OK;
 }
 
-static int read_entries(FILE *f, const struct bdev *dev, struct entry **out, int *nout)
+static int read_entries(FILE *f, const struct bdev *dev)
 {
-	struct entry *v = NULL, e;
+	struct entry e, *v;
 	size_t cap = 0;
 	char *buf = NULL;
-	int lineno = 0, n = 0, ret, first = BX_OK;
+	int lineno = 0, ret, first = BX_OK;
 
 	while (getline(&buf, &cap, f) > 0) {
 		lineno++;
@@ -174,30 +305,76 @@ static int read_entries(FILE *f, const struct bdev *dev, struct entry **out, int
 		ret = dev ? parse_sim_line(buf, dev, &e) : parse_line(buf, &e);
 		if (ret < 0)
 			continue;
-		if (ret == BX_OK)
+		if (ret == BX_OK && !e.attach && e.pending < 0)
 			ret = send(&e, BLKISO_F_DRY_RUN);
 		if (ret) {
 			first = first ? first : ret;
 			continue;
 		}
-		v = realloc(v, (n + 1) * sizeof(*v));
+		v = realloc(entries, (nentries + 1) * sizeof(*v));
 		if (!v) {
-			ret = BX_OTHER;
+			first = BX_OTHER;
 			break;
 		}
-		v[n++] = e;
+		entries = v;
+		entries[nentries++] = e;
 	}
 	free(buf);
-	*out = v;
-	*nout = n;
 	return first;
+}
+
+/* Detach what this run attached (a later check failed). */
+static void undo_attach(void)
+{
+	char *argv[1];
+	int i;
+
+	for (i = 0; i < nentries; i++) {
+		if (entries[i].attach && entries[i].made) {
+			argv[0] = entries[i].name;
+			cmd_detach(1, argv);
+		}
+	}
+}
+
+/* Make the attach lines' devices, then check the lines that name them. */
+static int attach_and_check(void)
+{
+	struct entry *e;
+	int i, ret;
+
+	for (i = 0; i < nentries; i++) {
+		e = &entries[i];
+		if (!e->attach || e->attached)
+			continue;
+		snprintf(err_ctx, sizeof(err_ctx), "%s:%d", opt.file, e->lineno);
+		ret = dm_attach(e->line, e->name);
+		if (ret)
+			return ret;
+		e->attached = e->made = true;
+		printf("attached %s over %s\n", e->name, e->line);
+		fflush(stdout);	/* in order with stderr in the journal */
+	}
+	for (i = 0; i < nentries; i++) {
+		e = &entries[i];
+		if (e->attach || e->pending < 0)
+			continue;
+		snprintf(err_ctx, sizeof(err_ctx), "%s:%d", opt.file, e->lineno);
+		ret = resolve_dev(e->name, &e->dev);
+		if (!ret)
+			ret = send(e, BLKISO_F_DRY_RUN);
+		if (ret)
+			return ret;
+	}
+	return BX_OK;
 }
 
 int cmd_apply(int argc, char **argv)
 {
-	struct entry *v = NULL;
+	char skipped[128] = "";
 	struct bdev dev;
-	int n, i, ret;
+	int i, ret, nskipped = 0;
+	size_t len;
 	FILE *f;
 
 	if (argc != 1 && argc != 2) {
@@ -217,24 +394,43 @@ int cmd_apply(int argc, char **argv)
 	}
 	ret = open_ctl();
 	if (!ret)
-		ret = read_entries(f, argc == 2 ? &dev : NULL, &v, &n);
+		ret = read_entries(f, argc == 2 ? &dev : NULL);
 	if (f != stdin)
 		fclose(f);
+	if (!ret) {
+		ret = attach_and_check();
+		if (ret)
+			undo_attach();
+	}
 	if (ret) {
 		err_ctx[0] = '\0';
 		err("%s: nothing applied", argv[0]);
-		free(v);
 		return ret;
 	}
-	for (i = 0; i < n; i++) {
-		snprintf(err_ctx, sizeof(err_ctx), "%s:%d", argv[0], v[i].lineno);
-		ret = send(&v[i], 0);
+	for (i = 0; i < nentries; i++) {
+		struct entry *e = &entries[i];
+
+		if (e->attach)
+			continue;
+		if (e->missing) {
+			len = strlen(skipped);
+			snprintf(skipped + len, sizeof(skipped) - len, "%s%d",
+				 nskipped++ ? ", " : "", e->lineno);
+			continue;
+		}
+		snprintf(err_ctx, sizeof(err_ctx), "%s:%d", argv[0], e->lineno);
+		ret = send(e, 0);
 		if (ret) {
 			err_ctx[0] = '\0';
-			err("%s: lines before %d applied, the rest not", argv[0], v[i].lineno);
-			break;
+			err("%s: lines before %d applied, the rest not", argv[0], e->lineno);
+			return ret;
 		}
 	}
-	free(v);
-	return ret;
+	if (nskipped) {
+		err_ctx[0] = '\0';
+		err("%s: partly applied: %d tenant line%s skipped, cgroup not there (line%s %s)",
+		    argv[0], nskipped, nskipped > 1 ? "s" : "", nskipped > 1 ? "s" : "", skipped);
+		return BX_PARTIAL;
+	}
+	return BX_OK;
 }

@@ -7,6 +7,7 @@
 #define BLKISOCTL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <linux/blkiso.h>
@@ -21,6 +22,7 @@ enum {
 	BX_NOTFOUND = 3,	/* no such device, dm device, cgroup or tenant */
 	BX_PERM = 4,		/* not root / no CAP_SYS_ADMIN / device busy */
 	BX_OTHER = 5,		/* anything else */
+	BX_PARTIAL = 6,		/* apply: done, but tenants of missing cgroups skipped */
 };
 
 struct opts {
@@ -47,6 +49,14 @@ struct bdev {
 int resolve_dev(const char *arg, struct bdev *dev);
 /* major:minor of the dm device @name: 0 or -errno. */
 int dm_lookup(const char *name, struct bdev *dev);
+/* The dm UUID of an attached device: DM_UUID_PREFIX NAME. */
+#define DM_UUID_PREFIX	"BLKISO-"
+/* Attach blkiso over the whole of @lower as dm device @name: exit code. */
+int dm_attach(const char *lower, const char *name);
+/* "blkiso-<basename of lower>", attach's default name. */
+void dm_default_name(const char *lower, char *name, size_t size);
+/* major:minor under the blkiso dm device @name: 0, -ENOENT, -EINVAL. */
+int dm_blkiso_lower(const char *name, unsigned int *major, unsigned int *minor);
 /* "kernel" (0), a cgroup id (digits only), or a path below /sys/fs/cgroup. */
 int resolve_cgroup(const char *arg, uint64_t *cgid);
 /* The path of cgroup @cgid below /sys/fs/cgroup ("kernel" for 0); NULL if gone. */

@@ -4,9 +4,16 @@
  * a whole block device ("0 <sectors> blkiso DEV 0"), or remove one, through
  * libdevmapper.  Without udev (no /run/udev/control) libdevmapper makes the
  * /dev/mapper nodes itself, as `dmsetup --noudevsync` does.
+ *
+ * An attached device has the dm UUID "BLKISO-<name>": udev's dm rules give
+ * it /dev/disk/by-id/dm-uuid-BLKISO-<name>, and blkiso's own rules
+ * (dist/60-blkiso.rules) stop the lower device from claiming the
+ * filesystem's /dev/disk/by-uuid and by-label names, after the "change"
+ * event attach sends it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libdevmapper.h>
 #include <libgen.h>
 #include <linux/fs.h>
@@ -65,39 +72,74 @@ static int lower_size(const char *path, uint64_t *sectors)
 	return BX_OK;
 }
 
-int cmd_attach(int argc, char **argv)
+int dm_blkiso_lower(const char *name, unsigned int *major, unsigned int *minor)
 {
-	char name[128], params[4200], *copy;
+	char *type = NULL, *params = NULL;
+	uint64_t start, length;
+	struct dm_task *dmt;
+	struct dm_info info;
+	struct bdev dev;
+	void *next;
+	int ret = -ENOENT;
+
+	/* A table query of a missing device logs an error: ask first. */
+	if (dm_lookup(name, &dev))
+		return -ENOENT;
+	dmt = dm_task_create(DM_DEVICE_TABLE);
+	if (!dmt)
+		return -ENOMEM;
+	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt) ||
+	    !dm_task_get_info(dmt, &info) || !info.exists)
+		goto out;
+	ret = -EINVAL;
+	next = dm_get_next_target(dmt, NULL, &start, &length, &type, &params);
+	if (!next && type && !strcmp(type, "blkiso") && params &&
+	    sscanf(params, "%u:%u", major, minor) == 2)
+		ret = 0;
+out:
+	dm_task_destroy(dmt);
+	return ret;
+}
+
+/* Let udev look at the lower device again: held or freed (see the top). */
+static void lower_changed(unsigned int maj, unsigned int min)
+{
+	char path[64];
+	FILE *f;
+
+	if (access("/run/udev/control", F_OK))
+		return;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", maj, min);
+	f = fopen(path, "w");
+	if (f) {
+		fputs("change", f);
+		fclose(f);
+	}
+}
+
+int dm_attach(const char *lower, const char *name)
+{
+	char params[4200], uuid[sizeof(DM_UUID_PREFIX) + 128];
 	struct dm_task *dmt;
 	uint64_t sectors = 0;
 	struct bdev dev;
 	int ret;
 
-	if (argc < 1 || argc > 2) {
-		err("usage: attach DEV [NAME]");
-		return BX_USAGE;
-	}
-	ret = lower_size(argv[0], &sectors);
+	ret = lower_size(lower, &sectors);
 	if (ret)
 		return ret;
-	copy = strdup(argv[0]);
-	if (!copy)
-		return BX_OTHER;
-	snprintf(name, sizeof(name), "%s", argc > 1 ? argv[1] : "");
-	if (argc < 2)
-		snprintf(name, sizeof(name), "blkiso-%s", basename(copy));
-	free(copy);
 	if (!dm_lookup(name, &dev)) {
 		err("%s: a dm device of that name exists", name);
 		return BX_INPUT;
 	}
-	snprintf(params, sizeof(params), "%s 0", argv[0]);
+	snprintf(params, sizeof(params), "%s 0", lower);
+	snprintf(uuid, sizeof(uuid), DM_UUID_PREFIX "%s", name);
 	dm_udev_setup();
 	dmt = dm_task_create(DM_DEVICE_CREATE);
 	if (!dmt)
 		return BX_OTHER;
 	ret = BX_OTHER;
-	if (dm_task_set_name(dmt, name) &&
+	if (dm_task_set_name(dmt, name) && dm_task_set_uuid(dmt, uuid) &&
 	    dm_task_add_target(dmt, 0, sectors, "blkiso", params) &&
 	    dm_run_synced(dmt))
 		ret = BX_OK;
@@ -106,6 +148,36 @@ int cmd_attach(int argc, char **argv)
 		err("%s: cannot create the dm device (is blkiso.ko loaded?)", name);
 		return ret;
 	}
+	if (!dm_blkiso_lower(name, &dev.major, &dev.minor))
+		lower_changed(dev.major, dev.minor);
+	return BX_OK;
+}
+
+void dm_default_name(const char *lower, char *name, size_t size)
+{
+	char *copy = strdup(lower);
+
+	snprintf(name, size, "blkiso-%s", copy ? basename(copy) : "dev");
+	free(copy);
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	char name[128];
+	struct bdev dev;
+	int ret;
+
+	if (argc < 1 || argc > 2) {
+		err("usage: attach DEV [NAME]");
+		return BX_USAGE;
+	}
+	if (argc > 1)
+		snprintf(name, sizeof(name), "%s", argv[1]);
+	else
+		dm_default_name(argv[0], name, sizeof(name));
+	ret = dm_attach(argv[0], name);
+	if (ret)
+		return ret;
 	if (resolve_dev(name, &dev) == BX_OK)
 		printf("%s %u:%u\n", name, dev.major, dev.minor);
 	return BX_OK;
@@ -113,6 +185,7 @@ int cmd_attach(int argc, char **argv)
 
 int cmd_detach(int argc, char **argv)
 {
+	unsigned int maj = 0, min = 0;
 	const char *name;
 	struct dm_task *dmt;
 	struct bdev dev;
@@ -126,6 +199,7 @@ int cmd_detach(int argc, char **argv)
 	if (ret)
 		return ret;
 	name = dev.name[0] ? dev.name : argv[0];
+	dm_blkiso_lower(name, &maj, &min);
 	dm_udev_setup();
 	dmt = dm_task_create(DM_DEVICE_REMOVE);
 	if (!dmt)
@@ -136,5 +210,7 @@ int cmd_detach(int argc, char **argv)
 	dm_task_destroy(dmt);
 	if (ret)
 		err("%s: cannot remove the dm device (still open?)", name);
+	else if (maj)
+		lower_changed(maj, min);
 	return ret;
 }

@@ -37,7 +37,8 @@ static const char usage_text[] =
 "  stats --prometheus [dev DEV]            Prometheus text format, every device if none\n"
 "  top dev DEV                             rates and feedback every second (-n COUNT)\n"
 "  ring dev DEV [cgroup CG]                the feedback tick's records, device or tenant\n"
-"  apply FILE                              \"device DEV k=v...\", \"tenant DEV CG k=v...\"\n"
+"  apply FILE                              \"attach LOWER [NAME]\", \"device DEV k=v...\",\n"
+"                                          \"tenant DEV CG k=v...\" lines\n"
 "  apply FILE DEV                          a blkiso-sim scenario's tenant and devconf lines\n"
 "  version                                 tool and module versions\n"
 "\n"
@@ -46,7 +47,8 @@ static const char usage_text[] =
 "  -j, --json  JSON output (errors too);  -p, --pretty  indented JSON\n"
 "  -n, --count COUNT  top's refreshes;  --prometheus  stats in the Prometheus format\n"
 "  -h, --help  this text;  -V, --version  the tool's version\n"
-"exit: 0 ok, 1 usage, 2 bad input, 3 not found, 4 permission, 5 other\n"
+"exit: 0 ok, 1 usage, 2 bad input, 3 not found, 4 permission, 5 other,\n"
+"      6 partly applied (apply: tenants of cgroups not there yet skipped)\n"
 "See blkisoctl(8).\n";
 
 /* The tool's version always; the module's when it is loaded. */
