@@ -124,6 +124,11 @@ bool bi_glob_match(const char *glob, const char *path)
 		have_g = bi_next_comp(glob, &gpos, &gs, &gl);
 		have_p = bi_next_comp(path, &ppos, &ps, &pl);
 		if (have_g && gl == 2 && glob[gs] == '*' && glob[gs + 1] == '*') {
+			u32 end = gpos;
+
+			/* a trailing one: everything below, not the cgroup itself */
+			if (!bi_next_comp(glob, &end, &gs, &gl))
+				return have_p;
 			/* "**": first try zero components, remember where */
 			star_g = gpos;
 			star_p = p_save;

@@ -6,7 +6,9 @@
  *
  * A glob is an absolute cgroup path ("/system.slice/docker-*.scope").  "*"
  * matches any run of characters within one path component (not "/");
- * "**", alone as a whole component, matches zero or more components.
+ * "**", alone as a whole component, matches zero or more components, and
+ * at the end of a glob one or more: "/a/" followed by "**" is everything
+ * below /a, not /a itself (as in .gitignore).
  * Every other character is literal.  Of the globs matching a path, the most
  * specific wins: the longest literal prefix (characters before the first
  * "*"), then the fewest wildcards ("**" counts two), then the longest glob, then the
