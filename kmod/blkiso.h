@@ -4,9 +4,9 @@
  *
  * A struct blkiso_dev is one dm device using the blkiso target.  It lives in
  * a registry keyed by the dm device's dev_t, not in a table instance, so
- * `dmsetup reload` + `resume`, lvextend-style table swaps and renames keep
- * every tenant and quota: each table instance (struct blkiso_target) holds a
- * reference.  A struct blkiso_tenant is one cgroup's metering on one device
+ * `dmsetup reload` + `resume` of a table with a blkiso segment, and renames,
+ * keep every tenant, quota and rule: each table instance (struct
+ * blkiso_target) holds a reference.  A table without one drops them.  A struct blkiso_tenant is one cgroup's metering on one device
  * (kmod/core/meter.c does the arithmetic); the "kernel" tenant takes the
  * bios kernel threads submit (writeback, deferred work, stacked targets).
  */

@@ -402,6 +402,10 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 	t = blkiso_tenant_get_or_create(dev, cgid);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
+	/* ancestors matching a rule get their tenants, as from .map */
+	mutex_lock(&dev->conf_mutex);
+	blkiso_rules_eval_tenant(dev, t);
+	mutex_unlock(&dev->conf_mutex);
 	/* The tenant's directory exists when the write returns. */
 	flush_work(&dev->sysfs_work);
 	return blkiso_tenant_merge(t, line + n, len - n);

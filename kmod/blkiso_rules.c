@@ -178,12 +178,18 @@ static void blkiso_rules_eval(struct blkiso_dev *dev, const struct blkiso_rules 
 	}
 }
 
-/* Re-evaluate @t alone (its tenant line was deleted).  conf_mutex held. */
+/*
+ * Re-evaluate @t alone (its tenant line was deleted, or it was created by
+ * a tenant line: its matching ancestors get their tenants as from .map).
+ * conf_mutex held.
+ */
 void blkiso_rules_eval_tenant(struct blkiso_dev *dev, struct blkiso_tenant *t)
 {
 	struct bi_tenant_conf *scratch;
 	char *path;
 
+	if (!rcu_access_pointer(dev->rules) && !t->from_rule)
+		return;
 	path = kmalloc(BLKISO_RULE_PATH_MAX, GFP_KERNEL);
 	scratch = kmalloc(sizeof(*scratch), GFP_KERNEL);
 	if (path && scratch) {

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,6 +32,7 @@
 #define LIVES		50
 #define READS		100	/* per life */
 #define RIOPS		1000	/* the rule's cap */
+#define CTL		"$BLKISO_TOP/build/tools/blkisoctl"
 
 FIXTURE(rules) {
 	char lower[64];
@@ -52,7 +54,8 @@ FIXTURE_SETUP(rules)
 
 FIXTURE_TEARDOWN(rules)
 {
-	static const char *const cgs[] = { "ctr", "ctr-a", "ctr-b", "other", "ctr/inner" };
+	static const char *const cgs[] = { "ctr", "ctr-a", "ctr-b", "other", "noio",
+					    "ctr/inner", "noio/leaf" };
 	char name[64];
 	int i;
 
@@ -136,6 +139,18 @@ static int tenant_conf(const char *dir, const char *cg, char *buf, size_t size)
 	return gu_read(path, buf, size) > 0 ? 0 : -1;
 }
 
+/* The conf line of cgroup @cg's tenant starts with @want (says what it is if not). */
+static bool conf_starts(const char *dir, const char *cg, const char *want)
+{
+	char conf[512];
+
+	if (tenant_conf(dir, cg, conf, sizeof(conf)))
+		return false;
+	if (strncmp(conf, want, strlen(want)))
+		fprintf(stderr, "# %s: \"%s\", want \"%s...\"\n", cg, conf, want);
+	return !strncmp(conf, want, strlen(want));
+}
+
 TEST_F_TIMEOUT(rules, restarted_container_is_under_its_rule_from_its_first_bio, GUEST_TIMEOUT)
 {
 	char line[128];
@@ -182,7 +197,7 @@ TEST_F_TIMEOUT(rules, restarted_container_is_under_its_rule_from_its_first_bio, 
 
 TEST_F_TIMEOUT(rules, most_specific_rule_wins_and_a_tenant_line_beats_them, GUEST_TIMEOUT)
 {
-	char conf[512], buf[4096], path[256];
+	char buf[4096], path[256];
 
 	ASSERT_EQ(0, rule(self->dir, "/" CG "/** riops=100"));
 	ASSERT_EQ(0, rule(self->dir, "/" CG "/ctr-* riops=200"));
@@ -193,38 +208,32 @@ TEST_F_TIMEOUT(rules, most_specific_rule_wins_and_a_tenant_line_beats_them, GUES
 	ASSERT_LT(0, reads_in(CG "/ctr-a", 1));
 	ASSERT_LT(0, reads_in(CG "/ctr-b", 1));
 	ASSERT_LT(0, reads_in(CG "/other", 1));
-	ASSERT_EQ(0, tenant_conf(self->dir, CG "/ctr-a", conf, sizeof(conf)));
-	EXPECT_EQ(0, strncmp(conf, "riops=300 ", 10)) TH_LOG("ctr-a: %s", conf);
-	ASSERT_EQ(0, tenant_conf(self->dir, CG "/ctr-b", conf, sizeof(conf)));
-	EXPECT_EQ(0, strncmp(conf, "riops=200 ", 10)) TH_LOG("ctr-b: %s", conf);
-	ASSERT_EQ(0, tenant_conf(self->dir, CG "/other", conf, sizeof(conf)));
-	EXPECT_EQ(0, strncmp(conf, "riops=100 ", 10)) TH_LOG("other: %s", conf);
+	EXPECT_TRUE(conf_starts(self->dir, CG "/ctr-a", "riops=300 "));
+	EXPECT_TRUE(conf_starts(self->dir, CG "/ctr-b", "riops=200 "));
+	EXPECT_TRUE(conf_starts(self->dir, CG "/other", "riops=100 "));
+	ASSERT_EQ(0, gu_sh_out(buf, sizeof(buf), CTL " tenant list dev " DM_NAME));
+	EXPECT_NE(NULL, strstr(buf, " rule ")) TH_LOG("%s", buf);
 	/* the parent is not "below" itself: no tenant was made for it */
 	snprintf(path, sizeof(path), "%s/%llu", self->dir, gu_cg_id(CG));
 	EXPECT_NE(0, access(path, F_OK));
 
 	/* a tenant line beats every rule, and rule changes leave it alone */
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/ctr-b", "wiops=50"));
-	ASSERT_EQ(0, tenant_conf(self->dir, CG "/ctr-b", conf, sizeof(conf)));
-	EXPECT_EQ(0, strncmp(conf, "riops=max wiops=50 ", 19)) TH_LOG("ctr-b: %s", conf);
+	EXPECT_TRUE(conf_starts(self->dir, CG "/ctr-b", "riops=max wiops=50 "));
 	ASSERT_EQ(0, rule(self->dir, "/" CG "/ctr-* riops=250"));
-	ASSERT_EQ(0, tenant_conf(self->dir, CG "/ctr-b", conf, sizeof(conf)));
-	EXPECT_EQ(0, strncmp(conf, "riops=max wiops=50 ", 19)) TH_LOG("ctr-b: %s", conf);
+	EXPECT_TRUE(conf_starts(self->dir, CG "/ctr-b", "riops=max wiops=50 "));
 	/* tenant_del hands it back to the rules */
 	snprintf(path, sizeof(path), "%s/tenant_del", self->dir);
 	ASSERT_EQ(0, gu_write(path, "/" CG "/ctr-b"));
-	ASSERT_EQ(0, tenant_conf(self->dir, CG "/ctr-b", conf, sizeof(conf)));
-	EXPECT_EQ(0, strncmp(conf, "riops=250 ", 10)) TH_LOG("ctr-b: %s", conf);
+	EXPECT_TRUE(conf_starts(self->dir, CG "/ctr-b", "riops=250 "));
 	/* a rule's quota is not a tenant line: tenant_del refuses it */
 	EXPECT_EQ(-ENOENT, gu_write(path, "/" CG "/ctr-b"));
 
 	/* removing a rule: the next best takes its tenants */
 	ASSERT_EQ(0, rule(self->dir, "del /" CG "/ctr-a"));
-	ASSERT_EQ(0, tenant_conf(self->dir, CG "/ctr-a", conf, sizeof(conf)));
-	EXPECT_EQ(0, strncmp(conf, "riops=250 ", 10)) TH_LOG("ctr-a: %s", conf);
+	EXPECT_TRUE(conf_starts(self->dir, CG "/ctr-a", "riops=250 "));
 	ASSERT_EQ(0, rule(self->dir, "del /" CG "/**"));
-	ASSERT_EQ(0, tenant_conf(self->dir, CG "/other", conf, sizeof(conf)));
-	EXPECT_EQ(0, strncmp(conf, "riops=max ", 10)) TH_LOG("other: %s", conf);
+	EXPECT_TRUE(conf_starts(self->dir, CG "/other", "riops=max "));
 
 	snprintf(path, sizeof(path), "%s/rules", self->dir);
 	ASSERT_LT(0, gu_read(path, buf, sizeof(buf)));
@@ -282,6 +291,61 @@ TEST_F_TIMEOUT(rules, rules_survive_a_table_reload, GUEST_TIMEOUT)
 	ASSERT_EQ(0, gu_sh("dmsetup message " DM_NAME " 0 rule del /" CG "/other"));
 	ASSERT_LT(0, gu_read(path, after, sizeof(after)));
 	EXPECT_EQ(NULL, strstr(after, "/other"));
+}
+
+TEST_F_TIMEOUT(rules, blkisoctl_rules_save_and_apply, GUEST_TIMEOUT)
+{
+	char out[8192], again[8192];
+
+	ASSERT_EQ(0, gu_cg_create(CG "/other"));
+	ASSERT_EQ(0, gu_sh(CTL " rule add dev " DM_NAME " '/" CG "/ctr-*' riops=200"));
+	EXPECT_EQ(2, gu_sh(CTL " rule add dev " DM_NAME " relative riops=1 2>/dev/null"));
+	EXPECT_EQ(3, gu_sh(CTL " rule del dev " DM_NAME " /nothing 2>/dev/null"));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j rule list dev " DM_NAME));
+	EXPECT_NE(NULL, strstr(out, "\"glob\":\"/" CG "/ctr-*\",\"line\":\"riops=200 "))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, gu_sh(CTL " tenant set dev " DM_NAME " cgroup /" CG "/other wiops=33"));
+	ASSERT_EQ(0, gu_sh(CTL " device set dev " DM_NAME " tick_ms=50"));
+	ASSERT_EQ(0, gu_sh(CTL " save " DM_NAME " > /tmp/rules-saved.conf"));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), "tail -n +2 /tmp/rules-saved.conf"));
+	EXPECT_NE(NULL, strstr(out, "device " DM_NAME " tick_ms=50\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "rule " DM_NAME " /" CG "/ctr-* riops=200 wiops=max"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "tenant " DM_NAME " /" CG "/other riops=max wiops=33 "))
+		TH_LOG("%s", out);
+	/* forget it all, then apply the saved file: the same configuration */
+	ASSERT_EQ(0, gu_sh(CTL " rule del dev " DM_NAME " '/" CG "/ctr-*'"));
+	ASSERT_EQ(0, gu_sh(CTL " tenant del dev " DM_NAME " cgroup /" CG "/other"));
+	ASSERT_EQ(0, gu_sh(CTL " device set dev " DM_NAME " tick_ms=default"));
+	ASSERT_EQ(0, gu_sh_out(again, sizeof(again), CTL " save " DM_NAME " | tail -n +2"));
+	EXPECT_EQ(NULL, strstr(again, "rule ")) TH_LOG("%s", again);
+	ASSERT_EQ(0, gu_sh(CTL " apply /tmp/rules-saved.conf"));
+	ASSERT_EQ(0, gu_sh_out(again, sizeof(again), CTL " save " DM_NAME " | tail -n +2"));
+	EXPECT_STREQ(out, again);
+	unlink("/tmp/rules-saved.conf");
+}
+
+TEST_F_TIMEOUT(rules, missing_io_controller_on_the_path_is_warned, GUEST_TIMEOUT)
+{
+	char out[4096];
+
+	/* noio (+io from its parent) does not pass it on: leaf's bios go to noio */
+	ASSERT_EQ(0, gu_cg_create(CG "/noio"));
+	ASSERT_EQ(0, mkdir("/sys/fs/cgroup/" CG "/noio/leaf", 0755));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " tenant set dev " DM_NAME
+			       " cgroup /" CG "/noio/leaf riops=5 2>&1"));
+	EXPECT_NE(NULL, strstr(out, "/sys/fs/cgroup/" CG "/noio/cgroup.subtree_control lacks +io"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, gu_write("/sys/fs/cgroup/" CG "/noio/cgroup.subtree_control", "+io"));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " tenant set dev " DM_NAME
+			       " cgroup /" CG "/noio/leaf riops=6 2>&1"));
+	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
+	/* apply warns the same way */
+	ASSERT_EQ(0, gu_write("/sys/fs/cgroup/" CG "/noio/cgroup.subtree_control", "-io"));
+	ASSERT_EQ(0, gu_sh("echo 'tenant " DM_NAME " /" CG "/noio/leaf riops=7' > /tmp/rules-noio.conf"));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " apply /tmp/rules-noio.conf 2>&1"));
+	EXPECT_NE(NULL, strstr(out, "noio/cgroup.subtree_control lacks +io")) TH_LOG("%s", out);
+	unlink("/tmp/rules-noio.conf");
 }
 
 TEST_HARNESS_MAIN

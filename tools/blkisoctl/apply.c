@@ -4,6 +4,7 @@
  *
  *   device DEV key=value...
  *   tenant DEV CGROUP key=value...
+ *   rule DEV GLOB key=value...
  *
  * with "#" comments.  Every line is checked first (names resolved, the line
  * dry-run through the kernel's parser against the current configuration);
@@ -29,6 +30,8 @@
 struct entry {
 	int lineno;
 	bool tenant;
+	bool rule;			/* rule DEV GLOB key=value... */
+	char glob[BLKISO_GLOB_MAX];
 	struct bdev dev;
 	uint64_t cgid;
 	char line[BLKISO_LINE_MAX];
@@ -74,7 +77,13 @@ static int parse_line(char *s, struct entry *e)
 			ret = resolve_cgroup(tok[2], &e->cgid);
 		return ret ? ret : join_line(e->line, n - 3, tok + 3);
 	}
-	err("\"%s\": expected \"device DEV key=value...\" or \"tenant DEV CGROUP key=value...\"",
+	if (!strcmp(tok[0], "rule") && n >= 4) {
+		e->rule = true;
+		snprintf(e->glob, sizeof(e->glob), "%s", tok[2]);
+		ret = resolve_dev(tok[1], &e->dev);
+		return ret ? ret : join_line(e->line, n - 3, tok + 3);
+	}
+	err("\"%s\": expected \"device DEV key=value...\", \"tenant DEV CGROUP key=value...\" or \"rule DEV GLOB key=value...\"",
 	    tok[0]);
 	return BX_INPUT;
 }
@@ -152,11 +161,16 @@ static int send(const struct entry *e, unsigned int flags)
 	char msg[BLKISO_MSG_MAX];
 	int ret;
 
-	if (e->tenant)
+	if (e->rule)
+		ret = ioc_rule(&e->dev, e->glob, e->line, flags, msg);
+	else if (e->tenant)
 		ret = ioc_tenant(true, &e->dev, e->cgid, e->line, flags, NULL, NULL, msg);
 	else
 		ret = ioc_device(true, &e->dev, e->line, flags, NULL, msg);
-	return ret ? ioc_fail(e->tenant ? "tenant" : "device", ret, msg) : BX_OK;
+	if (!ret && e->tenant && !flags)
+		warn_io_controller(e->cgid, NULL);
+	return ret ? ioc_fail(e->rule ? "rule" : e->tenant ? "tenant" : "device", ret, msg) :
+		     BX_OK;
 }
 
 static int read_entries(FILE *f, const struct bdev *dev, struct entry **out, int *nout)
