@@ -4,9 +4,9 @@
  *
  * A struct blkiso_dev is one dm device using the blkiso target.  It lives in
  * a registry keyed by the dm device's dev_t, not in a table instance, so
- * `dmsetup reload` + `resume`, lvextend-style table swaps and renames keep
- * every tenant and quota: each table instance (struct blkiso_target) holds a
- * reference.  A struct blkiso_tenant is one cgroup's metering on one device
+ * `dmsetup reload` + `resume` of a table with a blkiso segment, and renames,
+ * keep every tenant, quota and rule: each table instance (struct
+ * blkiso_target) holds a reference.  A table without one drops them.  A struct blkiso_tenant is one cgroup's metering on one device
  * (kmod/core/meter.c does the arithmetic); the "kernel" tenant takes the
  * bios kernel threads submit (writeback, deferred work, stacked targets).
  */
@@ -148,6 +148,7 @@ struct blkiso_tenant {
 	struct blkiso_tenant *parent;	/* nearest configured ancestor, or NULL */
 	u64 cgid;
 	bool configured;		/* has a quota line (else: counted only) */
+	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
 	struct bi_tenant_conf conf;	/* under dev->conf_mutex */
 	struct bi_meter meter;
 	struct blkiso_tenant_pcpu __percpu *pcpu;
@@ -189,6 +190,7 @@ struct blkiso_dev {
 	struct delayed_work gc_work;	/* frees removed cgroups' tenants */
 	struct workqueue_struct *wq;
 	struct blkiso_dev_fb fb;
+	struct blkiso_rules __rcu *rules;	/* blkiso_rules.c; conf_mutex */
 };
 
 /* Per-bio state (dm per_io_data). */
@@ -266,6 +268,27 @@ void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_
 u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
 int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
 		    void *arg);
+
+void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
+			 bool configured);
+void blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf);
+void blkiso_tenant_add_preset(struct blkiso_dev *dev, struct cgroup *cgrp,
+			      const struct bi_tenant_conf *conf);
+void blkiso_relink(struct blkiso_dev *dev);
+
+/* blkiso_rules.c: device-level rules (quotas that follow cgroup paths) */
+struct blkiso_rules;
+void blkiso_rules_free(struct blkiso_dev *dev);
+void blkiso_rules_new_tenant(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			     struct cgroup *cgrp);
+void blkiso_rules_eval_tenant(struct blkiso_dev *dev, struct blkiso_tenant *t);
+int blkiso_rule_set(struct blkiso_dev *dev, const char *glob, size_t glen,
+		    const char *line, size_t len, bool del, bool dry, char *msg);
+int blkiso_rule_line(struct blkiso_dev *dev, const char *line, size_t len);
+int blkiso_rules_snapshot(struct blkiso_dev *dev, struct blkiso_rule_rec *recs,
+			  u32 capacity, u32 *count);
+extern struct kobj_attribute blkiso_dev_rules_attr;
+extern struct kobj_attribute blkiso_dev_rule_attr;
 
 /* blkiso_target.c */
 void blkiso_dispatch_work(struct work_struct *work);

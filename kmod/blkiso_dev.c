@@ -7,6 +7,7 @@
  *   /sys/kernel/blkiso/dm-N/conf        device line (rw; a write merges)
  *   /sys/kernel/blkiso/dm-N/tenant      "<cgroup> key=value..." (w): set a quota
  *   /sys/kernel/blkiso/dm-N/stats       device summary (r)
+ *   /sys/kernel/blkiso/dm-N/rule, rules device-level rules (blkiso_rules.c)
  *   /sys/kernel/blkiso/dm-N/<id>/conf   the tenant's canonical line (rw; merges)
  *   /sys/kernel/blkiso/dm-N/<id>/stats  the tenant's counters (r)
  *   /sys/kernel/blkiso/dm-N/<id>/cgroup the tenant's cgroup path (r)
@@ -108,7 +109,7 @@ static struct blkiso_tenant *blkiso_find_parent(struct blkiso_dev *dev,
  * and are added with list_add_tail_rcu(), so it may be walked while .map
  * adds new ones.  Caller holds dev->conf_mutex.
  */
-static void blkiso_relink(struct blkiso_dev *dev)
+void blkiso_relink(struct blkiso_dev *dev)
 {
 	struct blkiso_tenant *t;
 	struct cgroup *cgrp;
@@ -133,18 +134,36 @@ static void blkiso_relink(struct blkiso_dev *dev)
  * the bio then passes unmetered, and is counted.  Caller holds
  * rcu_read_lock().
  */
+static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
+						   struct blkiso_tenant *t, u64 cgid);
+
 struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 					   struct cgroup *cgrp)
 {
-	struct blkiso_tenant *t, *found;
-	unsigned long flags;
+	struct blkiso_tenant *t;
 
 	t = blkiso_tenant_find(dev, cgid);
 	if (likely(t))
 		return t;
 	t = blkiso_tenant_alloc(dev, cgid, GFP_NOWAIT);
-	if (t && cgrp)
+	if (t && cgrp) {
+		blkiso_rules_new_tenant(dev, t, cgrp);
 		t->parent = blkiso_find_parent(dev, cgrp);
+	}
+	return blkiso_tenant_publish(dev, t, cgid);
+}
+
+/*
+ * Hash and list the new tenant @t of @cgid, unless another one got there
+ * first (then @t goes and that one is returned); NULL if @t is NULL and
+ * there is none.  Never sleeps.
+ */
+static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
+						   struct blkiso_tenant *t, u64 cgid)
+{
+	struct blkiso_tenant *found;
+	unsigned long flags;
+
 	spin_lock_irqsave(&dev->lock, flags);
 	found = blkiso_tenant_find(dev, cgid);
 	if (!found && t) {
@@ -161,6 +180,34 @@ struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 	if (t)
 		kobject_put(&t->kobj);
 	return found;
+}
+
+/*
+ * A rule's line for the new, unpublished tenant @t (.map, never sleeps; no
+ * one else sees @t yet, so conf_mutex is not needed).
+ */
+void blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf)
+{
+	t->conf = *conf;
+	t->configured = true;
+	t->from_rule = true;
+	blkiso_fb_mode_configure(t);
+	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
+	blkiso_fb_configure(t);
+}
+
+/* A tenant for @cgrp configured by a rule's line (never sleeps). */
+void blkiso_tenant_add_preset(struct blkiso_dev *dev, struct cgroup *cgrp,
+			      const struct bi_tenant_conf *conf)
+{
+	struct blkiso_tenant *t;
+
+	t = blkiso_tenant_alloc(dev, cgroup_id(cgrp), GFP_NOWAIT);
+	if (!t)
+		return;
+	blkiso_tenant_preset(t, conf);
+	t->parent = blkiso_find_parent(dev, cgrp);
+	blkiso_tenant_publish(dev, t, cgroup_id(cgrp));
 }
 
 /* Configuration path: find or create, sleeping allowed. */
@@ -252,8 +299,8 @@ static void blkiso_report(struct blkiso_dev *dev, const char *what,
 }
 
 /* @configured false: the defaults of a counted-only tenant (tenant_del). */
-static void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
-				bool configured)
+void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
+			 bool configured)
 {
 	bool was_configured = t->configured;
 
@@ -280,12 +327,18 @@ static int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t
 	if (!conf)
 		return -ENOMEM;
 	mutex_lock(&dev->conf_mutex);
-	*conf = t->conf;
-	ret = bi_conf_merge(conf, line, len, &err);
-	if (ret)
-		blkiso_report(dev, "tenant", &err);
+	/* a tenant line replaces a rule's line: it beats every rule */
+	if (t->from_rule)
+		bi_tenant_conf_init(conf);
 	else
+		*conf = t->conf;
+	ret = bi_conf_merge(conf, line, len, &err);
+	if (ret) {
+		blkiso_report(dev, "tenant", &err);
+	} else {
+		t->from_rule = false;
 		blkiso_tenant_apply(t, conf, true);
+	}
 	mutex_unlock(&dev->conf_mutex);
 	kfree(conf);
 	return ret;
@@ -349,6 +402,10 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 	t = blkiso_tenant_get_or_create(dev, cgid);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
+	/* ancestors matching a rule get their tenants, as from .map */
+	mutex_lock(&dev->conf_mutex);
+	blkiso_rules_eval_tenant(dev, t);
+	mutex_unlock(&dev->conf_mutex);
 	/* The tenant's directory exists when the write returns. */
 	flush_work(&dev->sysfs_work);
 	return blkiso_tenant_merge(t, line + n, len - n);
@@ -374,8 +431,11 @@ int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid)
 	rcu_read_lock();
 	t = blkiso_tenant_find(dev, cgid);
 	rcu_read_unlock();
-	if (t && t->configured) {
+	/* a rule's line is removed with its rule, not here */
+	if (t && t->configured && !t->from_rule) {
 		blkiso_tenant_apply(t, conf, false);
+		/* the rules take the tenant back, if one matches */
+		blkiso_rules_eval_tenant(dev, t);
 		ret = 0;
 	}
 	mutex_unlock(&dev->conf_mutex);
@@ -404,7 +464,7 @@ int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len)
 	}
 	ret = blkiso_tenant_deconfigure(dev, cgid);
 	if (ret == -ENOENT)
-		pr_warn_ratelimited("blkiso: %s: tenant_del: %s has no quota\n",
+		pr_warn_ratelimited("blkiso: %s: tenant_del: %s has no tenant line (a rule's quota goes with `rule del`)\n",
 				    dm_disk(dev->md)->disk_name, name);
 	return ret;
 }
@@ -748,6 +808,8 @@ static struct attribute *blkiso_dev_attrs[] = {
 	&dev_tenant_del_attr.attr,
 	&dev_stats_attr.attr,
 	&dev_ring_attr.attr,
+	&blkiso_dev_rules_attr.attr,
+	&blkiso_dev_rule_attr.attr,
 	NULL,
 };
 
@@ -998,6 +1060,7 @@ static void blkiso_dev_destroy(struct blkiso_dev *dev)
 			kobject_del(&t->kobj);
 		kobject_put(&t->kobj);
 	}
+	blkiso_rules_free(dev);
 	if (dev->in_sysfs)
 		kobject_del(&dev->kobj);
 	kobject_put(&dev->kobj);

@@ -21,6 +21,7 @@
 #include <linux/blkiso.h>
 
 #include "blkiso.h"
+#include "core/pathrule.h"
 
 /* The kernel's counters are the uapi's, in the same order. */
 static_assert((int)BLKISO_NR_STATS == (int)BLKISO_STAT_NR);
@@ -29,6 +30,7 @@ static_assert((int)BLKISO_COMPLETED == (int)BLKISO_STAT_COMPLETED);
 static_assert((int)BLKISO_WUNITS == (int)BLKISO_STAT_WUNITS);
 static_assert(BLKISO_LINE_MAX == BI_CONF_LINE_MAX);
 static_assert(BLKISO_MSG_MAX == BI_PARSE_MSG_MAX);
+static_assert(BLKISO_GLOB_MAX == BI_GLOB_MAX && BLKISO_RULES_MAX == BI_RULES_MAX);
 /* Version 2 only appended to the stats record. */
 static_assert(offsetof(struct blkiso_stats_rec, lat_sum_us) == BLKISO_STATS_REC_SIZE_V1);
 
@@ -107,10 +109,10 @@ static int blkiso_ioc_tenant_check(struct blkiso_dev *dev, struct blkiso_ioc_ten
 	rcu_read_unlock();
 	/* Tenants leave only with their device, which the registry pins. */
 	mutex_lock(&dev->conf_mutex);
-	if (t)
+	if (t && !t->from_rule)
 		*conf = t->conf;
 	else
-		bi_tenant_conf_init(conf);
+		bi_tenant_conf_init(conf);	/* a tenant line replaces a rule's */
 	mutex_unlock(&dev->conf_mutex);
 	ret = bi_conf_merge(conf, a->line, len, &err);
 	kfree(conf);
@@ -164,7 +166,8 @@ static int blkiso_ioc_get_tenant_fn(struct blkiso_dev *dev, void *arg)
 		return -ENOENT;
 	mutex_lock(&dev->conf_mutex);
 	n = bi_conf_format(&t->conf, a->line, sizeof(a->line));
-	a->flags = t->configured ? BLKISO_F_CONFIGURED : 0;
+	a->flags = (t->configured ? BLKISO_F_CONFIGURED : 0) |
+		   (t->from_rule ? BLKISO_F_RULE : 0);
 	mutex_unlock(&dev->conf_mutex);
 	return n < 0 ? -E2BIG : 0;
 }
@@ -238,7 +241,7 @@ static long blkiso_ioc_line(const struct blkiso_ioc_line_op *op, bool set,
 		ret = op->set_check ? op->set_check(a) : 0;
 		if (!ret)
 			ret = blkiso_dev_call(devt, op->set, a);
-		if ((ret == -EINVAL || ret == -ENOENT) &&
+		if ((ret == -EINVAL || ret == -ENOENT || ret == -ENOSPC) &&
 		    copy_to_user(uarg + op->msg_off, (char *)a + op->msg_off, BLKISO_MSG_MAX))
 			ret = -EFAULT;
 	} else {
@@ -284,6 +287,72 @@ static const struct blkiso_ioc_line_op blkiso_ioc_tenant_del_op = {
 	.set_check = blkiso_ioc_tenant_exists,
 	.set = blkiso_ioc_del_tenant_fn,
 };
+
+/* ---- rules (version 3) ---- */
+
+static int blkiso_ioc_set_rule_fn(struct blkiso_dev *dev, void *arg)
+{
+	struct blkiso_ioc_rule *a = arg;
+	size_t glen = strnlen(a->glob, sizeof(a->glob));
+	int len = blkiso_ioc_line_len(a->line);
+	bool del = a->flags & BLKISO_F_DEL;
+
+	if (glen >= sizeof(a->glob) || (!del && len < 0)) {
+		strscpy(a->msg, "glob or line: not NUL-terminated", sizeof(a->msg));
+		return -EINVAL;
+	}
+	return blkiso_rule_set(dev, a->glob, glen, a->line, del ? 0 : len, del,
+			       a->flags & BLKISO_F_DRY_RUN, a->msg);
+}
+
+static const struct blkiso_ioc_line_op blkiso_ioc_rule_op = {
+	.size = sizeof(struct blkiso_ioc_rule),
+	.line_off = offsetof(struct blkiso_ioc_rule, line),
+	.msg_off = offsetof(struct blkiso_ioc_rule, msg),
+	.set = blkiso_ioc_set_rule_fn,
+};
+
+struct blkiso_ioc_rules_call {
+	struct blkiso_ioc_rules a;
+	struct blkiso_rule_rec *recs;
+};
+
+static int blkiso_ioc_rules_fn(struct blkiso_dev *dev, void *arg)
+{
+	struct blkiso_ioc_rules_call *c = arg;
+
+	c->a.total = blkiso_rules_snapshot(dev, c->recs, c->a.capacity, &c->a.count);
+	return 0;
+}
+
+static long blkiso_ioc_rules(void __user *uarg)
+{
+	struct blkiso_ioc_rules_call c = { };
+	dev_t devt;
+	long ret;
+
+	ret = blkiso_ioc_fetch(uarg, &c.a, sizeof(c.a), false);
+	if (ret)
+		return ret;
+	if (!blkiso_ioc_devt(c.a.major, c.a.minor, &devt) ||
+	    c.a.rec_size != sizeof(struct blkiso_rule_rec))
+		return -EINVAL;
+	c.a.capacity = min_t(u32, c.a.capacity, BLKISO_RULES_MAX);
+	c.a.count = 0;
+	if (c.a.capacity) {
+		c.recs = kvcalloc(c.a.capacity, sizeof(*c.recs), GFP_KERNEL);
+		if (!c.recs)
+			return -ENOMEM;
+	}
+	ret = blkiso_dev_call(devt, blkiso_ioc_rules_fn, &c);
+	if (!ret && c.a.count &&
+	    copy_to_user(u64_to_user_ptr(c.a.recs), c.recs, c.a.count * sizeof(*c.recs)))
+		ret = -EFAULT;
+	kvfree(c.recs);
+	if (!ret && copy_to_user(uarg, &c.a, sizeof(c.a)))
+		ret = -EFAULT;
+	return ret;
+}
 
 /* ---- devices ---- */
 
@@ -372,7 +441,8 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 		r->p50_us = blkiso_lat_pct(r->lat, r->stat[BLKISO_COMPLETED], 50);
 		r->p99_us = blkiso_lat_pct(r->lat, r->stat[BLKISO_COMPLETED], 99);
 		r->queued = blkiso_tenant_queued(t);
-		r->flags = t->configured ? BLKISO_F_CONFIGURED : 0;
+		r->flags = (t->configured ? BLKISO_F_CONFIGURED : 0) |
+			   (READ_ONCE(t->from_rule) ? BLKISO_F_RULE : 0);
 	}
 	a->queued = dev->nr_parked;
 	a->draining = dev->draining;
@@ -504,6 +574,10 @@ static long blkiso_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return blkiso_ioc_stats(uarg);
 	case BLKISO_IOC_RING:
 		return blkiso_ioc_ring(uarg);
+	case BLKISO_IOC_SET_RULE:
+		return blkiso_ioc_line(&blkiso_ioc_rule_op, true, uarg);
+	case BLKISO_IOC_RULES:
+		return blkiso_ioc_rules(uarg);
 	default:
 		return -ENOTTY;
 	}

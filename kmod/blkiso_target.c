@@ -1157,6 +1157,7 @@ static void blkiso_resume(struct dm_target *ti)
 /*
  * dmsetup message <dev> 0 tenant <cgroup> key=value...
  * dmsetup message <dev> 0 tenant_del <cgroup>
+ * dmsetup message <dev> 0 rule <glob> key=value...  |  rule del <glob>
  * dmsetup message <dev> 0 device key=value...
  */
 static int blkiso_message(struct dm_target *ti, unsigned int argc, char **argv,
@@ -1168,8 +1169,9 @@ static int blkiso_message(struct dm_target *ti, unsigned int argc, char **argv,
 
 	if (argc == 2 && !strcmp(argv[0], "tenant_del"))
 		return blkiso_tenant_del(dev, argv[1], strlen(argv[1]));
-	if (argc < 2 || (strcmp(argv[0], "tenant") && strcmp(argv[0], "device"))) {
-		DMWARN("message: expected \"tenant <cgroup> key=value...\", \"tenant_del <cgroup>\" or \"device key=value...\"");
+	if (argc < 2 || (strcmp(argv[0], "tenant") && strcmp(argv[0], "device") &&
+			 strcmp(argv[0], "rule"))) {
+		DMWARN("message: expected \"tenant <cgroup> key=value...\", \"tenant_del <cgroup>\", \"rule <glob> key=value...\", \"rule del <glob>\" or \"device key=value...\"");
 		return -EINVAL;
 	}
 	line = kmalloc(BI_CONF_LINE_MAX, GFP_KERNEL);
@@ -1180,6 +1182,8 @@ static int blkiso_message(struct dm_target *ti, unsigned int argc, char **argv,
 		ret = -EINVAL;
 	else if (!strcmp(argv[0], "tenant"))
 		ret = blkiso_tenant_configure(dev, line, len);
+	else if (!strcmp(argv[0], "rule"))
+		ret = blkiso_rule_line(dev, line, len);
 	else
 		ret = blkiso_dev_configure(dev, line, len);
 	kfree(line);

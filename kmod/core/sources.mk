@@ -13,5 +13,6 @@ BLKISO_CORE_SRCS += dispense.c
 BLKISO_CORE_SRCS += feedback.c
 BLKISO_CORE_SRCS += grammar.c
 BLKISO_CORE_SRCS += meter.c
+BLKISO_CORE_SRCS += pathrule.c
 BLKISO_CORE_SRCS += tokadapt.c
 BLKISO_CORE_SRCS += units.c

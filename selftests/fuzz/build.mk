@@ -20,3 +20,9 @@ $(B)/fuzz/grammar_fuzz: selftests/fuzz/grammar_fuzz.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(GRAMMAR_FUZZ_CFLAGS) -o $@ $< $(CORE_SRCS)
 FUZZ_TARGETS += $(B)/fuzz/grammar_fuzz
+
+# glob_fuzz: random globs and cgroup paths into the rule matcher.
+$(B)/fuzz/glob_fuzz: selftests/fuzz/glob_fuzz.c $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(GRAMMAR_FUZZ_CFLAGS) -o $@ $< $(CORE_SRCS)
+FUZZ_TARGETS += $(B)/fuzz/glob_fuzz

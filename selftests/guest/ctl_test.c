@@ -460,7 +460,7 @@ TEST_F_TIMEOUT(ctl, blkisoctl_end_to_end, GUEST_TIMEOUT)
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j top -n 1 bictl2"));
 	EXPECT_NE(NULL, strstr(out, "\"interval_s\":")) TH_LOG("%s", out);
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " version"));
-	EXPECT_NE(NULL, strstr(out, "ioctl version 2")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "ioctl version 3")) TH_LOG("%s", out);
 
 	ASSERT_EQ(0, gu_sh(CTL " detach bictl2"));
 	EXPECT_NE(0, access("/dev/mapper/bictl2", F_OK));

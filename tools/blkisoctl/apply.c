@@ -5,6 +5,7 @@
  *   attach LOWER [NAME]
  *   device DEV key=value...
  *   tenant DEV CGROUP key=value...
+ *   rule DEV GLOB key=value...
  *
  * with "#" comments (the format of /etc/blkiso/blkiso.conf, which
  * blkiso.service applies at boot and on reload).  Every line is checked
@@ -49,8 +50,10 @@ struct entry {
 	bool attached;		/* attach: NAME exists already, or we made it */
 	bool made;		/* attach: this run made it (undone on failure) */
 	bool missing;		/* tenant: its cgroup does not exist */
+	bool rule;		/* rule DEV GLOB key=value... */
 	int pending;		/* -1, or the attach entry that makes dev */
 	char name[128];		/* attach: NAME; pending: the name to resolve */
+	char glob[BLKISO_GLOB_MAX];
 	struct bdev dev;
 	uint64_t cgid;
 	char line[BLKISO_LINE_MAX];
@@ -204,7 +207,13 @@ static int parse_line(char *s, struct entry *e)
 		}
 		return ret ? ret : join_line(e->line, n - 3, tok + 3);
 	}
-	err("\"%s\": expected \"attach LOWER [NAME]\", \"device DEV key=value...\" or \"tenant DEV CGROUP key=value...\"",
+	if (!strcmp(tok[0], "rule") && n >= 4) {
+		e->rule = true;
+		snprintf(e->glob, sizeof(e->glob), "%s", tok[2]);
+		ret = parse_dev(tok[1], e);
+		return ret ? ret : join_line(e->line, n - 3, tok + 3);
+	}
+	err("\"%s\": expected \"attach LOWER [NAME]\", \"device DEV key=value...\", \"tenant DEV CGROUP key=value...\" or \"rule DEV GLOB key=value...\"",
 	    tok[0]);
 	return BX_INPUT;
 }
@@ -283,11 +292,16 @@ static int send(const struct entry *e, unsigned int flags)
 	char msg[BLKISO_MSG_MAX];
 	int ret;
 
-	if (e->tenant)
+	if (e->rule)
+		ret = ioc_rule(&e->dev, e->glob, e->line, flags, msg);
+	else if (e->tenant)
 		ret = ioc_tenant(true, &e->dev, e->cgid, e->line, flags, NULL, NULL, msg);
 	else
 		ret = ioc_device(true, &e->dev, e->line, flags, NULL, msg);
-	return ret ? ioc_fail(e->tenant ? "tenant" : "device", ret, msg) : BX_OK;
+	if (!ret && e->tenant && !flags)
+		warn_io_controller(e->cgid, NULL);
+	return ret ? ioc_fail(e->rule ? "rule" : e->tenant ? "tenant" : "device", ret, msg) :
+		     BX_OK;
 }
 
 static int read_entries(FILE *f, const struct bdev *dev)

@@ -92,6 +92,18 @@ int ioc_version(struct blkiso_ioc_version *v);
 int ioc_ring(const struct bdev *dev, const uint64_t *cgid, struct blkiso_tick_rec *recs,
 	     unsigned int capacity, unsigned int *count);
 
+/* SET_RULE (BLKISO_F_DEL: remove) and RULES (*recs malloc'ed). */
+int ioc_rule(const struct bdev *dev, const char *glob, const char *line, unsigned int flags,
+	     char *msg);
+int ioc_rules(const struct bdev *dev, struct blkiso_rule_rec **recs, unsigned int *n);
+
+/*
+ * Warn on stderr if the io controller is not enabled in every
+ * cgroup.subtree_control above cgroup @cgid (its bios are then charged to
+ * the ancestor where it stops).  @name: how the user named it.
+ */
+void warn_io_controller(uint64_t cgid, const char *name);
+
 /* Report a failed ioctl on @what (the kernel's msg if any): exit code. */
 int ioc_fail(const char *what, int ret, const char *msg);
 /* Open /dev/blkiso or say why not: exit code. */
@@ -111,6 +123,10 @@ int cmd_ring(int argc, char **argv);
 int cmd_tenant_list(int argc, char **argv);
 int cmd_tenant_show(int argc, char **argv);
 int cmd_tenant_del(int argc, char **argv);
+int cmd_rule_add(int argc, char **argv);
+int cmd_rule_del(int argc, char **argv);
+int cmd_rule_list(int argc, char **argv);
+int cmd_save(int argc, char **argv);
 
 /* "dev DEV cgroup CGROUP" or the old "CGROUP DEV": 0 or an exit code. */
 int tenant_target(const char *usage, int *argc, char ***argv, struct sel *sel);

@@ -91,7 +91,10 @@ int cmd_set(int argc, char **argv)
 	ret = ioc_tenant(true, &dev, cgid, line, 0, NULL, NULL, msg);
 	if (ret == -ENOENT)
 		return ioc_fail(sel.cgroup, ret, NULL);
-	return ret ? ioc_fail(ret == -EINVAL ? sel.cgroup : sel.dev, ret, msg) : BX_OK;
+	if (ret)
+		return ioc_fail(ret == -EINVAL ? sel.cgroup : sel.dev, ret, msg);
+	warn_io_controller(cgid, sel.cgroup);
+	return BX_OK;
 }
 
 int cmd_get(int argc, char **argv)

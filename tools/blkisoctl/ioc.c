@@ -149,3 +149,53 @@ int ioc_ring(const struct bdev *dev, const uint64_t *cgid, struct blkiso_tick_re
 	*count = ret ? 0 : a.count;
 	return ret;
 }
+
+/* SET_RULE: add or replace GLOB -> LINE, or remove it (BLKISO_F_DEL). */
+int ioc_rule(const struct bdev *dev, const char *glob, const char *line, unsigned int flags,
+	     char *msg)
+{
+	struct blkiso_ioc_rule a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr = HDR(a);
+	a.major = dev->major;
+	a.minor = dev->minor;
+	a.flags = flags;
+	if (strlen(glob) >= sizeof(a.glob)) {
+		if (msg)
+			snprintf(msg, BLKISO_MSG_MAX, "glob longer than %zu bytes",
+				 sizeof(a.glob) - 1);
+		return -EINVAL;
+	}
+	strcpy(a.glob, glob);
+	if (line)
+		strncpy(a.line, line, sizeof(a.line) - 1);
+	ret = ioc(BLKISO_IOC_SET_RULE, &a);
+	if (msg)
+		memcpy(msg, a.msg, sizeof(a.msg));
+	return ret;
+}
+
+/* Every rule of the device; *recs is malloc'ed (free it). */
+int ioc_rules(const struct bdev *dev, struct blkiso_rule_rec **recs, unsigned int *n)
+{
+	struct blkiso_ioc_rules a;
+	int ret;
+
+	*n = 0;
+	*recs = calloc(BLKISO_RULES_MAX, sizeof(**recs));
+	if (!*recs)
+		return -ENOMEM;
+	memset(&a, 0, sizeof(a));
+	a.hdr = HDR(a);
+	a.major = dev->major;
+	a.minor = dev->minor;
+	a.recs = (uintptr_t)*recs;
+	a.rec_size = sizeof(**recs);
+	a.capacity = BLKISO_RULES_MAX;
+	ret = ioc(BLKISO_IOC_RULES, &a);
+	if (!ret)
+		*n = a.count;
+	return ret;
+}

@@ -3,7 +3,7 @@
  * main.c - blkisoctl's command line: options, objects and commands, help.
  *
  *   blkisoctl [-j] [-p] [-n COUNT] [--prometheus] COMMAND ARGS...
- *   blkisoctl [OPTIONS] OBJECT COMMAND ARGS...   (OBJECT: tenant, device)
+ *   blkisoctl [OPTIONS] OBJECT COMMAND ARGS...   (OBJECT: tenant, device, rule)
  *
  * as iproute2 and bpftool do: objects named by keyword selectors ("dev X
  * cgroup Y", in any order), -h/--help and -V/--version anywhere.  Each
@@ -22,7 +22,7 @@ struct opts opt;
 
 static const char usage_text[] =
 "usage: blkisoctl [OPTIONS] COMMAND ARGS...\n"
-"       blkisoctl [OPTIONS] { tenant | device } COMMAND ARGS...\n"
+"       blkisoctl [OPTIONS] { tenant | device | rule } COMMAND ARGS...\n"
 "\n"
 "  attach dev DEV [name NAME]              dm device NAME (default blkiso-<dev>) over DEV\n"
 "  detach dev NAME                         remove it (also: attach DEV [NAME], detach NAME)\n"
@@ -31,6 +31,9 @@ static const char usage_text[] =
 "  tenant del dev DEV cgroup CG            drop the quota: back to counted only\n"
 "  tenant show [dev DEV [cgroup CG]]       the quota lines, of every device if none named\n"
 "  tenant list [dev DEV]                   every tenant, with a quota or counted only\n"
+"  rule add dev DEV GLOB key=value...      a quota for every cgroup matching GLOB\n"
+"  rule del dev DEV GLOB                   remove that rule\n"
+"  rule list [dev DEV]                     the rules, of every device if none named\n"
 "  device set dev DEV key=value...         merge a device line\n"
 "  device get dev DEV                      the device line\n"
 "  stats dev DEV                           every tenant's counters (table, or -j JSON)\n"
@@ -38,7 +41,8 @@ static const char usage_text[] =
 "  top dev DEV                             rates and feedback every second (-n COUNT)\n"
 "  ring dev DEV [cgroup CG]                the feedback tick's records, device or tenant\n"
 "  apply FILE                              \"attach LOWER [NAME]\", \"device DEV k=v...\",\n"
-"                                          \"tenant DEV CG k=v...\" lines\n"
+"                                          \"tenant DEV CG k=v...\", \"rule DEV GLOB k=v...\"\n"
+"  save [DEV]                              the live configuration as an apply file\n"
 "  apply FILE DEV                          a blkiso-sim scenario's tenant and devconf lines\n"
 "  version                                 tool and module versions\n"
 "\n"
@@ -134,6 +138,10 @@ static const struct command commands[] = {
 	{ NULL, "apply", cmd_apply },
 	{ NULL, "ring", cmd_ring },
 	{ NULL, "version", cmd_version },
+	{ NULL, "save", cmd_save },
+	{ "rule", "add", cmd_rule_add },
+	{ "rule", "del", cmd_rule_del },
+	{ "rule", "list", cmd_rule_list },
 	{ "tenant", "set", cmd_set },
 	{ "tenant", "get", cmd_get },
 	{ "tenant", "show", cmd_tenant_show },
@@ -195,7 +203,8 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc && (!strcmp(argv[0], "tenant") || !strcmp(argv[0], "device"))) {
+	if (argc && (!strcmp(argv[0], "tenant") || !strcmp(argv[0], "device") ||
+		     !strcmp(argv[0], "rule"))) {
 		object = argv[0];
 		argc--;
 		argv++;

@@ -234,6 +234,39 @@ const char *cgroup_path(uint64_t cgid)
 	return NULL;
 }
 
+/* ---- the io controller along a path ---- */
+
+void warn_io_controller(uint64_t cgid, const char *name)
+{
+	char ctl[4200], buf[512], *w;
+	const char *path, *slash;
+	bool io;
+	FILE *f;
+
+	path = cgid ? cgroup_path(cgid) : NULL;
+	if (!path || !strcmp(path, "/"))
+		return;
+	/* every parent, from the root down, must pass io to its children */
+	for (slash = path; (slash = strchr(slash, '/')); slash++) {
+		snprintf(ctl, sizeof(ctl), CGROUP_ROOT "%.*s/cgroup.subtree_control",
+			 (int)(slash - path), path);
+		f = fopen(ctl, "r");
+		if (!f)
+			return;	/* cgroup v1, or gone: nothing to say */
+		io = false;
+		if (fgets(buf, sizeof(buf), f))
+			for (w = strtok(buf, " \n"); w; w = strtok(NULL, " \n"))
+				io |= !strcmp(w, "io");
+		fclose(f);
+		if (!io) {
+			fprintf(stderr, "blkisoctl: warning: %s: %s lacks +io: the bios of %s are "
+				"charged to the cgroup that file belongs to, not to %s "
+				"(echo +io > %s)\n", name ? name : path, ctl, path, path, ctl);
+			return;
+		}
+	}
+}
+
 /* ---- "dev X cgroup Y" ---- */
 
 int take_selectors(int *argc, char ***argv, struct sel *sel)

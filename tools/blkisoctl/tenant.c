@@ -31,10 +31,14 @@ static int target_devices(const char *name, struct bdev **devs, unsigned int *n)
 	return ret;
 }
 
-/* One tenant: its device, id, path, whether it has a quota, and the line. */
-static void print_tenant(const struct bdev *dev, uint64_t cgid, bool configured,
+/*
+ * One tenant: its device, id, path, whether it has a quota (and whether
+ * that is a rule's: BLKISO_F_RULE in @flags), and the line.
+ */
+static void print_tenant(const struct bdev *dev, uint64_t cgid, unsigned int flags,
 			 const char *line, bool *first)
 {
+	bool configured = flags & BLKISO_F_CONFIGURED, rule = flags & BLKISO_F_RULE;
 	const char *path = cgroup_path(cgid);
 
 	if (opt.json) {
@@ -42,18 +46,19 @@ static void print_tenant(const struct bdev *dev, uint64_t cgid, bool configured,
 		json_str(dev->name);
 		printf(",\"cgid\":%" PRIu64 ",\"cgroup\":", cgid);
 		json_str_or_null(path);
-		printf(",\"configured\":%s", configured ? "true" : "false");
+		printf(",\"configured\":%s,\"rule\":%s", configured ? "true" : "false",
+		       rule ? "true" : "false");
 		if (line) {
 			printf(",\"line\":");
 			json_str(line);
 		}
 		printf("}");
 	} else if (line) {
-		printf("%s %s (id %" PRIu64 "): %s\n", dev->name, path ? path : "(removed)",
-		       cgid, line);
+		printf("%s %s (id %" PRIu64 "%s): %s\n", dev->name, path ? path : "(removed)",
+		       cgid, rule ? ", by a rule" : "", line);
 	} else {
 		printf("%-16s %-12" PRIu64 " %-10s %s\n", dev->name, cgid,
-		       configured ? "quota" : "counted", path ? path : "(removed)");
+		       rule ? "rule" : configured ? "quota" : "counted", path ? path : "(removed)");
 	}
 	*first = false;
 }
@@ -111,8 +116,7 @@ static int list_or_show(int argc, char **argv, bool show)
 			} else if (ret) {
 				ret = ioc_fail(sel.dev, ret, NULL);
 			} else {
-				print_tenant(&devs[d], one, flags & BLKISO_F_CONFIGURED, line,
-					     &first);
+				print_tenant(&devs[d], one, flags, line, &first);
 			}
 			break;
 		}
@@ -122,17 +126,15 @@ static int list_or_show(int argc, char **argv, bool show)
 			break;
 		}
 		for (i = 0; i < st.count; i++) {
-			bool configured = r[i].flags & BLKISO_F_CONFIGURED;
-
 			if (!show) {
-				print_tenant(&devs[d], r[i].cgid, configured, NULL, &first);
+				print_tenant(&devs[d], r[i].cgid, r[i].flags, NULL, &first);
 				continue;
 			}
 			/* vanished meanwhile: nothing to show */
-			if (!configured ||
+			if (!(r[i].flags & BLKISO_F_CONFIGURED) ||
 			    ioc_tenant(false, &devs[d], r[i].cgid, NULL, 0, line, &flags, NULL))
 				continue;
-			print_tenant(&devs[d], r[i].cgid, true, line, &first);
+			print_tenant(&devs[d], r[i].cgid, flags, line, &first);
 		}
 		free(r);
 	}

@@ -24,7 +24,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define BLKISO_IOCTL_VERSION	2	/* 1: no DEL_TENANT, 152-byte stats records */
+#define BLKISO_IOCTL_VERSION	3	/* 2: no rules; 1: no DEL_TENANT, 152-byte stats records */
 #define BLKISO_IOC_MAGIC	0xBA
 
 /* Lines and messages, with their NUL. */
@@ -52,6 +52,8 @@ struct blkiso_ioc_version {
 /* Flags of struct blkiso_ioc_tenant and struct blkiso_ioc_device. */
 #define BLKISO_F_DRY_RUN	(1U << 0)	/* in: validate the line only */
 #define BLKISO_F_CONFIGURED	(1U << 1)	/* out (GET_TENANT): has a quota */
+#define BLKISO_F_RULE		(1U << 2)	/* out (v3): the quota is a rule's line */
+#define BLKISO_F_DEL		(1U << 3)	/* in (SET_RULE): remove the rule */
 
 /*
  * BLKISO_IOC_SET_TENANT: merge line ("riops=500 wbps=10M") into the quota of
@@ -212,6 +214,46 @@ struct blkiso_ioc_ring {
 	__u32 count;			/* out: records written */
 };
 
+/*
+ * Version 3: device-level rules ("rule <glob> key=value...", doc/metering.md).
+ * BLKISO_IOC_SET_RULE adds or replaces the rule glob -> line (parsed as a
+ * whole line: keys not named get their defaults), or with BLKISO_F_DEL
+ * removes it (line not read); BLKISO_F_DRY_RUN only checks.  Errors:
+ * EINVAL (+ msg: bad glob or line), ENOENT (no such rule to remove),
+ * ENOSPC (BLKISO_RULES_MAX rules already), ENODEV, EPERM.
+ * BLKISO_IOC_RULES copies up to capacity rules (glob and canonical line)
+ * to recs, in the order they were added; total = the device's rules.
+ */
+#define BLKISO_GLOB_MAX		256	/* with its NUL */
+#define BLKISO_RULES_MAX	64
+
+struct blkiso_ioc_rule {
+	struct blkiso_ioc_hdr hdr;
+	__u32 major;
+	__u32 minor;
+	__u32 flags;			/* in: BLKISO_F_DRY_RUN, BLKISO_F_DEL */
+	__u32 reserved;
+	char glob[BLKISO_GLOB_MAX];	/* in: "/system.slice/docker-*.scope" */
+	char line[BLKISO_LINE_MAX];	/* in */
+	char msg[BLKISO_MSG_MAX];	/* out: why it failed */
+};
+
+struct blkiso_rule_rec {
+	char glob[BLKISO_GLOB_MAX];
+	char line[BLKISO_LINE_MAX];	/* canonical */
+};
+
+struct blkiso_ioc_rules {
+	struct blkiso_ioc_hdr hdr;
+	__u32 major;
+	__u32 minor;
+	__u64 recs;			/* in: user pointer to the records */
+	__u32 rec_size;			/* in: sizeof(struct blkiso_rule_rec) */
+	__u32 capacity;			/* in: records recs holds */
+	__u32 count;			/* out: records written */
+	__u32 total;			/* out: rules of the device */
+};
+
 #define BLKISO_IOC_GET_VERSION	_IOWR(BLKISO_IOC_MAGIC, 0x40, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_SET_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x41, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_GET_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x42, struct blkiso_ioc_hdr)
@@ -220,5 +262,7 @@ struct blkiso_ioc_ring {
 #define BLKISO_IOC_STATS	_IOWR(BLKISO_IOC_MAGIC, 0x45, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_RING		_IOWR(BLKISO_IOC_MAGIC, 0x46, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_DEL_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x47, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_SET_RULE	_IOWR(BLKISO_IOC_MAGIC, 0x48, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_RULES	_IOWR(BLKISO_IOC_MAGIC, 0x49, struct blkiso_ioc_hdr)
 
 #endif /* _UAPI_LINUX_BLKISO_H */
