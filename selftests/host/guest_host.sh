@@ -6,7 +6,8 @@
 #            `modprobe blkiso` pulls dm-mod in, a dm table naming blkiso
 #            loads the module by its alias;
 #   apply    attach lines (idempotent), a tenant line for a missing cgroup
-#            skipped with exit 6 and the rest applied, a bad line changes
+#            applied as a rule on its path (its quota from the cgroup's
+#            first I/O once it appears), a bad line changes
 #            nothing and removes what the run attached;
 #   udev     systemd-udevd with the dm rules and 60-blkiso.rules: the dm
 #            UUID BLKISO-NAME, /dev/disk/by-id, by-uuid and UUID= mounts on
@@ -69,18 +70,24 @@ tenant vol1 /tenant_a riops=111
 tenant /dev/mapper/vol1 /later.slice/batch.service wiops=222
 EOC
 out=$($ctl apply $conf 2>&1); st=$?
-[ $st = 6 ] && [ -e /dev/mapper/vol1 ] && echo "$out" | grep -q 'blkiso.conf:5: cgroup /later.slice/batch.service does not exist' &&
-	echo "$out" | grep -q 'partly applied.*line 5' &&
+[ $st = 0 ] && [ -e /dev/mapper/vol1 ] &&
+	echo "$out" | grep -q 'blkiso.conf:5: note: cgroup /later.slice/batch.service does not exist yet: its line applies as the rule /later.slice/batch.service' &&
+	$ctl rule list vol1 | grep -q ' /later.slice/batch.service .*wiops=222' &&
 	[ "$($ctl get /tenant_a vol1 | cut -d' ' -f1)" = riops=111 ] &&
 	$ctl device get vol1 | grep -q unit_bytes=4096
-ok $? apply_missing_cgroup_partly_applied "status $st: $out"
+ok $? apply_missing_cgroup_becomes_rule "status $st: $out; rules: $($ctl rule list vol1 2>&1)"
 out=$($ctl apply $conf 2>&1); st=$?
-[ $st = 6 ] && ! echo "$out" | grep -q attached
+[ $st = 0 ] && ! echo "$out" | grep -q attached && [ "$($ctl rule list vol1 | wc -l)" = 1 ]
 ok $? apply_again_attach_is_idempotent "status $st: $out"
+# The cgroup appears and does I/O: its tenant has the rule's quota.
+echo +io > $cg/cgroup.subtree_control
 mkdir -p $cg/later.slice/batch.service
-out=$($ctl apply $conf 2>&1); st=$?
-[ $st = 0 ] && [ "$($ctl get /later.slice/batch.service vol1 | cut -d' ' -f2)" = wiops=222 ]
-ok $? apply_cgroup_appeared_applied "status $st: $out"
+echo +io > $cg/later.slice/cgroup.subtree_control
+sh -c "echo \$\$ > $cg/later.slice/batch.service/cgroup.procs &&
+	exec dd if=/dev/mapper/vol1 of=/dev/null bs=4k count=4 iflag=direct 2>/dev/null"
+line=$($ctl get /later.slice/batch.service vol1 2>&1)
+[[ " $line " == *" wiops=222 "* ]]
+ok $? apply_rule_quota_when_cgroup_appears "$line"
 # A bad line after an attach line: nothing changes, vol2 is removed again.
 cat > /tmp/bad.conf <<EOC
 attach $l2 vol2

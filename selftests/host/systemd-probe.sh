@@ -35,8 +35,8 @@ ok $? pid1_is_systemd
 st=$(systemctl is-active blkiso.service)
 [ "$st" = active ]
 ok $? unit_active "$st; $(journalctl -b -u blkiso.service --no-pager | tail -n 5)"
-journalctl -b -u blkiso.service --no-pager | grep -q 'partly applied'
-ok $? boot_apply_partly_applied "$(journalctl -b -u blkiso.service --no-pager | tail -n 5)"
+journalctl -b -u blkiso.service --no-pager | grep -q 'applies as the rule /work.slice/work.service'
+ok $? boot_apply_missing_cgroup_as_rule "$(journalctl -b -u blkiso.service --no-pager | tail -n 5)"
 [ "$(dmsetup info -c --noheadings -o uuid vol1 2>&1)" = BLKISO-vol1 ] && [ -b /dev/mapper/vol1 ]
 ok $? attached_at_boot "$(dmsetup ls 2>&1)"
 src=$(findmnt -n -o SOURCE /mnt/data)
@@ -53,6 +53,12 @@ ok $? slice_quota
 [ "$(systemctl is-active work.service)" = active ] &&
 	quota_becomes /work.slice/work.service wiops 50
 ok $? service_quota_after_its_start
+# A restart makes the service's cgroup anew (a new id): the rule again.
+id1=$(stat -c %i /sys/fs/cgroup/work.slice/work.service)
+systemctl restart work.service
+id2=$(stat -c %i /sys/fs/cgroup/work.slice/work.service)
+[ "$id1" != "$id2" ] && quota_becomes /work.slice/work.service wiops 50
+ok $? service_quota_after_restart "ids $id1 $id2"
 sed -i 's/riops=100/riops=250/' /etc/blkiso/blkiso.conf
 systemctl reload blkiso.service && quota_becomes /work.slice riops 250
 ok $? reload_applies_changed_quota

@@ -6,7 +6,9 @@
 # part of make check-full).  /etc/blkiso/blkiso.conf attaches blkiso over
 # the disk by its /dev/disk/by-id name and gives /work.slice and
 # work.service's own cgroup quotas; the latter appears only when
-# work.service starts, whose ExecStartPost reloads blkiso.  selftests/host/systemd-probe.sh checks the result once
+# work.service starts (its line becomes a rule on the path, so the quota
+# is there from the service's first read, and again after a restart).
+# selftests/host/systemd-probe.sh checks the result once
 # multi-user.target is reached, then reloads a changed quota.  The
 # journal goes to the console: a boot that does not get there shows how
 # far it got in build/host/systemd-out/console.log.
@@ -40,11 +42,11 @@ echo "UUID=$uuid /mnt/data ext4 defaults,x-systemd.device-timeout=60s 0 0" > "$e
 cat > "$e/systemd/system/work.service" <<EOC
 [Unit]
 Description=a service whose slice has a blkiso quota
+After=blkiso.service
 [Service]
 Slice=work.slice
 IOAccounting=yes
-ExecStart=/bin/sleep infinity
-ExecStartPost=-/bin/systemctl --no-block reload blkiso.service
+ExecStart=/bin/sh -c 'dd if=/dev/mapper/vol1 of=/dev/null bs=4k count=1 iflag=direct; exec sleep infinity'
 [Install]
 WantedBy=multi-user.target
 EOC

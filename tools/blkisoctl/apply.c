@@ -17,10 +17,11 @@
  * again: still nothing applied), and the other lines are applied in order,
  * each one all or nothing.
  *
- * A tenant line whose cgroup path does not exist (yet) is checked against
- * the root cgroup, then skipped with a note; the rest still applies and the
- * exit status is BX_PARTIAL ("partly applied").  BLKISOCTL_DEVICE_WAIT=S
- * lets an attach line wait up to S seconds for LOWER to appear (boot).
+ * A tenant line whose cgroup path does not exist (yet) becomes a rule whose
+ * glob is that path (said in a note): the kernel gives the line to the
+ * cgroup's tenant when the cgroup appears and does I/O, and again each time
+ * it is made anew (a restarted unit).  BLKISOCTL_DEVICE_WAIT=S lets an
+ * attach line wait up to S seconds for LOWER to appear (boot).
  *
  * apply FILE DEV reads FILE as a blkiso-sim scenario (doc/sim.md) instead:
  * its "tenant name=A [cgroup=/a] QUOTA" (or "tenant A QUOTA", cgroup /A),
@@ -49,7 +50,6 @@ struct entry {
 	bool attach;		/* attach LOWER NAME (line: LOWER) */
 	bool attached;		/* attach: NAME exists already, or we made it */
 	bool made;		/* attach: this run made it (undone on failure) */
-	bool missing;		/* tenant: its cgroup does not exist */
 	bool rule;		/* rule DEV GLOB key=value... */
 	int pending;		/* -1, or the attach entry that makes dev */
 	char name[128];		/* attach: NAME; pending: the name to resolve */
@@ -155,18 +155,24 @@ static int parse_dev(const char *arg, struct entry *e)
 	return resolve_dev(arg, &e->dev);
 }
 
+/* @arg, a cgroup path with or without CGROUP_ROOT, as "/a/b" below it. */
+static void cgroup_rel_path(const char *arg, char *rel, size_t size)
+{
+	if (!strncmp(arg, CGROUP_ROOT "/", sizeof(CGROUP_ROOT)))
+		arg += sizeof(CGROUP_ROOT) - 1;
+	snprintf(rel, size, "%s%s", arg[0] == '/' ? "" : "/", arg);
+}
+
 /* A cgroup path (not "kernel", not an id) whose directory is not there. */
 static bool cgroup_missing(const char *arg)
 {
-	char path[4096];
+	char rel[4096], path[4096 + sizeof(CGROUP_ROOT)];
 	struct stat st;
 
 	if (!strcmp(arg, "kernel") || strspn(arg, "0123456789") == strlen(arg))
 		return false;
-	if (!strncmp(arg, CGROUP_ROOT "/", sizeof(CGROUP_ROOT)))
-		snprintf(path, sizeof(path), "%s", arg);
-	else
-		snprintf(path, sizeof(path), CGROUP_ROOT "/%s", arg[0] == '/' ? arg + 1 : arg);
+	cgroup_rel_path(arg, rel, sizeof(rel));
+	snprintf(path, sizeof(path), CGROUP_ROOT "%s", rel);
 	return stat(path, &st) != 0 && errno == ENOENT;
 }
 
@@ -175,7 +181,6 @@ static int parse_line(char *s, struct entry *e)
 {
 	char *tok[MAX_TOKENS];
 	int n = tokenize(s, tok, MAX_TOKENS), ret;
-	struct stat st;
 
 	if (n < 0) {
 		err("too many tokens");
@@ -196,15 +201,19 @@ static int parse_line(char *s, struct entry *e)
 		if (ret)
 			return ret;
 		if (cgroup_missing(tok[2])) {
-			/* Its line is still checked: against the root cgroup. */
-			e->missing = true;
-			err("cgroup %s does not exist (yet): this line will be skipped",
-			    tok[2]);
-			ret = stat(CGROUP_ROOT, &st) ? BX_NOTFOUND : BX_OK;
-			e->cgid = st.st_ino;
-		} else {
-			ret = resolve_cgroup(tok[2], &e->cgid);
+			/*
+			 * A rule whose glob is the path itself: the tenant
+			 * gets the line when the cgroup appears (and again
+			 * whenever it is made anew, e.g. a restarted unit).
+			 */
+			e->tenant = false;
+			e->rule = true;
+			cgroup_rel_path(tok[2], e->glob, sizeof(e->glob));
+			err("note: cgroup %s does not exist yet: its line applies as the rule %s when it appears",
+			    tok[2], e->glob);
+			return join_line(e->line, n - 3, tok + 3);
 		}
+		ret = resolve_cgroup(tok[2], &e->cgid);
 		return ret ? ret : join_line(e->line, n - 3, tok + 3);
 	}
 	if (!strcmp(tok[0], "rule") && n >= 4) {
@@ -385,10 +394,8 @@ static int attach_and_check(void)
 
 int cmd_apply(int argc, char **argv)
 {
-	char skipped[128] = "";
 	struct bdev dev;
-	int i, ret, nskipped = 0;
-	size_t len;
+	int i, ret;
 	FILE *f;
 
 	if (argc != 1 && argc != 2) {
@@ -426,12 +433,6 @@ int cmd_apply(int argc, char **argv)
 
 		if (e->attach)
 			continue;
-		if (e->missing) {
-			len = strlen(skipped);
-			snprintf(skipped + len, sizeof(skipped) - len, "%s%d",
-				 nskipped++ ? ", " : "", e->lineno);
-			continue;
-		}
 		snprintf(err_ctx, sizeof(err_ctx), "%s:%d", argv[0], e->lineno);
 		ret = send(e, 0);
 		if (ret) {
@@ -439,12 +440,6 @@ int cmd_apply(int argc, char **argv)
 			err("%s: lines before %d applied, the rest not", argv[0], e->lineno);
 			return ret;
 		}
-	}
-	if (nskipped) {
-		err_ctx[0] = '\0';
-		err("%s: partly applied: %d tenant line%s skipped, cgroup not there (line%s %s)",
-		    argv[0], nskipped, nskipped > 1 ? "s" : "", nskipped > 1 ? "s" : "", skipped);
-		return BX_PARTIAL;
 	}
 	return BX_OK;
 }

@@ -22,7 +22,6 @@ enum {
 	BX_NOTFOUND = 3,	/* no such device, dm device, cgroup or tenant */
 	BX_PERM = 4,		/* not root / no CAP_SYS_ADMIN / device busy */
 	BX_OTHER = 5,		/* anything else */
-	BX_PARTIAL = 6,		/* apply: done, but tenants of missing cgroups skipped */
 };
 
 struct opts {

@@ -51,8 +51,7 @@ static const char usage_text[] =
 "  -j, --json  JSON output (errors too);  -p, --pretty  indented JSON\n"
 "  -n, --count COUNT  top's refreshes;  --prometheus  stats in the Prometheus format\n"
 "  -h, --help  this text;  -V, --version  the tool's version\n"
-"exit: 0 ok, 1 usage, 2 bad input, 3 not found, 4 permission, 5 other,\n"
-"      6 partly applied (apply: tenants of cgroups not there yet skipped)\n"
+"exit: 0 ok, 1 usage, 2 bad input, 3 not found, 4 permission, 5 other\n"
 "See blkisoctl(8).\n";
 
 /* The tool's version always; the module's when it is loaded. */
