@@ -28,7 +28,8 @@
  *                    other bio is parked at the tail of its tenant's FIFO
  *                    for its class; while that FIFO holds bios, new ones of
  *                    the class park behind them.  System-class bios (flush,
- *                    FUA, meta) are charged but never parked.
+ *                    FUA, meta, writes the kernel waits on) are charged but
+ *                    never parked.
  *  dispatch          an hrtimer at the earliest retry time kicks a work item
  *                    (a timer cannot submit bios) that serves the tenants by
  *                    deficit round robin in work units (classes in priority
@@ -206,6 +207,19 @@ static void blkiso_dtr(struct dm_target *ti)
 }
 
 /*
+ * A write the kernel waits on (BI_IO_KERNEL_WAITS): a swap write, or a
+ * kernel thread's REQ_SYNC write (jbd2's ordered-data flush, sync(2)'s
+ * writeback).  Holding it behind its owner's quota would stall the journal
+ * or reclaim for everyone, so it is charged and never parked.  In .map
+ * only: current is the submitter.
+ */
+static __always_inline bool blkiso_kernel_waits(blk_opf_t opf)
+{
+	return (opf & REQ_SWAP) ||
+	       ((opf & REQ_SYNC) && (current->flags & PF_KTHREAD));
+}
+
+/*
  * What the decision core needs to know of a bio.  Out of line: a plain data
  * bio is described only when it leaves .map's fast path (blkiso_leave_fast).
  */
@@ -240,7 +254,9 @@ static noinline void blkiso_describe(struct bio *bio, struct bi_io *io)
 		    ((opf & REQ_META) ? BI_IO_META : 0) |
 		    ((opf & REQ_FUA) ? BI_IO_FUA : 0) |
 		    ((opf & REQ_PREFLUSH) ? BI_IO_PREFLUSH : 0) |
-		    ((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
+		    ((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0) |
+		    (io->op == BI_OP_WRITE && blkiso_kernel_waits(opf) ?
+		     BI_IO_KERNEL_WAITS : 0);
 	io->prio_class = IOPRIO_PRIO_CLASS(prio);
 	io->prio_level = IOPRIO_PRIO_DATA(prio) & 7;
 }
@@ -581,13 +597,18 @@ static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct 
 	pb->bytes = bio->bi_iter.bi_size;
 }
 
-/* BI_DIR_READ or BI_DIR_WRITE for a plain data bio, else BI_NR_DIRS. */
+/*
+ * BI_DIR_READ or BI_DIR_WRITE for a plain data bio, else BI_NR_DIRS: a
+ * write the kernel waits on is of the system class.
+ */
 static __always_inline u8 blkiso_data_dir(struct bio *bio)
 {
 	blk_opf_t opf = bio->bi_opf;
 	enum req_op op = bio_op(bio);
 
-	if (likely((op == REQ_OP_READ || op == REQ_OP_WRITE) && bio->bi_iter.bi_size &&
+	if (likely((op == REQ_OP_READ ||
+		    (op == REQ_OP_WRITE && !blkiso_kernel_waits(opf))) &&
+		   bio->bi_iter.bi_size &&
 		   !(opf & (REQ_META | REQ_FUA | REQ_PREFLUSH))))
 		return op == REQ_OP_READ ? BI_DIR_READ : BI_DIR_WRITE;
 	return BI_NR_DIRS;
