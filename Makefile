@@ -8,6 +8,7 @@
 #   make unit        freestanding-core unit tests on the host
 #   make check       deps, build, unit, fuzz smoke and guest tests on 6.1
 #   make check-all   the same on 6.1 and 6.12
+#   make check-full  check-all, then the long guest runs (GUEST_FULL=1)
 #   make vm-run SCRIPT=path [KVER=6.1|6.12] [ICOUNT=1]   any script in a guest
 #   make demo        the main job (see README)
 #   make bench       blkiso against io.max, iocost, BFQ: bench.json, plots (doc/bench.md)
@@ -39,7 +40,7 @@ include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 
 .DEFAULT_GOAL := all
 
-.PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
+.PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all check-full vm-run \
 	demo bench bench-smoke checkpatch clean
 all: module tools tests
 
@@ -133,6 +134,19 @@ check-all: deps
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.12; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 		grep -q ' 0 failed' $(B)/results/summary
+
+# check-full: check-all, then the guest tests that only run with GUEST_FULL=1
+# (writeback_test: two writers, the 30 s backpressure flood, fsync under a flood),
+# deterministic mode, 6.1 and 6.12 (about 10 minutes).
+GUEST_FULL_TESTS := writeback_test
+check-full: check-all
+	@for k in 6.1 6.12; do \
+		$(MAKE) --no-print-directory module KVER=$$k >/dev/null || exit 1; \
+		GUEST_FULL=1 bash selftests/vm/run.sh -k $$k -i -t 3000 \
+			selftests/guest/run-all.sh $(GUEST_FULL_TESTS) | tee $(B)/results/guest-full-$$k.log; \
+	done; \
+	bash selftests/summary.sh $(B)/results/guest-full-*.log | tee $(B)/results/summary-full; \
+	grep -q ' 0 failed' $(B)/results/summary-full
 
 clean:
 	rm -rf $(B)/kmod-* $(B)/unit $(B)/guest $(B)/tools $(B)/fuzz $(B)/results $(B)/vm
