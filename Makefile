@@ -9,7 +9,8 @@
 #   make check       deps, build, unit, fuzz smoke, host (install, packages,
 #                    systemd guest) and guest tests on 6.1
 #   make check-all   the same, guest tests on 6.1 and 6.12
-#   make check-full  check-all plus DKMS builds and meter suites for both kernels
+#   make check-full  check-all plus DKMS builds and meter suites for both
+#                    kernels and the long guest runs (GUEST_FULL=1)
 #   make vm-run SCRIPT=path [KVER=6.1|6.12] [ICOUNT=1]   any script in a guest
 #   make demo        the main job (see README)
 #   make bench       blkiso against io.max, iocost, BFQ: bench.json, plots (doc/bench.md)
@@ -170,11 +171,20 @@ check-all: deps
 
 # check-all plus the long suites: the packages installed and purged on
 # this machine (apt, DKMS's own build for the 6.1 headers), dkms build for
-# 6.1 and 6.12 with the meter suite on each DKMS-built module (~9 min).
+# 6.1 and 6.12 with the meter suite on each DKMS-built module (~9 min);
+# then the guest tests that only run with GUEST_FULL=1 (writeback_test: two
+# writers, the 30 s backpressure flood, fsync under a flood), deterministic
+# mode, 6.1 and 6.12 (about 10 minutes).
+GUEST_FULL_TESTS := writeback_test
 check-full: check-all
 	@bash selftests/host/dkms.sh --install --meter 6.1 6.12 | tee $(B)/results/deb-full.log; \
-		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
-		grep -q ' 0 failed' $(B)/results/summary
+	for k in 6.1 6.12; do \
+		$(MAKE) --no-print-directory module KVER=$$k >/dev/null || exit 1; \
+		GUEST_FULL=1 bash selftests/vm/run.sh -k $$k -i -t 3000 \
+			selftests/guest/run-all.sh $(GUEST_FULL_TESTS) | tee $(B)/results/guest-full-$$k.log; \
+	done; \
+	bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
+	grep -q ' 0 failed' $(B)/results/summary
 
 clean:
 	rm -rf $(B)/kmod-* $(B)/unit $(B)/guest $(B)/tools $(B)/fuzz $(B)/results $(B)/vm

@@ -14,8 +14,10 @@
  *
  *  blkiso_map()      remap to the lower device (which also ties the bio to
  *                    the submitting task's cgroup), find the tenant by cgroup
- *                    id (RCU hash; created on first sight without sleeping;
- *                    bios of kernel threads go to the "kernel" tenant), and
+ *                    id (RCU hash; created on first sight without sleeping):
+ *                    a write of page-cache pages is its owner's (cgroup
+ *                    writeback's), other bios the submitter's, those of
+ *                    kernel threads the "kernel" tenant's; and
  *                    charge the bio through the tenant's per-CPU local
  *                    buckets (kmod/core/meter.c), and through those of its
  *                    configured ancestor cgroups' tenants (io.max nesting;
@@ -26,7 +28,8 @@
  *                    other bio is parked at the tail of its tenant's FIFO
  *                    for its class; while that FIFO holds bios, new ones of
  *                    the class park behind them.  System-class bios (flush,
- *                    FUA, meta) are charged but never parked.
+ *                    FUA, meta, writes the kernel waits on) are charged but
+ *                    never parked.
  *  dispatch          an hrtimer at the earliest retry time kicks a work item
  *                    (a timer cannot submit bios) that serves the tenants by
  *                    deficit round robin in work units (classes in priority
@@ -53,6 +56,8 @@
 #include <linux/ioprio.h>
 #include <linux/blk-cgroup.h>
 #include <linux/cgroup.h>
+#include <linux/backing-dev.h>
+#include <linux/memcontrol.h>
 
 #include "blkiso.h"
 #include "compat.h"
@@ -202,6 +207,19 @@ static void blkiso_dtr(struct dm_target *ti)
 }
 
 /*
+ * A write the kernel waits on (BI_IO_KERNEL_WAITS): a swap write, or a
+ * kernel thread's REQ_SYNC write (jbd2's ordered-data flush, sync(2)'s
+ * writeback).  Holding it behind its owner's quota would stall the journal
+ * or reclaim for everyone, so it is charged and never parked.  In .map
+ * only: current is the submitter.
+ */
+static __always_inline bool blkiso_kernel_waits(blk_opf_t opf)
+{
+	return (opf & REQ_SWAP) ||
+	       ((opf & REQ_SYNC) && (current->flags & PF_KTHREAD));
+}
+
+/*
  * What the decision core needs to know of a bio.  Out of line: a plain data
  * bio is described only when it leaves .map's fast path (blkiso_leave_fast).
  */
@@ -236,19 +254,81 @@ static noinline void blkiso_describe(struct bio *bio, struct bi_io *io)
 		    ((opf & REQ_META) ? BI_IO_META : 0) |
 		    ((opf & REQ_FUA) ? BI_IO_FUA : 0) |
 		    ((opf & REQ_PREFLUSH) ? BI_IO_PREFLUSH : 0) |
-		    ((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0);
+		    ((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0) |
+		    (io->op == BI_OP_WRITE && blkiso_kernel_waits(opf) ?
+		     BI_IO_KERNEL_WAITS : 0);
 	io->prio_class = IOPRIO_PRIO_CLASS(prio);
 	io->prio_level = IOPRIO_PRIO_DATA(prio) & 7;
 }
 
 /*
- * The cgroup a bio is charged to: the submitter's (NULL for a kernel
- * thread: the kernel tenant).  Caller is in an RCU read-side section.
+ * The owner of a page-cache folio being written back, as cgroup writeback
+ * has it (wbc_init_bio() ties the original bio to the same cgroup): the io
+ * cgroup of its inode's writeback context; if that is the root's (cgroup
+ * writeback off for this inode or filesystem, or the inode owned by the
+ * root), the io cgroup the folio's memory cgroup maps to (the nearest with
+ * the io controller, as a writeback context would take it); NULL if that
+ * is the root too, or the memory controller is off: no cgroup owns it.
+ * Swap-cache and anonymous folios have no inode: their memory cgroup.
+ *
+ * Safe in .map: a folio under writeback keeps its mapping (truncation and
+ * eviction wait for the writeback to end), so the inode is alive; the
+ * writeback context, its css and cgroup are freed only after an RCU grace
+ * period, and the caller is in an RCU read-side section.
  */
-static struct cgroup *blkiso_bio_cgroup(struct bio *bio)
+static noinline struct cgroup *blkiso_folio_owner(struct folio *folio)
+{
+	struct address_space *mapping = READ_ONCE(folio->mapping);
+	struct cgroup_subsys_state *css;
+	struct cgroup *cgrp = NULL;
+
+#ifdef CONFIG_CGROUP_WRITEBACK
+	if (mapping && !((unsigned long)mapping & PAGE_MAPPING_FLAGS) &&
+	    mapping->host) {
+		struct bdi_writeback *wb = READ_ONCE(mapping->host->i_wb);
+
+		if (wb && wb->blkcg_css->parent)
+			return wb->blkcg_css->cgroup;
+	}
+#endif
+#ifdef CONFIG_MEMCG
+	{
+		struct mem_cgroup *memcg = folio_memcg(folio);
+
+		if (memcg)
+			cgrp = memcg->css.cgroup;
+	}
+#endif
+	for (; cgrp; cgrp = cgroup_parent(cgrp)) {
+		css = rcu_dereference_raw(cgrp->subsys[io_cgrp_id]);
+		if (css)
+			return css->parent ? cgrp : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * The cgroup a bio is charged to (doc/metering.md, "A bio's way"): a write
+ * of folios under writeback (page cache or swap), whoever submits it, to
+ * the folio's owner (blkiso_folio_owner); any other bio, or a folio no
+ * cgroup owns, to the submitter's io cgroup: NULL for a kernel thread (the
+ * kernel tenant).  Reads and writes of other pages (direct I/O, bounce
+ * buffers) pay one test each.  Caller is in an RCU read-side section.
+ */
+static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 {
 	struct cgroup_subsys_state *css;
 
+	if (bio_op(bio) == REQ_OP_WRITE && bio->bi_iter.bi_size) {
+		struct folio *folio = page_folio(bio_page(bio));
+
+		if (folio_test_writeback(folio)) {
+			struct cgroup *owner = blkiso_folio_owner(folio);
+
+			if (owner)
+				return owner;
+		}
+	}
 	if (current->flags & PF_KTHREAD)
 		return NULL;
 	css = bio_blkcg_css(bio);
@@ -517,13 +597,18 @@ static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct 
 	pb->bytes = bio->bi_iter.bi_size;
 }
 
-/* BI_DIR_READ or BI_DIR_WRITE for a plain data bio, else BI_NR_DIRS. */
+/*
+ * BI_DIR_READ or BI_DIR_WRITE for a plain data bio, else BI_NR_DIRS: a
+ * write the kernel waits on is of the system class.
+ */
 static __always_inline u8 blkiso_data_dir(struct bio *bio)
 {
 	blk_opf_t opf = bio->bi_opf;
 	enum req_op op = bio_op(bio);
 
-	if (likely((op == REQ_OP_READ || op == REQ_OP_WRITE) && bio->bi_iter.bi_size &&
+	if (likely((op == REQ_OP_READ ||
+		    (op == REQ_OP_WRITE && !blkiso_kernel_waits(opf))) &&
+		   bio->bi_iter.bi_size &&
 		   !(opf & (REQ_META | REQ_FUA | REQ_PREFLUSH))))
 		return op == REQ_OP_READ ? BI_DIR_READ : BI_DIR_WRITE;
 	return BI_NR_DIRS;
@@ -698,16 +783,22 @@ static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
 	return blkiso_map_slow(dev, bio, pb, t, now);
 }
 
-/* A cgroup's first bio on this device: create its tenant, then go on. */
+/*
+ * A cgroup's first bio on this device: create its tenant, then go on.  Its
+ * cgroup is found again (the RCU section of .map's lookup has ended), so
+ * that the id and the cgroup whose ancestors are searched agree.
+ */
 static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
-				   struct blkiso_bio *pb, u64 cgid)
+				   struct blkiso_bio *pb)
 {
 	struct blkiso_tenant *t;
+	struct cgroup *cgrp;
 	u64 now;
 
 	/* The RCU section covers the lookup and the "arrived" count. */
 	rcu_read_lock();
-	t = blkiso_tenant_lookup(dev, cgid, blkiso_bio_cgroup(bio));
+	cgrp = blkiso_bio_cgroup(bio);
+	t = blkiso_tenant_lookup(dev, cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID, cgrp);
 	pb->tenant = t;
 	if (likely(t))
 		this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
@@ -798,7 +889,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	t = blkiso_tenant_find(dev, cgid);
 	if (unlikely(!t)) {
 		local_irq_restore(flags);
-		return blkiso_map_new(dev, bio, pb, cgid);
+		return blkiso_map_new(dev, bio, pb);
 	}
 	pb->tenant = t;
 	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);

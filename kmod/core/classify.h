@@ -81,13 +81,16 @@ bool bi_rule_matches(const struct bi_class_rule *rule, const struct bi_io *io);
 
 /*
  * The locked rule (A-17): flushes and FUA/PREFLUSH/META bios are charged to
- * SYS and never delayed.  Not configurable, so no tenant rule can route
- * journal writes behind bulk I/O (S1-17 "locked defaults").
+ * SYS and never delayed, and so are the writes the kernel waits on
+ * (BI_IO_KERNEL_WAITS).  Not configurable, so no tenant rule can route
+ * journal writes, or the data a journal commit waits for, behind bulk I/O
+ * (S1-17 "locked defaults").
  */
 static inline bool bi_io_is_sys(const struct bi_io *io)
 {
 	return io->op == BI_OP_FLUSH ||
-	       (io->flags & (BI_IO_FUA | BI_IO_PREFLUSH | BI_IO_META));
+	       (io->flags & (BI_IO_FUA | BI_IO_PREFLUSH | BI_IO_META |
+			     BI_IO_KERNEL_WAITS));
 }
 
 enum bi_class bi_classify(const struct bi_rules *rules, const struct bi_io *io);

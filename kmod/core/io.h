@@ -30,6 +30,13 @@ enum bi_op {
 #define BI_IO_FUA	(1U << 2)
 #define BI_IO_PREFLUSH	(1U << 3)
 #define BI_IO_NOWAIT	(1U << 4)
+/*
+ * A write the kernel waits on and must not be held behind its owner's
+ * quota: a kernel thread's REQ_SYNC write (a journal's ordered-data flush,
+ * sync writeback) or a swap write (REQ_SWAP).  Charged like the system
+ * class, as debt.
+ */
+#define BI_IO_KERNEL_WAITS	(1U << 5)
 
 /* ioprio classes as the kernel numbers them (IOPRIO_CLASS_*). */
 enum bi_prio_class {

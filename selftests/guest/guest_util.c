@@ -559,3 +559,16 @@ int gu_ring_last(const char *dir, struct gu_tick *last)
 	*last = r[n - 1];
 	return 0;
 }
+
+int gu_mkfs_mount(const char *fs, const char *dev, const char *mnt)
+{
+	/* ext4's and xfs's checksums need the crc32c driver loaded first */
+	if (gu_sh("modprobe crc32c_generic && modprobe libcrc32c && modprobe %s", fs))
+		return -1;
+	if (!strcmp(fs, "ext4"))
+		return gu_sh("mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "
+			     "%s >/dev/null 2>&1 && mount -t ext4 -o noinit_itable %s %s",
+			     dev, dev, mnt);
+	return gu_sh("mkfs.xfs -q -f %s >/dev/null 2>&1 && mount -t xfs %s %s",
+		     dev, dev, mnt);
+}

@@ -91,6 +91,12 @@ int gu_fio_start(struct gu_fio_job *job, const char *cgroup, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 int gu_fio_wait(struct gu_fio_job *job, struct gu_fio *res);
 
+/*
+ * mkfs @fs ("ext4" or "xfs") on @dev and mount it on @mnt (which exists):
+ * the crc32c driver and the filesystem's module are loaded first.
+ */
+int gu_mkfs_mount(const char *fs, const char *dev, const char *mnt);
+
 /* blkiso sysfs: the directory of a dm device (by its dm name). */
 int gu_blkiso_dir(const char *dm_name, char *dir, size_t size);
 /* Write "<cgroup> <line>" to <dir>/tenant; returns 0 or -errno. */

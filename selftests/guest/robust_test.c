@@ -512,19 +512,6 @@ TEST_F_TIMEOUT(robust, table_swaps_and_two_segments_under_load, GUEST_TIMEOUT)
 
 /* ---- 3. filesystems on top ---- */
 
-static int make_fs(const char *fs)
-{
-	/* ext4's and xfs's checksums need the crc32c driver loaded first */
-	if (gu_sh("modprobe crc32c_generic && modprobe libcrc32c && modprobe %s", fs))
-		return -1;
-	if (!strcmp(fs, "ext4"))
-		return gu_sh("mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "
-			     DM_DEV " >/dev/null 2>&1 && mount -t ext4 -o noinit_itable "
-			     DM_DEV " " MNT);
-	return gu_sh("mkfs.xfs -q -f " DM_DEV " >/dev/null 2>&1 && mount -t xfs "
-		     DM_DEV " " MNT);
-}
-
 TEST_F_TIMEOUT(robust, ext4_fsync_and_metadata_not_starved_by_capped_writer, GUEST_TIMEOUT)
 {
 	struct gu_fio_job jw, jf;
@@ -532,7 +519,7 @@ TEST_F_TIMEOUT(robust, ext4_fsync_and_metadata_not_starved_by_capped_writer, GUE
 	double p99, t0, secs;
 	int st;
 
-	ASSERT_EQ(0, make_fs("ext4"));
+	ASSERT_EQ(0, gu_mkfs_mount("ext4", DM_DEV, MNT));
 	ASSERT_EQ(0, gu_cg_create(CG "/w"));
 	ASSERT_EQ(0, gu_cg_create(CG "/f"));
 	ASSERT_EQ(0, gu_cg_create(CG "/m"));
@@ -590,10 +577,10 @@ static void fio_verify_on(struct __test_metadata *_metadata, const char *dir, co
 {
 	struct gu_fio r;
 
-	ASSERT_EQ(0, make_fs(fs));
+	ASSERT_EQ(0, gu_mkfs_mount(fs, DM_DEV, MNT));
 	ASSERT_EQ(0, gu_cg_create(CG "/w"));
 	ASSERT_EQ(0, gu_tenant_set(dir, "/" CG "/w", "wbps=4M riops=2000"));
-	/* direct (charged to the cgroup) and buffered (writeback: kernel tenant) */
+	/* direct (charged to the cgroup) and buffered (writeback: to its owner) */
 	EXPECT_EQ(0, gu_fio(CG "/w", &r, "--name=vd --directory=" MNT " --size=8M"
 			    " --direct=1 --rw=randwrite --bs=4k --ioengine=libaio --iodepth=8"
 			    " --verify=crc32c --do_verify=1 --verify_fatal=1"

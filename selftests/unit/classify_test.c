@@ -39,7 +39,7 @@ static int tparse(struct bi_tenant_conf *c, const char *line)
 	return rc;
 }
 
-/* flush, FUA, PREFLUSH and META are SYS whatever the rules say. */
+/* flush, FUA, PREFLUSH, META and kernel-waited writes are SYS whatever the rules say. */
 TEST(a_17_sys_is_locked)
 {
 	struct bi_tenant_conf c;
@@ -52,6 +52,9 @@ TEST(a_17_sys_is_locked)
 	ASSERT_EQ(BI_CLASS_SYS, cls(&c, BI_OP_WRITE, 1 * MiB, BI_IO_PREFLUSH, BI_PRIO_IDLE));
 	ASSERT_EQ(BI_CLASS_SYS, cls(&c, BI_OP_READ, 4 * KiB, BI_IO_META, BI_PRIO_RT));
 	ASSERT_EQ(BI_CLASS_LO, cls(&c, BI_OP_WRITE, 4 * KiB, BI_IO_SYNC, BI_PRIO_RT));
+	/* a write the kernel waits on (jbd2's ordered data, swap) */
+	ASSERT_EQ(BI_CLASS_SYS, cls(&c, BI_OP_WRITE, 64 * KiB,
+				    BI_IO_SYNC | BI_IO_KERNEL_WAITS, BI_PRIO_IDLE));
 	/* No rule may target SYS, and the SYS policy cannot be edited (-EPERM). */
 	ASSERT_EQ(-BI_EINVAL, bi_conf_merge(&c, "r2=sys", 6, &err));
 	ASSERT_EQ(BI_PE_BAD_RULE, err.code);

@@ -72,8 +72,8 @@ mkdir -p "$out"
 {
 	echo "export BLKISO_TOP='/host$top' BLKISO_KO='/host$ko' BLKISO_OUT=/out"
 	echo "export BLKISO_KVER='$ver' BLKISO_ICOUNT=$icount BLKISO_SERIES='$series'"
-	# Knobs of guest scripts pass through: DEMO_*, BENCH_*.
-	env | grep -E '^(DEMO|BENCH)_[A-Z0-9_]*=' | sed "s/'/'\\\\''/g; s/=\(.*\)/='\1'/; s/^/export /"
+	# Knobs of guest scripts pass through: DEMO_*, BENCH_*, GUEST_FULL.
+	env | grep -E '^((DEMO|BENCH)_[A-Z0-9_]*|GUEST_FULL)=' | sed "s/'/'\\\\''/g; s/=\(.*\)/='\1'/; s/^/export /"
 	echo "cd /tmp"
 	printf 'exec /usr/bin/bash %q' "/host$script"
 	[ $# -eq 0 ] || printf ' %q' "$@"
