@@ -537,12 +537,12 @@ TEST_F_TIMEOUT(robust, ext4_fsync_and_metadata_not_starved_by_capped_writer, GUE
 	ASSERT_EQ(0, gu_cg_create(CG "/f"));
 	ASSERT_EQ(0, gu_cg_create(CG "/m"));
 	/*
-	 * initial=exact: with the default initial=1 each 64 KiB write is
-	 * admitted for one unit and corrected at completion, so the first
-	 * QD x 64 KiB (1 MiB) pass on credit (borrowing) and the 8 s average
-	 * is up to 12% over the cap.
+	 * The default initial=exact: with initial=1 each 64 KiB write would
+	 * be admitted for one unit and corrected at completion, so the first
+	 * QD x 64 KiB (1 MiB) would pass on credit (borrowing) and the 8 s
+	 * average would be up to 12% over the cap.
 	 */
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/w", "wbps=2M initial=exact"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/w", "wbps=2M"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/m", "wbps=2M wiops=100"));
 	/* the writer saturates its 2 MB/s with direct 64 KiB writes, QD 16 */
 	ASSERT_EQ(0, gu_fio_start(&jw, CG "/w", "--name=w --directory=" MNT " --size=64M"
