@@ -207,4 +207,47 @@ TEST_F_TIMEOUT(iomax, bio_waits_its_size_over_the_rate, GUEST_TIMEOUT)
 	EXPECT_LE(timed_io(DM_DEV, true, 1 << 20, 1), 0.1);
 }
 
+/*
+ * A cap changed while a bio waits: what it waited counts, the rest waits
+ * at the new rate at once (io.max's arithmetic).  One 1 MiB write:
+ * 512 KiB/s lowered to 256 KiB/s after 1 s: 1 + (1 MiB - burst - 512 KiB)
+ * / 256 KiB/s = 2.9 s; 256 KiB/s raised to 1 MiB/s after 1 s: 1 + (1 MiB -
+ * burst - 256 KiB) / 1 MiB/s = 1.74 s; +-10 %.
+ */
+TEST_F_TIMEOUT(iomax, changed_cap_recomputes_the_wait, GUEST_TIMEOUT)
+{
+	static const struct { const char *from, *to, *ifrom, *ito; double want; } c[] = {
+		{ "wbps=512K", "wbps=256K", "wbps=524288", "wbps=262144", 2.9 },
+		{ "wbps=256K", "wbps=1M", "wbps=262144", "wbps=1048576", 1.74 },
+	};
+	unsigned int i, mech;
+
+	NEED_ICOUNT();
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		double t[2];
+
+		for (mech = 0; mech < 2; mech++) {
+			const char *dev = mech ? self->lower : DM_DEV;
+			struct io_job j;
+			double t0;
+
+			ASSERT_EQ(0, mech ? iomax_cap(self->majmin, c[i].ifrom) :
+				     blkiso_cap(self->dir, c[i].from));
+			t0 = now_s();
+			ASSERT_EQ(0, io_start(&j, dev, true, 1 << 20, 1));
+			while (now_s() - t0 < 1.0)
+				usleep(10000);
+			ASSERT_EQ(0, mech ? gu_write(CG_DIR "/io.max", "%s %s", self->majmin,
+						     c[i].ito) :
+				     gu_tenant_set(self->dir, "/" CG, c[i].to));
+			t[mech] = io_wait(&j, NULL);
+			ASSERT_EQ(0, mech ? iomax_cap(self->majmin, "wbps=max") :
+				     blkiso_cap(self->dir, "wbps=max"));
+		}
+		TH_LOG("1 MiB write, %s then %s after 1 s: want %.2f s; blkiso %.3f s; "
+		       "io.max %.3f s", c[i].from, c[i].to, c[i].want, t[0], t[1]);
+		EXPECT_TRUE(values_close(t[0], c[i].want, 10));
+	}
+}
+
 TEST_HARNESS_MAIN
