@@ -207,6 +207,24 @@ static void blkiso_dtr(struct dm_target *ti)
 }
 
 /*
+ * The bios a remapped read or write becomes at the lower queue, which
+ * splits it at its max_sectors and its chunk boundaries: what riops/wiops
+ * count, as blk-throttle counts split bios.  From the size and the limits
+ * (bi_split_count), one compare for a bio that fits; a stacked lower
+ * device's limits are the stacked ones.
+ */
+static __always_inline u32 blkiso_lower_bios(const struct bio *bio)
+{
+	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
+	u32 sectors = bio_sectors(bio);
+
+	if (likely(sectors <= lim->max_sectors && !lim->chunk_sectors))
+		return 1;
+	return bi_split_count(bio->bi_iter.bi_sector, sectors, lim->max_sectors,
+			      lim->chunk_sectors);
+}
+
+/*
  * What the decision core needs to know of a bio.  Out of line: a plain data
  * bio is described only when it leaves .map's fast path (blkiso_leave_fast).
  */
@@ -237,6 +255,8 @@ static noinline void blkiso_describe(struct bio *bio, struct bi_io *io)
 		break;
 	}
 	io->bytes = bio->bi_iter.bi_size;
+	io->lower_bios = (io->op == BI_OP_READ || io->op == BI_OP_WRITE) ?
+			 blkiso_lower_bios(bio) : 1;
 	io->flags = (op_is_sync(opf) ? BI_IO_SYNC : 0) |
 		    ((opf & REQ_META) ? BI_IO_META : 0) |
 		    ((opf & REQ_FUA) ? BI_IO_FUA : 0) |
@@ -775,7 +795,8 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		   !READ_ONCE(dev->draining))) {
 		cpu = &this_cpu_ptr(t->pcpu)->meter;
 		if (data_dir != BI_NR_DIRS)
-			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units, &pb->cc,
+			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units,
+						     blkiso_lower_bios(bio), &pb->cc,
 						     now, data_dir);
 		else
 			ok = bi_meter_admit_fast(&t->meter, cpu, &pb->io, pb->units,

@@ -48,8 +48,8 @@ FIXTURE_SETUP(iomax)
 	struct gu_nullb nb = { .name = NULLB, .size_mb = 256 };
 	struct stat st;
 
-	gu_sh("for d in _fb _fl _sd ''; do dmsetup remove --retry " DM_NAME "$d; done 2>/dev/null;"
-	      " rmmod scsi_debug 2>/dev/null");
+	gu_sh("for d in _4k _fb _fl _sd ''; do dmsetup remove --retry " DM_NAME "$d; done"
+	      " 2>/dev/null; rmmod scsi_debug 2>/dev/null");
 	ASSERT_EQ(0, gu_module_load());
 	ASSERT_EQ(0, gu_nullb_create(&nb, self->lower, sizeof(self->lower)));
 	ASSERT_EQ(0, stat(self->lower, &st));
@@ -63,10 +63,11 @@ FIXTURE_SETUP(iomax)
 
 FIXTURE_TEARDOWN(iomax)
 {
-	gu_sh("for d in _fb _fl _sd ''; do dmsetup remove --retry " DM_NAME "$d; done 2>/dev/null;"
-	      " rmmod scsi_debug 2>/dev/null");
+	gu_sh("for d in _4k _fb _fl _sd ''; do dmsetup remove --retry " DM_NAME "$d; done"
+	      " 2>/dev/null; rmmod scsi_debug 2>/dev/null");
 	gu_cg_destroy(CG);
 	gu_nullb_destroy(NULLB);
+	gu_nullb_destroy(NULLB "4k");
 	gu_module_unload();
 }
 
@@ -259,6 +260,58 @@ TEST_F_TIMEOUT(iomax, changed_cap_recomputes_the_wait, GUEST_TIMEOUT)
 }
 
 /*
+ * riops/wiops count what the device sees: over a null_blk with
+ * max_sectors_kb=4 one 1 MiB direct read or write is 256 requests at the
+ * device, so under riops/wiops=256 it waits (256 - burst_limit 12) / 256 =
+ * 0.95 s from a fresh cap (+-10 %), the next one 1 s; over the fixture's
+ * null_blk (its default max_sectors: 1 MiB is a handful of requests) the
+ * same write passes at once.  io.max on the 4 KiB device beside it.
+ */
+TEST_F_TIMEOUT(iomax, iops_count_the_lower_devices_bios, GUEST_TIMEOUT)
+{
+	struct gu_nullb nb = { .name = NULLB "4k", .size_mb = 64, .max_sectors = 8 };
+	char lower[64], dir[128], majmin[32];
+	unsigned int d, mech;
+	double t[2][2];
+	struct stat st;
+
+	NEED_ICOUNT();
+	ASSERT_EQ(0, gu_nullb_create(&nb, lower, sizeof(lower)));
+	ASSERT_EQ(0, stat(lower, &st));
+	snprintf(majmin, sizeof(majmin), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME "_4k --table "
+			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", lower, lower));
+	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME "_4k", dir, sizeof(dir)));
+	for (d = 0; d < 2; d++) {
+		bool wr = d == 1;
+
+		for (mech = 0; mech < 2; mech++) {
+			const char *dev = mech ? lower : "/dev/mapper/" DM_NAME "_4k";
+
+			ASSERT_EQ(0, mech ? iomax_cap(majmin, wr ? "wiops=256" : "riops=256") :
+				     blkiso_cap(dir, wr ? "wiops=256" : "riops=256"));
+			t[mech][0] = timed_io(dev, wr, 1 << 20, 1);
+			t[mech][1] = timed_io(dev, wr, 1 << 20, 1);
+			ASSERT_EQ(0, mech ? iomax_cap(majmin, "wiops=max") :
+				     blkiso_cap(dir, "wiops=max"));
+		}
+		TH_LOG("%s 1 MiB at %siops=256 over max_sectors_kb=4: blkiso %.3f s then "
+		       "%.3f s (want 0.95, 1.0); io.max %.3f s then %.3f s",
+		       wr ? "write" : "read", wr ? "w" : "r", t[0][0], t[0][1],
+		       t[1][0], t[1][1]);
+		EXPECT_TRUE(values_close(t[0][0], 0.95, 10));
+		EXPECT_TRUE(values_close(t[0][1], 1.0, 10));
+	}
+	/* the fixture's null_blk takes 1 MiB in a few requests: no wait */
+	ASSERT_EQ(0, blkiso_cap(self->dir, "wiops=256"));
+	t[0][0] = timed_io(DM_DEV, true, 1 << 20, 1);
+	TH_LOG("write 1 MiB at wiops=256 over the default null_blk: %.3f s", t[0][0]);
+	EXPECT_LT(t[0][0], 0.1);
+	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_4k"));
+	EXPECT_EQ(0, gu_nullb_destroy(NULLB "4k"));
+}
+
+/*
  * The lower disk dies (@kill: a shell command) 0.6 s into a 10 MiB direct
  * write under wbps=1M on blkiso device @dm: the bios it waits for end with
  * EIO within one tick (100 ms; 0.3 s allowed), not at the quota's pace
@@ -318,12 +371,7 @@ TEST_F_TIMEOUT(iomax, scsi_delete_fails_waiting_bios_at_once, GUEST_TIMEOUT)
 	NEED_ICOUNT();
 	if (gu_sh("modprobe sd_mod 2>/dev/null"))
 		SKIP(return, "no sd_mod in the guest (selftests/vm/mkinitramfs.sh)");
-	ASSERT_EQ(0, gu_sh("modprobe scsi_debug dev_size_mb=64"));
-	ASSERT_EQ(0, gu_sh_out(sd, sizeof(sd), "for i in $(seq 100); do "
-			       "b=$(ls /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block"
-			       " 2>/dev/null | grep sd | head -1); [ -n \"$b\" ] && [ -b /dev/$b ] && "
-			       "break; sleep 0.1; done; echo $b"));
-	ASSERT_NE(0, sd[0]);
+	ASSERT_EQ(0, gu_scsi_debug_create("dev_size_mb=64", sd, sizeof(sd)));
 	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME "_sd --table "
 			   "\"0 $(blockdev --getsz /dev/%s) blkiso /dev/%s 0\"", sd, sd));
 	snprintf(cmd, sizeof(cmd), "echo 1 > /sys/block/%s/device/delete", sd);

@@ -386,12 +386,7 @@ TEST_F_TIMEOUT(robust, scsi_lower_deleted_under_load, GUEST_TIMEOUT)
 	/* scsi_debug's disks need sd_mod, which the runner's initramfs may lack */
 	if (gu_sh("modprobe sd_mod 2>/dev/null"))
 		SKIP(return, "no sd_mod in the guest (selftests/vm/mkinitramfs.sh)");
-	ASSERT_EQ(0, gu_sh("modprobe scsi_debug dev_size_mb=64 ndelay=20000"));
-	ASSERT_EQ(0, gu_sh_out(sd, sizeof(sd), "for i in $(seq 100); do "
-			       "b=$(ls /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block"
-			       " 2>/dev/null | grep sd | head -1); [ -n \"$b\" ] && [ -b /dev/$b ] && "
-			       "break; sleep 0.1; done; echo $b"));
-	ASSERT_NE(0, sd[0]);
+	ASSERT_EQ(0, gu_scsi_debug_create("dev_size_mb=64 ndelay=20000", sd, sizeof(sd)));
 	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME "_sd --table "
 			   "\"0 $(blockdev --getsz /dev/%s) blkiso /dev/%s 0\"", sd, sd));
 	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME "_sd", dir, sizeof(dir)));

@@ -194,6 +194,28 @@ TEST(default_waits_for_the_whole_cost)
 	}
 }
 
+/*
+ * riops/wiops count the bios the lower device sees: a 1 MiB write the
+ * lower queue splits into 256 (max_sectors_kb=4) costs 256 under wiops=256,
+ * so from the full bucket (burst_limit auto: 12) it waits (256 - 12) / 256
+ * s and the next one 1 s (+-2 % and a batch), as io.max on that device.
+ */
+TEST(request_keys_count_the_lower_devices_bios)
+{
+	struct bi_io io = io_of(BI_OP_WRITE, 1 << 20, 0);
+	u64 now, t1;
+	struct rig r;
+
+	io.lower_bios = 256;
+	ASSERT_EQ(0, rig_init(&r, "wiops=256"));
+	now = admit_waiting(&r, io, 0);
+	t1 = admit_waiting(&r, io, now);
+	TH_LOG("first %llu us, next %llu us", (unsigned long long)now / 1000,
+	       (unsigned long long)(t1 - now) / 1000);
+	EXPECT_TRUE(now >= NS * 244 / 256 * 98 / 100 && now <= NS * 244 / 256 * 102 / 100 + NS / 80);
+	EXPECT_TRUE(t1 - now >= NS * 98 / 100 && t1 - now <= NS * 102 / 100 + NS / 80);
+}
+
 TEST(uncapped_tenant_is_never_charged)
 {
 	struct rig r;
