@@ -5,8 +5,8 @@
  * and through the chain of a nested cgroup's tenants.
  *
  * A tenant's caps are enforced together, as io.max does: riops and wiops
- * by request keys (cost: the bios the lower device sees, bi_io_requests;
- * 1 per bio that the lower queue does not split), runits/rbps and wunits/wbps by work
+ * by request keys (cost: the bios the lower queue splits a bio into,
+ * bi_io_requests), runits/rbps and wunits/wbps by work
  * keys (cost = work units, bytes turned into units by the device's cost
  * model; the lower of the two caps wins, conf.c).  Each capped key is a
  * global bucket (dispense.c) with one local bucket per CPU, so the common
