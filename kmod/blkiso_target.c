@@ -41,6 +41,11 @@
  *  presuspend        sets the device draining and dispatches every parked bio
  *                    at once, counted as debt, so suspend, reload and remove
  *                    never wait behind a low quota; resume ends draining.
+ *  dead lower disk   (removed, powered off: GD_DEAD or a dying queue, never
+ *                    a mere I/O error) the dispatcher fails every held bio
+ *                    with BLK_STS_IOERR within one tick, and a bio that
+ *                    would wait goes straight down instead, to fail there as
+ *                    on dm-linear: a quota only delays a failure then.
  *
  * The admit-at-once path takes no device-wide lock and writes no shared
  * cache line: the tenant hash is read under RCU, the charge hits this CPU's
@@ -220,6 +225,24 @@ static __always_inline bool blkiso_kernel_waits(blk_opf_t opf)
 }
 
 /*
+ * The bios a remapped read or write becomes at the lower queue, which
+ * splits it at its max_sectors and its chunk boundaries: what riops/wiops
+ * count, as blk-throttle counts split bios.  From the size and the limits
+ * (bi_split_count), one compare for a bio that fits; a stacked lower
+ * device's limits are the stacked ones.
+ */
+static __always_inline u32 blkiso_lower_bios(const struct bio *bio)
+{
+	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
+	u32 sectors = bio_sectors(bio);
+
+	if (likely(sectors <= lim->max_sectors && !lim->chunk_sectors))
+		return 1;
+	return bi_split_count(bio->bi_iter.bi_sector, sectors, lim->max_sectors,
+			      lim->chunk_sectors);
+}
+
+/*
  * What the decision core needs to know of a bio.  Out of line: a plain data
  * bio is described only when it leaves .map's fast path (blkiso_leave_fast).
  */
@@ -250,6 +273,8 @@ static noinline void blkiso_describe(struct bio *bio, struct bi_io *io)
 		break;
 	}
 	io->bytes = bio->bi_iter.bi_size;
+	io->lower_bios = (io->op == BI_OP_READ || io->op == BI_OP_WRITE) ?
+			 blkiso_lower_bios(bio) : 1;
 	io->flags = (op_is_sync(opf) ? BI_IO_SYNC : 0) |
 		    ((opf & REQ_META) ? BI_IO_META : 0) |
 		    ((opf & REQ_FUA) ? BI_IO_FUA : 0) |
@@ -333,6 +358,20 @@ static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 		return NULL;
 	css = bio_blkcg_css(bio);
 	return css ? css->cgroup : NULL;
+}
+
+/*
+ * Is @bio's lower disk gone for good (deleted, powered off, its driver
+ * unbound)?  The block layer marks the gendisk dead and its queue dying
+ * when that happens, and never for a transient I/O error.  Slow paths
+ * only: a bio about to wait, and the dispatcher.
+ */
+static bool blkiso_lower_dead(const struct bio *bio)
+{
+	struct block_device *bdev = bio->bi_bdev;
+
+	return test_bit(GD_DEAD, &bdev->bd_disk->state) ||
+	       blk_queue_dying(bdev_get_queue(bdev));
 }
 
 /* Arm the dispatch timer for @when unless it fires earlier already. */
@@ -737,6 +776,11 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 	local_irq_restore(flags);
 	if (admitted)
 		return blkiso_pass(dev, bio, pb, t, now);
+	if (unlikely(blkiso_lower_dead(bio))) {
+		/* nothing to wait for: down, uncharged, to fail as on dm-linear */
+		blkiso_admitted(dev, t, pb);
+		return DM_MAPIO_REMAPPED;
+	}
 	if (!retry)
 		retry = now;
 
@@ -842,7 +886,8 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		   !READ_ONCE(dev->draining))) {
 		cpu = &this_cpu_ptr(t->pcpu)->meter;
 		if (data_dir != BI_NR_DIRS)
-			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units, &pb->cc,
+			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units,
+						     blkiso_lower_bios(bio), &pb->cc,
 						     now, data_dir);
 		else
 			ok = bi_meter_admit_fast(&t->meter, cpu, &pb->io, pb->units,
@@ -949,7 +994,7 @@ static unsigned int blkiso_dispatch_timed(struct blkiso_dev *dev, struct blkiso_
 	while ((bio = bio_list_pop(&t->fb.timed))) {
 		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 
-		if (!dev->draining && pb->release_ns > now) {
+		if (!dev->draining && pb->release_ns > now && !blkiso_lower_dead(bio)) {
 			bio_list_add(&keep, bio);
 			*next_ns = min(*next_ns, pb->release_ns);
 			continue;
@@ -992,7 +1037,7 @@ static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_
 		u64 delay = 0;
 		int slot = -1;
 
-		if (!dev->draining && fb->iso_on) {
+		if (!dev->draining && fb->iso_on && !blkiso_lower_dead(bio)) {
 			slot = bi_iso_slot_get(&fb->iso, &fb->iso_p,
 					       (u32)min_t(u64, pb->units, U32_MAX),
 					       blkiso_iso_flags(pb), now, &delay);
@@ -1027,11 +1072,13 @@ static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_
  * with an allocation sends them through its slot gate.  Tenants with small
  * bios are served as many units as tenants with large ones, so siblings
  * sharing a parent's quota share it by work, not by bio count (S1-24).
- * Returns the bios sent; *@starved is set if a tenant only lacked credit.
+ * A parked bio whose lower disk is dead goes to @failed, uncharged.
+ * Returns the bios sent or failed; *@starved is set if a tenant only
+ * lacked credit.
  */
 static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
-					 struct bio_list *out, u64 *next_ns,
-					 bool *starved)
+					 struct bio_list *out, struct bio_list *failed,
+					 u64 *next_ns, bool *starved)
 {
 	struct blkiso_tenant *t, *tmp;
 	unsigned int n = 0;
@@ -1055,6 +1102,15 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 				struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 				u64 retry = now;
 
+				if (unlikely(blkiso_lower_dead(bio))) {
+					bio_list_pop(&t->parked_bios[cls]);
+					WRITE_ONCE(t->nr_parked_cls[cls], t->nr_parked_cls[cls] - 1);
+					WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
+					blkiso_held_dec(dev);
+					bio_list_add(failed, bio);
+					n++;
+					continue;
+				}
 				if (dev->draining) {
 					blkiso_charge(pb, true, now, NULL);
 					this_cpu_inc(t->pcpu->stat[BLKISO_DEBT]);
@@ -1090,10 +1146,23 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 	return n;
 }
 
+/* A parked bio whose lower disk is dead: refused with BLK_STS_IOERR. */
+static void blkiso_fail_dead(struct blkiso_dev *dev, struct bio *bio)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_tenant *t = pb->tenant;
+
+	this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
+	trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
+	pb->tenant = NULL;	/* .end_io: nothing charged, counted rejected */
+	bio->bi_status = BLK_STS_IOERR;
+	bio_endio(bio);
+}
+
 void blkiso_dispatch_work(struct work_struct *work)
 {
 	struct blkiso_dev *dev = container_of(work, struct blkiso_dev, dispatch_work);
-	struct bio_list out = BIO_EMPTY_LIST;
+	struct bio_list out = BIO_EMPTY_LIST, failed = BIO_EMPTY_LIST;
 	unsigned int n = 0, got, passes = 0;
 	u64 next = U64_MAX;
 	bool starved;
@@ -1102,18 +1171,26 @@ void blkiso_dispatch_work(struct work_struct *work)
 	spin_lock_irq(&dev->lock);
 	do {
 		starved = false;
-		got = blkiso_dispatch_pass(dev, &out, &next, &starved);
+		got = blkiso_dispatch_pass(dev, &out, &failed, &next, &starved);
 		n += got;
 	} while ((got || starved) && n < BLKISO_DISPATCH_BATCH &&
 		 ++passes < BLKISO_DISPATCH_PASSES);
 	if (!list_empty(&dev->parked)) {
+		/*
+		 * Look again within one tick whatever the retry time, so that
+		 * held bios of a lower disk that died meanwhile fail promptly.
+		 */
+		next = min(next, ktime_get_ns() +
+			   (u64)READ_ONCE(dev->conf.tick_ms) * NSEC_PER_MSEC);
 		if (got || starved)
 			queue_work(dev->wq, &dev->dispatch_work);
-		else if (next != U64_MAX)
+		else
 			blkiso_arm(dev, next);
 	}
 	spin_unlock_irq(&dev->lock);
 
+	while ((bio = bio_list_pop(&failed)))
+		blkiso_fail_dead(dev, bio);
 	while ((bio = bio_list_pop(&out)))
 		dm_submit_bio_remap(bio, NULL);
 }

@@ -33,12 +33,17 @@ void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
 
 /*
  * bi_global_set - retune rate and capacity (S0-31); local_max follows.
+ * A new rate makes every CPU's negative-cache entry lapse (gen), so bios
+ * waiting on the old rate's timing ask again at once: what they gathered
+ * stays theirs, the rest comes at the new rate.
  * Context: configuration or tick; takes the global lock.
  */
 void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns)
 {
 	unsigned long flags = bi_lock_irqsave(&g->lock);
 
+	if (rate != g->b.rate)
+		g->gen++;
 	bi_bucket_set(&g->b, rate, max_tokens, now_ns);
 	g->local_max = bi_max_s64(g->b.max_tokens >> BI_LOCAL_MAX_SHIFT, 1);
 	bi_unlock_irqrestore(&g->lock, flags);
@@ -197,8 +202,12 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	local_rotate(l, g, now_ns);
 	if (l->tokens >= cost)
 		goto admit;
-	/* claims 2/3: a recent refusal on this CPU throttles without asking */
-	if (now_ns < l->hold_until_ns) {
+	/*
+	 * claims 2/3: a recent refusal on this CPU throttles without asking,
+	 * unless the key was retuned since (gen: read without the lock, a
+	 * stale value costs one early or one held retry)
+	 */
+	if (now_ns < l->hold_until_ns && l->hold_gen == g->gen) {
 		l->nr_held++;
 		*retry_ns = l->hold_until_ns;
 		return false;
@@ -245,6 +254,7 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	 */
 	hold = g->hold_ns > U64_MAX - now_ns ? U64_MAX : now_ns + g->hold_ns;
 	l->hold_until_ns = bi_min_u64(hold, retry);
+	l->hold_gen = g->gen;
 	*retry_ns = l->hold_until_ns;
 	return false;
 admit:

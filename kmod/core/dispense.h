@@ -63,6 +63,7 @@ struct bi_global {
 	s64 min_batch;			/* dispense whole batches of this; 0 = any */
 	u64 hold_ns;			/* throttle hold after a refusal (claim 3) */
 	u64 tick_ns;			/* demand interval (claims 11/12) */
+	u32 gen;			/* bumped by each retune: older holds lapse */
 	u64 nr_requests;		/* dispense requests received */
 	u64 nr_refused;			/* answered "insufficient" */
 };
@@ -71,6 +72,7 @@ struct bi_local {
 	s64 tokens;			/* may go negative by completion charges */
 	u64 interval_end_ns;		/* end of the current demand interval */
 	u64 hold_until_ns;		/* negative-cache entry (claims 2, 3) */
+	u32 hold_gen;			/* global gen the entry was computed under */
 	bool draining;			/* the global still held tokens after our last batch */
 	u64 last_use_ns;
 	u64 cur_units;			/* demand in the current interval */

@@ -915,7 +915,7 @@ static const struct bi_key bi_tenant_keys[] = {
 	BI_W("mode", mode, bi_mode_words, 0, BI_MODE_WORK),
 	BI_U("burst_ms", burst_ms, 1, 60000, 50),
 	BI_UU("burst_limit", burst_limit, "auto", 1, BI_CONF_RATE_MAX),
-	BI_W("initial", initial, bi_initial_words, 0, BI_INITIAL_ONE),
+	BI_W("initial", initial, bi_initial_words, 0, BI_INITIAL_EXACT),
 	{ .name = "min_tokens", BI_T(min_tokens), .kind = BI_K_NUM,
 	  .flags = BI_KF_SIGNED, .unset = "auto",
 	  .unset_val = (u64)BI_CONF_MIN_AUTO, .min = -BI_CONF_TOKENS_MAX,

@@ -52,6 +52,7 @@ struct bi_io {
 	u8 flags;		/* BI_IO_* */
 	u8 prio_class;		/* enum bi_prio_class */
 	u8 prio_level;		/* 0..7 */
+	u32 lower_bios;		/* bios it becomes at the lower queue (0 = 1) */
 };
 
 /*

@@ -233,6 +233,7 @@ void bi_meter_classify(const struct bi_meter *m, const struct bi_io *io,
 	ch->flags = 0;
 	ch->dir = bi_io_dir(io);
 	ch->units = bi_io_units(&m->cost, io);
+	ch->reqs = (u32)bi_io_requests(io);
 	/* Without a class stage only the system class matters: skip the rules. */
 	if (m->cls_on)
 		ch->cls = bi_classify(&m->rules, io);
@@ -295,7 +296,7 @@ static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *
 	}
 	if (on & (1U << rkey)) {
 		if (!bi_local_charge(&cpu->local[rkey], &m->key[rkey],
-				     BI_REQUEST_COST, now_ns, retry_ns)) {
+				     ch->reqs, now_ns, retry_ns)) {
 			bi_meter_keys_undo(m, cpu, ch, now_ns);
 			return false;
 		}
@@ -427,7 +428,7 @@ void bi_meter_force(struct bi_meter *m, struct bi_meter_cpu *cpu,
 
 		if (!(m->key_on & (1U << key)))
 			continue;
-		cost = bi_key_is_units(key) ? bi_work_initial(ch) : BI_REQUEST_COST;
+		cost = bi_key_is_units(key) ? bi_work_initial(ch) : ch->reqs;
 		bi_local_correct(&cpu->local[key], &m->key[key], 0, cost, NULL, now_ns);
 		ch->keys |= 1U << key;
 	}
@@ -573,6 +574,7 @@ bool bi_meter_admit_one(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	ch->dir = bi_io_dir(io);
 	ch->cls = BI_CLASS_MID;
 	ch->units = units;
+	ch->reqs = (u32)bi_io_requests(io);
 	cc->depth = 0;
 	if (!bi_meter_keys_admit(m, cpu, ch, now_ns, retry_ns))
 		return false;

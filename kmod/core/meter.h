@@ -5,7 +5,8 @@
  * and through the chain of a nested cgroup's tenants.
  *
  * A tenant's caps are enforced together, as io.max does: riops and wiops
- * by request keys (cost 1 per bio), runits/rbps and wunits/wbps by work
+ * by request keys (cost: the bios the lower queue splits a bio into,
+ * bi_io_requests), runits/rbps and wunits/wbps by work
  * keys (cost = work units, bytes turned into units by the device's cost
  * model; the lower of the two caps wins, conf.c).  Each capped key is a
  * global bucket (dispense.c) with one local bucket per CPU, so the common
@@ -115,12 +116,14 @@ struct bi_meter_cpu {
 
 /*
  * What one bio was charged at one level; kept with the bio until it
- * completes.  The request keys are always charged BI_REQUEST_COST, the work
- * key 1 (BI_CHARGE_INIT_ONE) or the bio's units: bi_charge_initial().
+ * completes.  The request keys are charged reqs (the bios the lower device
+ * sees), the work key 1 (BI_CHARGE_INIT_ONE) or the bio's units:
+ * bi_charge_initial().
  */
 struct bi_charge {
 	struct bi_ticket ticket;	/* class stage; nr 0 = none charged */
 	u64 units;			/* the bio's work units */
+	u32 reqs;			/* the bio's requests at the lower device */
 	u8 keys;			/* bit per enum bi_key charged */
 	u8 dir;				/* enum bi_dir */
 	u8 cls;				/* enum bi_class */
@@ -171,7 +174,7 @@ static inline s64 bi_charge_initial(const struct bi_charge *ch, u8 key)
 	if (!(ch->keys & (1U << key)))
 		return 0;
 	if (!bi_key_is_units(key))
-		return BI_REQUEST_COST;
+		return ch->reqs;
 	return ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units;
 }
 
@@ -201,12 +204,13 @@ static inline u8 bi_request_key(u8 dir)
 
 /*
  * bi_meter_admit_fast() for a bio of direction @dir known to be outside the
- * system class (a data read or write without FUA, PREFLUSH or META).  Meant
- * for a constant @dir: its keys fold to constants.
+ * system class (a data read or write without FUA, PREFLUSH or META), of
+ * @units and @reqs (bi_io_requests).  Meant for a constant @dir: its keys
+ * fold to constants.
  */
 static inline bool
 bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
-			struct bi_chain_charge *cc, u64 now_ns, u8 dir)
+			u32 reqs, struct bi_chain_charge *cc, u64 now_ns, u8 dir)
 {
 	u8 wkey = bi_work_key(dir), rkey = bi_request_key(dir);
 	u8 keys = m->key_on & ((1U << wkey) | (1U << rkey));
@@ -218,15 +222,15 @@ bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
 		return false;
 	if ((keys & (1U << wkey)) && !bi_local_hit(&cpu->local[wkey], wcost, now_ns))
 		return false;
-	if ((keys & (1U << rkey)) &&
-	    !bi_local_hit(&cpu->local[rkey], BI_REQUEST_COST, now_ns))
+	if ((keys & (1U << rkey)) && !bi_local_hit(&cpu->local[rkey], reqs, now_ns))
 		return false;
 	if (keys & (1U << wkey))
 		bi_local_take(&cpu->local[wkey], wcost, now_ns);
 	if (keys & (1U << rkey))
-		bi_local_take(&cpu->local[rkey], BI_REQUEST_COST, now_ns);
+		bi_local_take(&cpu->local[rkey], reqs, now_ns);
 	ch->ticket.nr = 0;
 	ch->units = units;
+	ch->reqs = reqs;
 	ch->keys = keys;
 	ch->dir = dir;
 	ch->cls = BI_CLASS_MID;
@@ -254,8 +258,10 @@ static inline bool bi_meter_admit_fast(struct bi_meter *m, struct bi_meter_cpu *
 	if (bi_io_is_sys(io))
 		return false;
 	if (bi_io_dir(io) == BI_DIR_READ)
-		return bi_meter_admit_data_dir(m, cpu, units, cc, now_ns, BI_DIR_READ);
-	return bi_meter_admit_data_dir(m, cpu, units, cc, now_ns, BI_DIR_WRITE);
+		return bi_meter_admit_data_dir(m, cpu, units, (u32)bi_io_requests(io), cc,
+					       now_ns, BI_DIR_READ);
+	return bi_meter_admit_data_dir(m, cpu, units, (u32)bi_io_requests(io), cc,
+				       now_ns, BI_DIR_WRITE);
 }
 
 /* bi_meter_complete_fast() for one direction: @key constant. */

@@ -37,11 +37,46 @@ u64 bi_io_units(const struct bi_cost_model *model, const struct bi_io *io)
 	}
 }
 
-/* Request mode (S0-05, A-42): one token per bio, whatever its size. */
+/*
+ * Request keys (riops/wiops, request mode; S0-05, A-42): one token per bio
+ * the lower device sees, whatever its size: the glue's split count
+ * (bi_split_count), at least one.
+ */
 u64 bi_io_requests(const struct bi_io *io)
 {
-	(void)io;
-	return BI_REQUEST_COST;
+	return io->lower_bios ? io->lower_bios : BI_REQUEST_COST;
+}
+
+/*
+ * bi_split_count - how many bios a read or write of @sectors at @sector
+ * becomes at a queue that takes at most @max_sectors per bio and splits at
+ * every @chunk_sectors boundary (0: none), as the block layer splits it
+ * (blk_max_size_offset(): each piece ends at the chunk boundary or after
+ * max_sectors, whichever comes first).  From the size and the limits only:
+ * splits for segment limits (max_segments, max_segment_size) are not
+ * counted.  O(1): the first and last partial chunks and the full chunks
+ * between.  At least 1; saturates at U32_MAX.
+ */
+u32 bi_split_count(u64 sector, u32 sectors, u32 max_sectors, u32 chunk_sectors)
+{
+	u64 n, first, rest, full;
+
+	if (!max_sectors)
+		max_sectors = 1;
+	if (!chunk_sectors || chunk_sectors <= 1)
+		return sectors <= max_sectors ? 1 :
+			(u32)(((u64)sectors + max_sectors - 1) / max_sectors);
+	first = chunk_sectors - sector % chunk_sectors;
+	if (sectors <= first)
+		return sectors <= max_sectors ? 1 :
+			(u32)(((u64)sectors + max_sectors - 1) / max_sectors);
+	n = (first + max_sectors - 1) / max_sectors;
+	rest = sectors - first;
+	full = rest / chunk_sectors;
+	n += full * ((chunk_sectors + (u64)max_sectors - 1) / max_sectors);
+	rest %= chunk_sectors;
+	n += (rest + max_sectors - 1) / max_sectors;
+	return n > U32_MAX ? U32_MAX : (u32)n;
 }
 
 /*

@@ -26,7 +26,10 @@
 #define BI_WRITE_WEIGHT_DEFAULT		1
 #define BI_WRITE_WEIGHT_MAX		16
 
-/* Cost of one bio in request mode (S0-05: each request consumes one token). */
+/*
+ * Cost of one request in request mode (S0-05: each request consumes one
+ * token); a bio costs one per bio the lower device sees (bi_io_requests).
+ */
 #define BI_REQUEST_COST		1
 
 /* A device's cost model; part of struct bi_dev_conf. */
@@ -45,6 +48,7 @@ struct bi_cost_model {
 void bi_cost_model_init(struct bi_cost_model *model);
 u64 bi_io_units(const struct bi_cost_model *model, const struct bi_io *io);
 u64 bi_io_requests(const struct bi_io *io);
+u32 bi_split_count(u64 sector, u32 sectors, u32 max_sectors, u32 chunk_sectors);
 u64 bi_bps_to_units(const struct bi_cost_model *model, enum bi_dir dir, u64 bps);
 
 /*

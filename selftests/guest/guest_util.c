@@ -186,6 +186,18 @@ int gu_nullb_destroy(const char *name)
 	return rmdir(path) ? -errno : 0;
 }
 
+int gu_scsi_debug_create(const char *params, char *sd, size_t size)
+{
+	if (gu_sh("modprobe scsi_debug %s", params))
+		return -1;
+	if (gu_sh_out(sd, size, "for i in $(seq 100); do "
+		      "b=$(ls /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block"
+		      " 2>/dev/null | grep sd | head -1); [ -n \"$b\" ] && [ -b /dev/$b ] && "
+		      "break; sleep 0.1; done; echo $b"))
+		return -1;
+	return sd[0] ? 0 : -1;
+}
+
 /* Create CG_ROOT/name, enabling the io controller in every parent. */
 int gu_cg_create(const char *name)
 {

@@ -63,6 +63,11 @@ struct gu_nullb {
 };
 int gu_nullb_create(const struct gu_nullb *nb, char *dev, size_t devsize);
 int gu_nullb_destroy(const char *name);
+/*
+ * modprobe scsi_debug @params and wait (up to 10 s) for its disk: its name
+ * ("sdX") in @sd.  Needs sd_mod; rmmod scsi_debug removes it.
+ */
+int gu_scsi_debug_create(const char *params, char *sd, size_t size);
 
 /* cgroups below /sys/fs/cgroup, with +io enabled in the parents. */
 int gu_cg_create(const char *name);

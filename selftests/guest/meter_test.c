@@ -263,12 +263,13 @@ TEST_F_TIMEOUT(meter, completion_correction_borrows_and_blacks_out, GUEST_TIMEOU
 
 	NEED_ICOUNT();
 	/*
-	 * Seed-faithful initial=1: a 1 MiB read is admitted for 1 unit and
-	 * corrected to its 512 at completion, so the bucket (capacity 50 at
-	 * 1000 units/s) goes about 462 into debt (borrowing, S0-27), and the
-	 * next read waits until the balance is back to 1 (~0.46 s blackout).
+	 * Seed-faithful initial=1, asked for (the default, exact, waits for
+	 * the whole cost): a 1 MiB read is admitted for 1 unit and corrected
+	 * to its 512 at completion, so the bucket (capacity 50 at 1000
+	 * units/s) goes about 462 into debt (borrowing, S0-27), and the next
+	 * read waits until the balance is back to 1 (~0.46 s blackout).
 	 */
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "runits=1000"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "runits=1000 initial=1"));
 	ASSERT_EQ(0, gu_fio(CG, &r, "--name=one --filename=" DM_DEV " --direct=1"
 			    " --rw=read --bs=1M --ioengine=psync --number_ios=1 --size=1M"));
 	tokens = gu_tenant_stat(self->dir, self->cgid, "runits_tokens");

@@ -386,12 +386,7 @@ TEST_F_TIMEOUT(robust, scsi_lower_deleted_under_load, GUEST_TIMEOUT)
 	/* scsi_debug's disks need sd_mod, which the runner's initramfs may lack */
 	if (gu_sh("modprobe sd_mod 2>/dev/null"))
 		SKIP(return, "no sd_mod in the guest (selftests/vm/mkinitramfs.sh)");
-	ASSERT_EQ(0, gu_sh("modprobe scsi_debug dev_size_mb=64 ndelay=20000"));
-	ASSERT_EQ(0, gu_sh_out(sd, sizeof(sd), "for i in $(seq 100); do "
-			       "b=$(ls /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block"
-			       " 2>/dev/null | grep sd | head -1); [ -n \"$b\" ] && [ -b /dev/$b ] && "
-			       "break; sleep 0.1; done; echo $b"));
-	ASSERT_NE(0, sd[0]);
+	ASSERT_EQ(0, gu_scsi_debug_create("dev_size_mb=64 ndelay=20000", sd, sizeof(sd)));
 	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME "_sd --table "
 			   "\"0 $(blockdev --getsz /dev/%s) blkiso /dev/%s 0\"", sd, sd));
 	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME "_sd", dir, sizeof(dir)));
@@ -524,12 +519,12 @@ TEST_F_TIMEOUT(robust, ext4_fsync_and_metadata_not_starved_by_capped_writer, GUE
 	ASSERT_EQ(0, gu_cg_create(CG "/f"));
 	ASSERT_EQ(0, gu_cg_create(CG "/m"));
 	/*
-	 * initial=exact: with the default initial=1 each 64 KiB write is
-	 * admitted for one unit and corrected at completion, so the first
-	 * QD x 64 KiB (1 MiB) pass on credit (borrowing) and the 8 s average
-	 * is up to 12% over the cap.
+	 * The default initial=exact: with initial=1 each 64 KiB write would
+	 * be admitted for one unit and corrected at completion, so the first
+	 * QD x 64 KiB (1 MiB) would pass on credit (borrowing) and the 8 s
+	 * average would be up to 12% over the cap.
 	 */
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/w", "wbps=2M initial=exact"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/w", "wbps=2M"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/m", "wbps=2M wiops=100"));
 	/* the writer saturates its 2 MB/s with direct 64 KiB writes, QD 16 */
 	ASSERT_EQ(0, gu_fio_start(&jw, CG "/w", "--name=w --directory=" MNT " --size=64M"

@@ -125,6 +125,32 @@ TEST(s4_06_07_negative_cache_and_hold)
 	ASSERT_TRUE(bi_local_charge(&l, &g, 2, t0 + 2 * MS, &retry));
 }
 
+/*
+ * A retune lapses every CPU's negative-cache entry: a bio held on the old
+ * rate asks again at once and passes on the new rate's tokens, keeping
+ * what its CPU gathered before (issue 15: a cap raised while bios wait).
+ */
+TEST(retune_lapses_the_hold)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry, t0 = 5 * MS;
+
+	bi_global_init(&g, 5, 100, 0, 0);
+	bi_local_init(&l, 0);
+	g.b.last_ns = t0;
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0, &retry));
+	ASSERT_EQ(t0 + g.hold_ns, retry);
+	/* the same rate again holds on */
+	bi_global_set(&g, 5, 100, t0 + MS);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0 + MS, &retry));
+	ASSERT_EQ(1ULL, g.nr_requests);
+	/* 1000/s from t0 + 1 ms: one token 1 ms later, asked at once */
+	bi_global_set(&g, 1000, 100, t0 + MS);
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1, t0 + 2 * MS, &retry));
+	ASSERT_EQ(2ULL, g.nr_requests);
+}
+
 /* S4-09: linearly weighted demand, capped at a fraction of the global max. */
 TEST(s4_09_request_size)
 {

@@ -128,6 +128,94 @@ TEST(late_retries_lose_no_rate_and_bios_leave_evenly)
 	}
 }
 
+/* Offer @io at @now, retry 1 ms after each time named; when it passed. */
+static u64 admit_waiting(struct rig *r, struct bi_io io, u64 now)
+{
+	struct bi_charge ch;
+	u64 retry;
+
+	bi_meter_classify(&r->m, &io, &ch);
+	while (!bi_meter_admit(&r->m, &r->cpu, &ch, now, &retry))
+		now = (retry > now ? retry : now + 1) + NS / 1000;
+	bi_meter_complete(&r->m, &r->cpu, &ch, now);
+	return now;
+}
+
+/*
+ * The default (initial=exact) holds a bio until the bucket covers its whole
+ * cost, io.max's way: from a full bucket (burst_ms=50 of the rate) a bio of
+ * B bytes under a cap of R bytes/s passes after (B - burst) / R, and once
+ * the burst is spent, B / R.  4 KiB bios are timed 64 in a row: a waiting
+ * CPU takes its tokens in batches of burst_ms / 4 of the rate (dispense.c),
+ * so one of them waits up to a batch (12.5 ms here), a row of them their
+ * size / rate.  Retries 1 ms late, as a dispatcher's; +-2 % and one batch.
+ * With initial=1 the same 1 MiB bio passes at once.
+ */
+TEST(default_waits_for_the_whole_cost)
+{
+	static const u64 size[] = { 4096, 1 << 20, 4 << 20 };
+	u64 rate = 1 << 20, burst = rate / 20, batch = NS / 80;
+	unsigned int i, j, k, n;
+
+	for (i = 0; i < sizeof(size) / sizeof(size[0]); i++) {
+		struct bi_io prime = io_of(BI_OP_WRITE, 1 << 20, 0);
+		struct bi_io io = io_of(BI_OP_WRITE, size[i], 0);
+		u64 now = 0, start, want;
+		struct rig r;
+
+		ASSERT_EQ(0, rig_init(&r, "wbps=1M"));
+		/* k 0: from the full bucket; k 1: after a 1 MiB bio spent it */
+		for (k = 0; k < 2; k++) {
+			n = k && size[i] < 65536 ? 64 : 1;
+			if (k)
+				now = admit_waiting(&r, prime, now);
+			start = now;
+			for (j = 0; j < n; j++)
+				now = admit_waiting(&r, io, now);
+			want = k ? n * size[i] * NS / rate :
+			       (size[i] > burst ? (size[i] - burst) * NS / rate : 0);
+			TH_LOG("%u x %llu bytes, %s: waited %llu us, want %llu us", n,
+			       (unsigned long long)size[i], k ? "next" : "first",
+			       (unsigned long long)(now - start) / 1000,
+			       (unsigned long long)want / 1000);
+			EXPECT_LE(now - start, want + want / 50 + batch);
+			EXPECT_GE(now - start + want / 50 + batch, want);
+		}
+	}
+	{
+		struct bi_io io = io_of(BI_OP_WRITE, 1 << 20, 0);
+		struct bi_charge ch;
+		struct rig r;
+		u64 retry;
+
+		ASSERT_EQ(0, rig_init(&r, "wbps=1M initial=1"));
+		bi_meter_classify(&r.m, &io, &ch);
+		EXPECT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	}
+}
+
+/*
+ * riops/wiops count the bios the lower device sees: a 1 MiB write the
+ * lower queue splits into 256 (max_sectors_kb=4) costs 256 under wiops=256,
+ * so from the full bucket (burst_limit auto: 12) it waits (256 - 12) / 256
+ * s and the next one 1 s (+-2 % and a batch), as io.max on that device.
+ */
+TEST(request_keys_count_the_lower_devices_bios)
+{
+	struct bi_io io = io_of(BI_OP_WRITE, 1 << 20, 0);
+	u64 now, t1;
+	struct rig r;
+
+	io.lower_bios = 256;
+	ASSERT_EQ(0, rig_init(&r, "wiops=256"));
+	now = admit_waiting(&r, io, 0);
+	t1 = admit_waiting(&r, io, now);
+	TH_LOG("first %llu us, next %llu us", (unsigned long long)now / 1000,
+	       (unsigned long long)(t1 - now) / 1000);
+	EXPECT_TRUE(now >= NS * 244 / 256 * 98 / 100 && now <= NS * 244 / 256 * 102 / 100 + NS / 80);
+	EXPECT_TRUE(t1 - now >= NS * 98 / 100 && t1 - now <= NS * 102 / 100 + NS / 80);
+}
+
 TEST(uncapped_tenant_is_never_charged)
 {
 	struct rig r;
@@ -318,7 +406,7 @@ TEST(initial_one_is_corrected_at_completion)
 	u64 retry;
 	s64 before, after;
 
-	ASSERT_EQ(0, rig_init(&r, "wunits=100000"));
+	ASSERT_EQ(0, rig_init(&r, "wunits=100000 initial=1"));
 	before = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
 	bi_meter_classify(&r.m, &io, &ch);
 	ASSERT_EQ(512ULL, ch.units);
@@ -588,7 +676,7 @@ TEST(class_correction_lands_on_admitting_bucket)
 	u64 retry;
 	int i;
 
-	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 lo.units=5000"));
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 lo.units=5000 initial=1"));
 	/* 4 reads via HI: 100 -> 4 -> admitted on 4 -> -28 */
 	for (i = 0; i < 4; i++) {
 		bi_meter_classify(&r.m, &rd, &ch);

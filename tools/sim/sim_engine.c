@@ -361,7 +361,7 @@ static void mark_held(struct sim_tenant *t, struct sim_io *io)
  */
 static bool gate_sheds(struct sim *s, struct sim_tenant *t, struct sim_io *io)
 {
-	struct bi_io bio = { io->bytes, io->op, 0, t->wl.prio_class, 0 };
+	struct bi_io bio = { io->bytes, io->op, 0, t->wl.prio_class, 0, 0 };
 	bool busy = s->dev_busy >= bi_max_u64(s->dev.slots / 2, 1);
 
 	return bi_rate_shed_large_read(&bio, s->ovl.overloaded || busy,
@@ -406,7 +406,7 @@ static void issue(struct sim *s, struct sim_tenant *t)
 	io->bytes = w->bs[i < w->nr_bs ? i : 0];
 	io->op = (rng_next(&t->rng) % 100) < w->read_pct ? BI_OP_READ : BI_OP_WRITE;
 	{
-		struct bi_io bio = { io->bytes, io->op, 0, w->prio_class, 0 };
+		struct bi_io bio = { io->bytes, io->op, 0, w->prio_class, 0, 0 };
 
 		io->dir = bi_io_dir(&bio);
 		io->units = (u32)bi_io_units(&s->dconf.cost, &bio);
