@@ -261,6 +261,7 @@ static inline unsigned int blkiso_tenant_queued(const struct blkiso_tenant *t)
 	       READ_ONCE(t->fb.nr_timed);
 }
 
+int blkiso_cgroup_exists(u64 cgid);
 int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid);
 int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);

@@ -372,7 +372,26 @@ static int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t l
 	return n;
 }
 
-/* "<cgroup> key=value...": from the "tenant" file and `dmsetup message`. */
+/* Does cgroup @cgid exist (0, the kernel tenant, always does)? 0 or -ENOENT. */
+int blkiso_cgroup_exists(u64 cgid)
+{
+	struct cgroup *cgrp;
+
+	if (cgid == BLKISO_KERNEL_CGID)
+		return 0;
+	cgrp = cgroup_get_from_id(cgid);
+	if (IS_ERR(cgrp))
+		return -ENOENT;
+	cgroup_put(cgrp);
+	return 0;
+}
+
+/*
+ * "<cgroup> key=value...": from the "tenant" file and `dmsetup message`.
+ * A cgroup id must name a live cgroup, as in the SET_TENANT ioctl: a tenant
+ * made for an id that does not exist would be collected at once, and a
+ * write in between would meet its sysfs directory still there.
+ */
 int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len)
 {
 	struct blkiso_tenant *t;
@@ -388,6 +407,11 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 			       &cgid);
 	if (n < 0)
 		return n;
+	if (blkiso_cgroup_exists(cgid)) {
+		pr_warn_ratelimited("blkiso: %s: cgroup id %s: no such cgroup\n",
+				    dm_disk(dev->md)->disk_name, name);
+		return -ENOENT;
+	}
 	/* Validate before creating anything: a bad line leaves no tenant. */
 	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
 	if (!conf)

@@ -172,20 +172,6 @@ static int blkiso_ioc_get_tenant_fn(struct blkiso_dev *dev, void *arg)
 	return n < 0 ? -E2BIG : 0;
 }
 
-/* Does cgroup @cgid exist (0, the kernel tenant, always does)? */
-static int blkiso_ioc_cgroup_exists(u64 cgid)
-{
-	struct cgroup *cgrp;
-
-	if (cgid == BLKISO_KERNEL_CGID)
-		return 0;
-	cgrp = cgroup_get_from_id(cgid);
-	if (IS_ERR(cgrp))
-		return -ENOENT;
-	cgroup_put(cgrp);
-	return 0;
-}
-
 /*
  * What the line ioctls share: SET/GET_TENANT and SET/GET_DEVICE structs
  * both start with the header and major:minor, and hold a line and a
@@ -257,7 +243,7 @@ out:
 
 static int blkiso_ioc_tenant_exists(void *arg)
 {
-	return blkiso_ioc_cgroup_exists(((struct blkiso_ioc_tenant *)arg)->cgid);
+	return blkiso_cgroup_exists(((struct blkiso_ioc_tenant *)arg)->cgid);
 }
 
 /* BLKISO_IOC_DEL_TENANT: back to counted only; the line is not read. */

@@ -679,6 +679,15 @@ TEST_F_TIMEOUT(robust, bad_input_on_every_interface_is_refused_and_changes_nothi
 	EXPECT_EQ(-EINVAL, gu_tenant_set(self->dir, "12abc", "riops=1"));
 	EXPECT_EQ(-EINVAL, gu_tenant_set(self->dir, "99999999999999999999999", "riops=1"));
 	EXPECT_EQ(-EINVAL, gu_tenant_set(self->dir, "", ""));
+	/*
+	 * An id that names no cgroup (the guest's ids are small): refused,
+	 * as the ioctl refuses it.  Taken, it made a tenant that the
+	 * collector unhashed at once while its sysfs directory stayed, and
+	 * the next write met "duplicate filename" (the debug kernel's fuzzer).
+	 */
+	EXPECT_EQ(-EINVAL, gu_tenant_set(self->dir, "999999999", "riops=1"));
+	EXPECT_NE(0, gu_sh("dmsetup message " DM_NAME " 0 tenant 999999999 riops=1"
+			   " 2>/dev/null"));
 	/* dm messages of the wrong shape */
 	EXPECT_NE(0, gu_sh("dmsetup message " DM_NAME " 0 bogus x=1 2>/dev/null"));
 	EXPECT_NE(0, gu_sh("dmsetup message " DM_NAME " 0 tenant 2>/dev/null"));
