@@ -8,6 +8,14 @@
 #   make unit        freestanding-core unit tests on the host
 #   make check       deps, build, unit, fuzz smoke and guest tests on 6.1
 #   make check-all   the same on 6.1 and 6.12
+#   make check-full  check-all, then the suites too long for CI: check-debug
+#   make debug-kernel  the checking guest kernel (KASAN, lockdep, UBSAN,
+#                    kmemleak, DEBUG_OBJECTS, fault injection) from Debian's
+#                    linux-source-6.1, cached in build/debug-kernel/
+#   make check-debug the meter, target, feedback and robustness suites, the
+#                    interface fuzzer with fault injection, and a kmemleak
+#                    scan on it; any report fails (doc/robustness.md).  Run
+#                    it before merging a change to kmod/
 #   make vm-run SCRIPT=path [KVER=6.1|6.12] [ICOUNT=1]   any script in a guest
 #   make demo        the main job (see README)
 #   make bench       blkiso against io.max, iocost, BFQ: bench.json, plots (doc/bench.md)
@@ -40,7 +48,7 @@ include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 .DEFAULT_GOAL := all
 
 .PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
-	demo bench bench-smoke checkpatch clean
+	demo bench bench-smoke checkpatch clean debug-kernel check-debug check-full
 all: module tools tests
 
 deps:
@@ -133,6 +141,21 @@ check-all: deps
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.12; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 		grep -q ' 0 failed' $(B)/results/summary
+
+# The debug kernel and the suites run on it (not part of check-all: a cold
+# build and KASAN guests under TCG take too long for CI).
+debug-kernel:
+	@bash selftests/vm/debug-kernel.sh
+
+DEBUG_SUITES ?= meter_test target_test feedback_test robust_test
+check-debug: debug-kernel tests
+	@$(MAKE) --no-print-directory module KVER=debug >/dev/null
+	@mkdir -p $(B)/results
+	@bash selftests/vm/debug-suite.sh $(DEBUG_SUITES) | tee $(B)/results/debug.log; \
+		exit $${PIPESTATUS[0]}
+
+check-full: check-all
+	@$(MAKE) --no-print-directory check-debug
 
 clean:
 	rm -rf $(B)/kmod-* $(B)/unit $(B)/guest $(B)/tools $(B)/fuzz $(B)/results $(B)/vm
