@@ -6,10 +6,11 @@
 # init).  Every KASAN, lockdep, UBSAN, DEBUG_OBJECTS, kmemleak, WARN or BUG
 # report fails the run; each is listed below with the test during which it
 # appeared.  DEBUG_ICOUNT=1 runs in the deterministic mode instead;
-# DEBUG_TIMEOUT (default 7200 s) bounds the whole boot.
+# DEBUG_TIMEOUT (default 7200 s) bounds the whole boot; the guest's output
+# goes to $DEBUG_OUT (default build/vm/debug-out: console.log, dmesg.txt).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-out=$top/build/vm/debug-out
+out=${DEBUG_OUT:-$top/build/vm/debug-out}
 rm -rf "$out" && mkdir -p "$out"
 opts=(-k debug -t "${DEBUG_TIMEOUT:-7200}")
 [ "${DEBUG_ICOUNT:-0}" = 1 ] && opts+=(-i)
