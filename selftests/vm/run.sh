@@ -87,14 +87,18 @@ log=$out/console.log
 # tsc=reliable: no clocksource watchdog.  Under TCG with 2 vCPUs it once
 # declared the TSC unstable mid-test and switched clocksource, whose
 # run-time code patching (int3) oopsed in sched_clock_cpu (6.12 guest).
+# The kernel: vmlinux through its PVH entry, or a bzImage when the kernel
+# has one (the debug kernel: its KASAN cannot boot through PVH).
+kimg=$kroot/vmlinux
+[ -f "$kroot/bzImage" ] && kimg=$kroot/bzImage
 # The debug kernel: readable pointers in its reports; an RCU stall report
 # only after 2 minutes (KASAN and lockdep under TCG on a loaded host are
 # slow enough to trip the default 21 s).
 append="console=ttyS0 quiet panic=-1 oops=panic random.trust_cpu=on mitigations=off tsc=reliable"
-[ "$series" = debug ] && append+=" no_hash_pointers rcupdate.rcu_cpu_stall_timeout=120"
+[ "$series" = debug ] && append+=" no_hash_pointers rcupdate.rcu_cpu_stall_timeout=120 acpi=noirq"
 qemu=(qemu-system-x86_64 "${accel[@]}" -cpu max -m "$mem" -no-reboot
 	-display none -monitor none -serial stdio -nic none
-	-kernel "$kroot/vmlinux" -initrd "$initrd"
+	-kernel "$kimg" -initrd "$initrd"
 	-append "$append"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on"
 	-virtfs "local,path=$out,mount_tag=out,security_model=none")
