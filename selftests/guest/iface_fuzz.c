@@ -181,12 +181,17 @@ static void record(enum iface f, uint64_t h, int ret, bool faulted)
 static bool faults_ok;
 static int fail_fd = -1;	/* /proc/self/make-it-fail, opened once */
 
-static int fault_setup(const char *name, int probability)
+/*
+ * Arm fault @name at @probability percent, for tasks with make-it-fail
+ * only when @task_filter (the filter first: armed without it, every task
+ * of the guest would fail).
+ */
+static int fault_setup(const char *name, int probability, bool task_filter)
 {
 	char p[128];
 
-	snprintf(p, sizeof(p), FAULTS "/%s/probability", name);
-	if (gu_write(p, "%d", probability))
+	snprintf(p, sizeof(p), FAULTS "/%s/task-filter", name);
+	if (task_filter && gu_write(p, "Y"))
 		return -1;
 	snprintf(p, sizeof(p), FAULTS "/%s/interval", name);
 	gu_write(p, "1");
@@ -198,7 +203,15 @@ static int fault_setup(const char *name, int probability)
 	gu_write(p, "N");
 	snprintf(p, sizeof(p), FAULTS "/%s/min-order", name);
 	gu_write(p, "0");
-	return 0;
+	snprintf(p, sizeof(p), FAULTS "/%s/probability", name);
+	return gu_write(p, "%d", probability) ? -1 : 0;
+}
+
+static void faults_off(void)
+{
+	gu_write(FAULTS "/failslab/probability", "0");
+	gu_write(FAULTS "/fail_page_alloc/probability", "0");
+	gu_write(FAULTS "/fail_make_request/probability", "0");
 }
 
 /*
@@ -727,12 +740,12 @@ int main(int argc, char **argv)
 		gu_tenant_set(dev_dir, out, "riops=2000 wiops=1000");
 	}
 	fail_fd = open("/proc/self/make-it-fail", O_WRONLY);
-	faults_ok = fail_fd >= 0 && fault_setup("failslab", 10) == 0 &&
-		    fault_setup("fail_page_alloc", 10) == 0 &&
-		    gu_write(FAULTS "/failslab/task-filter", "Y") == 0 &&
-		    gu_write(FAULTS "/fail_page_alloc/task-filter", "Y") == 0;
+	faults_ok = fail_fd >= 0 && fault_setup("failslab", 10, true) == 0 &&
+		    fault_setup("fail_page_alloc", 10, true) == 0;
+	if (!faults_ok)
+		faults_off();
 	if (faults_ok) {
-		fault_setup("fail_make_request", 1);
+		fault_setup("fail_make_request", 1, false);
 		snprintf(out, sizeof(out), "/sys/block/%s/make-it-fail", NULLB);
 		gu_write(out, "1");
 	}
@@ -743,6 +756,7 @@ int main(int argc, char **argv)
 	    gu_fio_start(&fio, cg_name(0), "--name=bg --filename=%s --direct=1 --rw=randrw "
 			 "--bs=4k --iodepth=8 --ioengine=libaio --time_based --runtime=%d "
 			 "--continue_on_error=all", dmdev, secs + 5)) {
+		faults_off();
 		printf("not ok 1 iface_fuzz (no /dev/blkiso or fio)\n");
 		return 1;
 	}
@@ -773,6 +787,7 @@ int main(int argc, char **argv)
 	munlockall();
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
+	faults_off();
 	snprintf(out, sizeof(out), "/sys/block/%s/make-it-fail", NULLB);
 	gu_write(out, "0");
 	gu_fio_wait(&fio, &fio_res);
