@@ -31,6 +31,19 @@ if [ -f "$out/dmesg.txt" ]; then
 		END { print "# debug-suite: " n + 0 " kernel reports" }' "$out/dmesg.txt"
 fi
 grep -E '^blkiso-vm: kmemleak' -A 30 "$out/console.log" 2>/dev/null | sed 's/^/# /'
+# Injected allocation failures print the kernel's "page allocation
+# failure" / "vmalloc error" warning with a Call Trace, which made the
+# guest's init report status 90: those alone are the fault injection
+# working, not a report.
+if [ "$rc" = 90 ] && [ -f "$out/dmesg.txt" ] &&
+   grep -q 'kmemleak: .*, 0 of blkiso' "$out/console.log" &&
+   [ "$(awk '/page allocation failure|vmalloc error/ { skip = 1 }
+	     skip && /<\/TASK>/ { skip = 0; next }
+	     !skip' "$out/dmesg.txt" | grep -E -c "$bad|Call Trace:")" = 0 ] &&
+   ! grep -q '^# Totals: .*fail:[1-9]' "$out/console.log"; then
+	echo "# debug-suite: status 90 came from injected allocation failures' warnings only: passed"
+	rc=0
+fi
 got=$(grep -c '^# Totals:' "$out/console.log" 2>/dev/null)
 if [ "$rc" != 0 ] && ! grep -q '^# Totals: .*fail:[1-9]' "$out/console.log"; then
 	echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0 (debug guest: status $rc, $got programs reported)"
