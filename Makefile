@@ -10,7 +10,15 @@
 #                    systemd guest) and guest tests on 6.1
 #   make check-all   the same, guest tests on 6.1 and 6.12
 #   make check-full  check-all plus DKMS builds and meter suites for both
-#                    kernels and the long guest runs (GUEST_FULL=1)
+#                    kernels, the long guest runs (GUEST_FULL=1) and
+#                    check-debug: the suites too long for CI
+#   make debug-kernel  the checking guest kernel (KASAN, lockdep, UBSAN,
+#                    kmemleak, DEBUG_OBJECTS, fault injection) from Debian's
+#                    linux-source-6.1, cached in build/debug-kernel/
+#   make check-debug the meter, target, feedback and robustness suites, the
+#                    interface fuzzer with fault injection, and a kmemleak
+#                    scan on it; any report fails (doc/robustness.md).  Run
+#                    it before merging a change to kmod/
 #   make vm-run SCRIPT=path [KVER=6.1|6.12] [ICOUNT=1]   any script in a guest
 #   make demo        the main job (see README)
 #   make bench       blkiso against io.max, iocost, BFQ: bench.json, plots (doc/bench.md)
@@ -47,7 +55,7 @@ include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 .DEFAULT_GOAL := all
 
 .PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
-	host-check deb deb-check systemd-check check-full \
+	host-check deb deb-check systemd-check check-full debug-kernel check-debug \
 	demo bench bench-smoke checkpatch clean
 all: module tools tests
 
@@ -169,12 +177,25 @@ check-all: deps
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 		grep -q ' 0 failed' $(B)/results/summary
 
+# The debug kernel and the suites run on it (not part of check-all: a cold
+# build and KASAN guests under TCG take too long for CI).
+debug-kernel:
+	@bash selftests/vm/debug-kernel.sh
+
+DEBUG_SUITES ?= meter_test target_test feedback_test robust_test
+check-debug: debug-kernel tests
+	@$(MAKE) --no-print-directory module KVER=debug >/dev/null
+	@mkdir -p $(B)/results
+	@bash selftests/vm/debug-suite.sh $(DEBUG_SUITES) | tee $(B)/results/debug.log; \
+		exit $${PIPESTATUS[0]}
+
 # check-all plus the long suites: the packages installed and purged on
 # this machine (apt, DKMS's own build for the 6.1 headers), dkms build for
 # 6.1 and 6.12 with the meter suite on each DKMS-built module (~9 min);
-# then the guest tests that only run with GUEST_FULL=1 (writeback_test: two
+# the guest tests that only run with GUEST_FULL=1 (writeback_test: two
 # writers, the 30 s backpressure flood, fsync under a flood), deterministic
-# mode, 6.1 and 6.12 (about 10 minutes).
+# mode, 6.1 and 6.12 (about 10 minutes); then check-debug (a cold debug
+# kernel build is about an hour on 2 cores).
 GUEST_FULL_TESTS := writeback_test
 check-full: check-all
 	@bash selftests/host/dkms.sh --install --meter 6.1 6.12 | tee $(B)/results/deb-full.log; \
@@ -183,6 +204,7 @@ check-full: check-all
 		GUEST_FULL=1 bash selftests/vm/run.sh -k $$k -i -t 3000 \
 			selftests/guest/run-all.sh $(GUEST_FULL_TESTS) | tee $(B)/results/guest-full-$$k.log; \
 	done; \
+	$(MAKE) --no-print-directory check-debug; \
 	bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 	grep -q ' 0 failed' $(B)/results/summary
 

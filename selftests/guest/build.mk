@@ -18,3 +18,13 @@ $(B)/guest/ticker: selftests/guest/ticker.c
 	@$(CC) $(USER_CFLAGS) -o $@ $<
 
 TEST_BINS += $(B)/guest/ticker
+
+# The interface fuzzer of make check-debug (iface_fuzz.c): the core for the
+# grammar's key names, libdevmapper for messages and table loads.
+$(B)/guest/iface_fuzz: selftests/guest/iface_fuzz.c $(GUEST_UTIL) $(CORE_SRCS) $(CORE_HDRS) $(KSRC_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      guest/$(@F)"
+	@$(CC) $(USER_CFLAGS) -Iselftests/guest -o $@ $< selftests/guest/guest_util.c \
+		$(CORE_SRCS) $(USER_LDLIBS) -ldevmapper
+
+TEST_BINS += $(B)/guest/iface_fuzz

@@ -1,11 +1,18 @@
 #!/bin/bash
 # kdir.sh [SERIES|RELEASE] - print the kernel build directory to build
 # blkiso for.  A series (6.1, 6.12) means the headers `make deps` unpacked
-# for that guest kernel; a release means /lib/modules/RELEASE/build; nothing
+# for that guest kernel, "debug" the build tree of `make debug-kernel`; a
+# release means /lib/modules/RELEASE/build; nothing
 # means the running kernel's headers when installed, else the newest Debian
 # headers found.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 want=${1:-}
+if [ "$want" = debug ]; then
+	d=$top/build/debug-kernel/current/headers
+	[ -f "$d/Makefile" ] && { echo "$d"; exit 0; }
+	echo "kdir: no debug kernel: run 'make debug-kernel'" >&2
+	exit 1
+fi
 if [ -n "$want" ]; then
 	for d in "$top/build/kernels/$want/headers" "/lib/modules/$want/build"; do
 		[ -f "$d/Makefile" ] && { echo "$d"; exit 0; }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # mkinitramfs.sh SERIES OUT - build the guest's initramfs for a guest kernel
-# unpacked by `make deps` (build/kernels/SERIES).
+# unpacked by `make deps` (build/kernels/SERIES) or the debug kernel.
 #
 # It holds only busybox, the init script and the in-tree modules the tests
 # use (with their dependencies, decompressed, depmod'ed).  Everything else
@@ -11,10 +11,11 @@
 set -euo pipefail
 series=$1 out=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
-kroot=$top/build/kernels/$series
+kroot=$(bash "$top/selftests/vm/kroot.sh" "$series")
 ver=$(cat "$kroot/.version")
 
-# Modules the tests and the runner use; their dependencies are added.
+# Modules the tests and the runner use; their dependencies are added (the
+# debug kernel has most built in: modprobe finds them in modules.builtin).
 modules=(
 	virtio_pci 9pnet_virtio 9p configfs virtio_blk
 	null_blk scsi_debug sd_mod loop

@@ -3,7 +3,8 @@
 #
 #   run.sh [-k SERIES] [-i] [-t SECONDS] [-c CPUS] [-m MEM] SCRIPT [ARGS...]
 #
-#   -k SERIES   guest kernel: 6.1 (default) or 6.12, as unpacked by `make deps`
+#   -k SERIES   guest kernel: 6.1 (default) or 6.12, as unpacked by `make deps`,
+#               or debug, the checking kernel of `make debug-kernel`
 #   -i          deterministic mode: -icount shift=0,sleep=off, one vCPU; guest
 #               time counts guest instructions (1 ns each) and idle time
 #               jumps to the next timer, so rates and costs repeat exactly
@@ -49,8 +50,7 @@ shift $((OPTIND - 1))
 [ $# -ge 1 ] || { echo "usage: run.sh [-k SERIES] [-i] [-t S] SCRIPT [ARGS...]" >&2; exit 2; }
 script=$(realpath "$1"); shift
 
-kroot=$top/build/kernels/$series
-[ -f "$kroot/vmlinux" ] || { echo "run.sh: no guest kernel $series: run 'make deps'" >&2; exit 2; }
+kroot=$(bash "$top/selftests/vm/kroot.sh" "$series") || exit 2
 ver=$(cat "$kroot/.version")
 # BLKISO_KO_HOST: another blkiso.ko for this kernel (a DKMS build).
 ko=${BLKISO_KO_HOST:-$top/build/kmod-$ver/blkiso.ko}
@@ -90,10 +90,19 @@ log=$out/console.log
 # tsc=reliable: no clocksource watchdog.  Under TCG with 2 vCPUs it once
 # declared the TSC unstable mid-test and switched clocksource, whose
 # run-time code patching (int3) oopsed in sched_clock_cpu (6.12 guest).
+# The kernel: vmlinux through its PVH entry, or a bzImage when the kernel
+# has one (the debug kernel: its KASAN cannot boot through PVH).
+kimg=$kroot/vmlinux
+[ -f "$kroot/bzImage" ] && kimg=$kroot/bzImage
+# The debug kernel: readable pointers in its reports; an RCU stall report
+# only after 2 minutes (KASAN and lockdep under TCG on a loaded host are
+# slow enough to trip the default 21 s).
+append="console=ttyS0 quiet panic=-1 oops=panic random.trust_cpu=on mitigations=off tsc=reliable"
+[ "$series" = debug ] && append+=" no_hash_pointers rcupdate.rcu_cpu_stall_timeout=120 acpi=noirq"
 qemu=(qemu-system-x86_64 "${accel[@]}" -cpu max -m "$mem" -no-reboot
 	-display none -monitor none -serial stdio -nic none
-	-kernel "$kroot/vmlinux" -initrd "$initrd"
-	-append "console=ttyS0 quiet panic=-1 oops=panic random.trust_cpu=on mitigations=off tsc=reliable"
+	-kernel "$kimg" -initrd "$initrd"
+	-append "$append"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on"
 	-virtfs "local,path=$out,mount_tag=out,security_model=none")
 

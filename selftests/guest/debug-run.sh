@@ -1,0 +1,28 @@
+#!/bin/bash
+# debug-run.sh FUZZ_SECONDS [TEST...] - inside the debug guest (make
+# check-debug, selftests/vm/debug-suite.sh): the guest test programs (all,
+# or the named ones) through run-all.sh, then iface_fuzz for FUZZ_SECONDS
+# (0: none).  Each test's start goes into the kernel log as a
+# "blkiso-debug: " line, so that the host can name the test during which
+# each report appeared; the whole log is saved as /out/dmesg.txt.
+top=${BLKISO_TOP:?run me in the guest through selftests/vm/run.sh}
+secs=${1:?usage: debug-run.sh FUZZ_SECONDS [TEST...]}
+shift
+mark() { echo "blkiso-debug: $*" > /dev/kmsg; }
+
+rc=0
+if [ $# -gt 0 ]; then
+	bash "$top/selftests/guest/run-all.sh" "$@" 2>&1 | while IFS= read -r l; do
+		printf '%s\n' "$l"
+		case $l in "#  RUN "* | "# ===="*) mark "$l" ;; esac
+	done
+	rc=${PIPESTATUS[0]}
+fi
+if [ "$secs" -gt 0 ]; then
+	mark "# ==== iface_fuzz ($secs s) ===="
+	echo "# ==== iface_fuzz ($BLKISO_KVER) ===="
+	cp "$top/build/guest/iface_fuzz" /tmp/ && /tmp/iface_fuzz "$secs" || rc=1
+fi
+mark "# ==== end ===="
+dmesg > /out/dmesg.txt
+exit $rc
