@@ -18,18 +18,8 @@ lint= meter=0 install=0
 [ "${1:-}" = --install ] && { install=1; shift; }
 [ "${1:-}" = --meter ] && { meter=1; shift; }
 [ $# -gt 0 ] || set -- 6.1 6.12
-pass=0 fail=0 n=0
-ok() {	# status name [detail]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n deb.$2"; pass=$((pass + 1))
-	else
-		echo "not ok $n deb.$2 ${3:-}"; fail=$((fail + 1))
-	fi
-}
-totals() {
-	echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-}
+tap_prefix=deb
+. "$(dirname "$0")/tap.sh"
 echo "TAP version 13"
 out=$(bash "$top/dist/mkdeb.sh" $lint 2>&1)
 ok $? "make_deb${lint:+_lintian}" "$out"
@@ -54,7 +44,7 @@ if [ "$install" = 1 ]; then
 fi
 d=$top/build/dkms
 rm -rf "$d" && mkdir -p "$d/root" "$d/tree" "$d/inst"
-dpkg-deb -x "$top/build/deb/blkiso-dkms_${ver}_all.deb" "$d/root" || { totals; exit 1; }
+dpkg-deb -x "$top/build/deb/blkiso-dkms_${ver}_all.deb" "$d/root" || { tap_totals; exit 1; }
 [ -f "$d/root/usr/src/blkiso-$ver/dkms.conf" ]
 ok $? dkms_conf_in_package
 for series in "$@"; do
@@ -66,7 +56,7 @@ for series in "$@"; do
 	[ -f "$ko" ] && [ "$(/sbin/modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$kver" ]
 	ok $? "dkms_build_$series" "$(tail -n 20 <<<"$out")"
 done
-totals
+tap_totals
 rc=0
 [ "$fail" = 0 ] || rc=1
 [ "$meter" = 1 ] || exit $rc

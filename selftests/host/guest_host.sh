@@ -20,17 +20,10 @@ ver=$(uname -r)
 cg=/sys/fs/cgroup
 # util-linux and kmod of the host, not busybox.
 export PATH=/sbin:/usr/sbin:/usr/bin:$PATH
-pass=0 fail=0 n=0
-ok() {	# status name [detail]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n host.$2"; pass=$((pass + 1))
-	else
-		echo "not ok $n host.$2 ${3:-}"; fail=$((fail + 1))
-	fi
-}
+tap_prefix=host
+. "$(dirname "$0")/tap.sh"
 finish() {
-	echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+	tap_totals
 	exit $((fail > 0))
 }
 echo "TAP version 13"

@@ -8,15 +8,8 @@ set -uo pipefail
 series=${1:-6.1}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 stage=$top/build/host/stage
-pass=0 fail=0 n=0
-ok() {	# status name [detail]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n host.$2"; pass=$((pass + 1))
-	else
-		echo "not ok $n host.$2 ${3:-}"; fail=$((fail + 1))
-	fi
-}
+tap_prefix=host
+. "$(dirname "$0")/tap.sh"
 echo "TAP version 13"
 rm -rf "$stage"
 out=$(make -C "$top" --no-print-directory install DESTDIR="$stage" KVER="$series" 2>&1)
@@ -36,7 +29,7 @@ left=$(cd "$stage.un" && find . -type f)
 [ "$left" = ./etc/blkiso/blkiso.conf ]
 ok $? make_uninstall "$out; left: $left"
 rm -rf "$stage.un"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+tap_totals
 glog=$(mktemp)
 bash "$top/selftests/vm/run.sh" -k "$series" -t 300 "$top/selftests/host/guest_host.sh" 2>&1 |
 	tee "$glog"

@@ -7,15 +7,8 @@
 # console, then powers off.
 set -uo pipefail
 ctl=$BLKISO_CTL uuid=$BLKISO_UUID
-pass=0 fail=0 n=0
-ok() {	# status name [detail]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n systemd.$2"; pass=$((pass + 1))
-	else
-		echo "not ok $n systemd.$2 ${3:-}"; fail=$((fail + 1))
-	fi
-}
+tap_prefix=systemd
+. "$(dirname "$0")/tap.sh"
 # The value of KEY in CGROUP's line on vol1, waiting up to 30 s for VALUE.
 quota_becomes() {	# cgroup key value
 	local i line
@@ -68,6 +61,6 @@ systemd-run -q --wait -p Slice=work.slice -p IOAccounting=yes dd if=/dev/mapper/
 	iflag=direct 2>/dev/null
 $ctl -j stats vol1 | grep -q '"rios":20'
 ok $? io_counted_in_slice "$($ctl stats vol1 2>&1 | head -n 8)"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+tap_totals
 echo "BLKISO_VM_EXIT=$((fail > 0))"
 systemctl poweroff -ff
