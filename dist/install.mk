@@ -32,7 +32,7 @@ install-tools: tools
 	install -D -m 644 tools/blkisoctl/blkisoctl.8 $(DESTDIR)$(MANDIR)/man8/blkisoctl.8
 	install -D -m 644 dist/blkiso.conf.5 $(DESTDIR)$(MANDIR)/man5/blkiso.conf.5
 	install -D -m 644 tools/sim/blkiso-sim.1 $(DESTDIR)$(MANDIR)/man1/blkiso-sim.1
-	install -D -m 644 dist/blkisoctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/blkisoctl
+	install -D -m 644 tools/blkisoctl/blkisoctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/blkisoctl
 	install -D -m 644 dist/60-blkiso.rules $(DESTDIR)$(UDEVRULESDIR)/60-blkiso.rules
 	mkdir -p $(DESTDIR)$(UNITDIR)
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
