@@ -230,14 +230,31 @@ extern atomic_long_t blkiso_live_parked;
 int blkiso_target_init(void);
 void blkiso_target_exit(void);
 
-/* blkiso_dev.c */
+/* blkiso_dev.c: the registry */
 struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error);
 void blkiso_dev_put(struct blkiso_dev *dev);
+int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
+		    void *arg);
+
+/* blkiso_tenant.c: tenants and their configuration */
 struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 					   struct cgroup *cgrp);
+struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cgid);
 int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
 		     bool apply);
+int blkiso_cgroup_exists(u64 cgid);
+int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len);
+int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len);
+int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid);
+int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
+void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
+void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
+			 bool configured);
+void blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf);
+void blkiso_tenant_add_preset(struct blkiso_dev *dev, struct cgroup *cgrp,
+			      const struct bi_tenant_conf *conf);
+void blkiso_relink(struct blkiso_dev *dev);
 
 /*
  * Hot path (every bio, inline): the tenant of @cgid, or NULL.  Caller holds
@@ -261,22 +278,6 @@ static inline unsigned int blkiso_tenant_queued(const struct blkiso_tenant *t)
 	       READ_ONCE(t->fb.nr_timed);
 }
 
-int blkiso_cgroup_exists(u64 cgid);
-int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len);
-int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid);
-int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
-void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
-u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
-int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
-		    void *arg);
-
-void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
-			 bool configured);
-void blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf);
-void blkiso_tenant_add_preset(struct blkiso_dev *dev, struct cgroup *cgrp,
-			      const struct bi_tenant_conf *conf);
-void blkiso_relink(struct blkiso_dev *dev);
-
 /* blkiso_rules.c: device-level rules (quotas that follow cgroup paths) */
 struct blkiso_rules;
 void blkiso_rules_free(struct blkiso_dev *dev);
@@ -291,7 +292,28 @@ int blkiso_rules_snapshot(struct blkiso_dev *dev, struct blkiso_rule_rec *recs,
 extern struct kobj_attribute blkiso_dev_rules_attr;
 extern struct kobj_attribute blkiso_dev_rule_attr;
 
-/* blkiso_target.c */
+/* blkiso_sysfs.c */
+u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
+extern const struct attribute_group *blkiso_tenant_groups[];
+extern const struct attribute_group *blkiso_dev_groups[];
+void blkiso_sysfs_work(struct work_struct *work);
+
+/* blkiso_target.c: the charge path, which the dispatcher shares */
+bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry);
+void blkiso_complete_chain(struct blkiso_bio *pb, u64 now);
+
+/* blkiso_dispatch.c: parking and the dispatcher */
+bool blkiso_lower_dead(const struct bio *bio);
+void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
+		 struct bio *bio, u64 retry_ns);
+void blkiso_hold_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			struct bio *bio, u8 stage, u64 release_ns);
+void blkiso_slot_gate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			     struct bio *bio, u64 now, struct bio_list *out);
+void blkiso_slot_put(struct blkiso_tenant *t, struct blkiso_bio *pb);
+bool blkiso_victim_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			  struct blkiso_bio *pb, u8 *stage);
+u64 blkiso_hold_ns(const struct blkiso_dev *dev);
 void blkiso_dispatch_work(struct work_struct *work);
 enum hrtimer_restart blkiso_timer_fn(struct hrtimer *timer);
 

@@ -27,7 +27,7 @@
  * and the controllers get their parameters from the same lines through
  * kmod/core/feedback.c, so a scenario behaves alike in both.
  *
- * The gates these decisions drive live in blkiso_target.c: the victim gate
+ * The gates these decisions drive live in blkiso_target.c and blkiso_dispatch.c: the victim gate
  * at .map (overload != off), the slot gate at dispatch (allocations), the
  * delay through the tenant's timed list.  A miss is a completion whose
  * device latency (dispatch -> completion, A-27) exceeded its tenant's

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * blkiso_bio.h - what .map reads off a bio before it charges it: whose it
+ * is (cgroup writeback's owner, the submitter, or the kernel), whether the
+ * kernel waits on it, and how many bios the lower queue will make of it.
+ * The helpers on every bio's way are inline here; the rest, out of line,
+ * in blkiso_bio.c.
+ */
+#ifndef BLKISO_BIO_H
+#define BLKISO_BIO_H
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/blk-cgroup.h>
+#include <linux/sched.h>
+
+#include "blkiso.h"
+
+void blkiso_describe(struct bio *bio, struct bi_io *io);
+struct cgroup *blkiso_folio_owner(struct folio *folio);
+
+/*
+ * A write the kernel waits on (BI_IO_KERNEL_WAITS): a swap write, or a
+ * kernel thread's REQ_SYNC write (jbd2's ordered-data flush, sync(2)'s
+ * writeback).  Holding it behind its owner's quota would stall the journal
+ * or reclaim for everyone, so it is charged and never parked.  In .map
+ * only: current is the submitter.
+ */
+static __always_inline bool blkiso_kernel_waits(blk_opf_t opf)
+{
+	return (opf & REQ_SWAP) ||
+	       ((opf & REQ_SYNC) && (current->flags & PF_KTHREAD));
+}
+
+/*
+ * The bios a remapped read or write becomes at the lower queue, which
+ * splits it at its max_sectors and its chunk boundaries: what riops/wiops
+ * count, as blk-throttle counts split bios.  From the size and the limits
+ * (bi_split_count), one compare for a bio that fits; a stacked lower
+ * device's limits are the stacked ones.
+ */
+static __always_inline u32 blkiso_lower_bios(const struct bio *bio)
+{
+	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
+	u32 sectors = bio_sectors(bio);
+
+	if (likely(sectors <= lim->max_sectors && !lim->chunk_sectors))
+		return 1;
+	return bi_split_count(bio->bi_iter.bi_sector, sectors, lim->max_sectors,
+			      lim->chunk_sectors);
+}
+
+/*
+ * The cgroup a bio is charged to (doc/metering.md, "A bio's way"): a write
+ * of folios under writeback (page cache or swap), whoever submits it, to
+ * the folio's owner (blkiso_folio_owner); any other bio, or a folio no
+ * cgroup owns, to the submitter's io cgroup: NULL for a kernel thread (the
+ * kernel tenant).  Reads and writes of other pages (direct I/O, bounce
+ * buffers) pay one test each.  Caller is in an RCU read-side section.
+ */
+static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
+{
+	struct cgroup_subsys_state *css;
+
+	if (bio_op(bio) == REQ_OP_WRITE && bio->bi_iter.bi_size) {
+		struct folio *folio = page_folio(bio_page(bio));
+
+		if (folio_test_writeback(folio)) {
+			struct cgroup *owner = blkiso_folio_owner(folio);
+
+			if (owner)
+				return owner;
+		}
+	}
+	if (current->flags & PF_KTHREAD)
+		return NULL;
+	css = bio_blkcg_css(bio);
+	return css ? css->cgroup : NULL;
+}
+
+#endif /* BLKISO_BIO_H */

@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkiso_dispatch.c - where a bio that may not go yet waits, and what sends
+ * it on: a tenant's class FIFOs (parked, charged again when its turn
+ * comes), the timed list (an injected delay, a victim or shed hold), the
+ * slot-wait FIFO of a tenant with an in-flight limit; the hrtimer armed at
+ * the earliest retry, and the work item it kicks, which serves the tenants
+ * by deficit round robin in work units and submits what it admitted.  A
+ * dead lower disk fails what is held here within one tick.
+ *
+ * Locking: the device lock (dev->lock, IRQ-safe: completions take it) guards
+ * every list here and the counts beside them; the tenant's fb lock guards
+ * its slots.  The dispatcher runs in process context and submits with no
+ * lock held.
+ */
+#include <linux/device-mapper.h>
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/hrtimer.h>
+#include <linux/workqueue.h>
+
+#include "blkiso.h"
+#include "blkiso_trace.h"
+
+/* At most this many bios and passes per dispatch run (then requeue). */
+#define BLKISO_DISPATCH_BATCH	256
+#define BLKISO_DISPATCH_PASSES	64
+/* Deficit round robin: credit per pass (64 KiB), and its ceiling (a 1 MiB bio). */
+#define BLKISO_QUANTUM_UNITS	32
+#define BLKISO_DEFICIT_MAX_UNITS	512
+
+/*
+ * Is @bio's lower disk gone for good (deleted, powered off, its driver
+ * unbound)?  The block layer marks the gendisk dead and its queue dying
+ * when that happens, and never for a transient I/O error.  Slow paths
+ * only: a bio about to wait, and the dispatcher.
+ */
+bool blkiso_lower_dead(const struct bio *bio)
+{
+	struct block_device *bdev = bio->bi_bdev;
+
+	return test_bit(GD_DEAD, &bdev->bd_disk->state) ||
+	       blk_queue_dying(bdev_get_queue(bdev));
+}
+
+/* Arm the dispatch timer for @when unless it fires earlier already. */
+static void blkiso_arm(struct blkiso_dev *dev, u64 when)
+{
+	ktime_t t = ns_to_ktime(when);
+
+	if (hrtimer_active(&dev->timer) &&
+	    ktime_before(hrtimer_get_expires(&dev->timer), t))
+		return;
+	hrtimer_start(&dev->timer, t, HRTIMER_MODE_ABS);
+}
+
+void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
+		 struct bio *bio, u64 retry_ns)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	unsigned long flags;
+
+	this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
+	this_cpu_inc(t->pcpu->fb.throttled[pb->dir]);
+	trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
+	spin_lock_irqsave(&dev->lock, flags);
+	bio_list_add(&t->parked_bios[pb->cls], bio);
+	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
+	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
+	WRITE_ONCE(dev->nr_parked, dev->nr_parked + 1);
+	atomic_long_inc(&blkiso_live_parked);
+	if (list_empty(&t->park)) {
+		list_add_tail(&t->park, &dev->parked);
+		blkiso_arm(dev, retry_ns);
+	}
+	/* Draining began while this bio was on its way: let it go now. */
+	if (dev->draining)
+		queue_work(dev->wq, &dev->dispatch_work);
+	spin_unlock_irqrestore(&dev->lock, flags);
+}
+
+/* One more bio held by @t outside its class queues.  Device lock held. */
+static void blkiso_held_inc(struct blkiso_dev *dev, struct blkiso_tenant *t)
+{
+	WRITE_ONCE(dev->nr_parked, dev->nr_parked + 1);
+	atomic_long_inc(&blkiso_live_parked);
+	if (list_empty(&t->park))
+		list_add_tail(&t->park, &dev->parked);
+}
+
+static void blkiso_held_dec(struct blkiso_dev *dev)
+{
+	WRITE_ONCE(dev->nr_parked, dev->nr_parked - 1);
+	atomic_long_dec(&blkiso_live_parked);
+}
+
+/* Hold @bio on @t's timed list until @release_ns.  Device lock held. */
+void blkiso_hold_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			struct bio *bio, u8 stage, u64 release_ns)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+
+	pb->stage = stage;
+	pb->release_ns = release_ns;
+	/* sent later by the dispatcher, which may block: no NOWAIT failures then */
+	bio->bi_opf &= ~REQ_NOWAIT;
+	bio_list_add(&t->fb.timed, bio);
+	WRITE_ONCE(t->fb.nr_timed, t->fb.nr_timed + 1);
+	blkiso_held_inc(dev, t);
+	blkiso_arm(dev, release_ns);
+}
+
+static u32 blkiso_iso_flags(const struct blkiso_bio *pb)
+{
+	u32 f = 0;
+
+	if (pb->dir == BI_DIR_READ && pb->units <= BI_ISO_SMALL_UNITS_DEF)
+		f |= BI_ISO_IO_SMALL_READ;
+	if (pb->units >= BI_ISO_BIG_UNITS_DEF)
+		f |= BI_ISO_IO_BIG;
+	return f;
+}
+
+/*
+ * The slot gate of a charged bio of a tenant with an allocation
+ * (ctl_isolation): a free slot without delay sends it to @out; a delayed
+ * slot holds it on the timed list; no slot (or others waiting before it)
+ * queues it on the slot-wait FIFO, which a completion wakes.  The slot
+ * state is under the tenant's fb lock, so that a completion freeing a slot
+ * either comes first (and we get the slot) or sees us waiting (and wakes
+ * the dispatcher).  Device lock held.
+ */
+void blkiso_slot_gate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			     struct bio *bio, u64 now, struct bio_list *out)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_fb *fb = &t->fb;
+	u64 delay = 0;
+	int slot = -1;
+
+	spin_lock(&fb->lock);
+	if (!fb->nr_slot_wait)
+		slot = bi_iso_slot_get(&fb->iso, &fb->iso_p, (u32)min_t(u64, pb->units, U32_MAX),
+				       blkiso_iso_flags(pb), now, &delay);
+	if (slot < 0) {
+		bio->bi_opf &= ~REQ_NOWAIT;	/* as blkiso_hold_locked() */
+		bio_list_add(&fb->slot_wait, bio);
+		WRITE_ONCE(fb->nr_slot_wait, fb->nr_slot_wait + 1);
+		spin_unlock(&fb->lock);
+		blkiso_held_inc(dev, t);
+		return;
+	}
+	spin_unlock(&fb->lock);
+	pb->slot = slot;
+	if (delay) {
+		blkiso_hold_locked(dev, t, bio, BLKISO_STAGE_DELAY, now + delay);
+		return;
+	}
+	pb->dispatch_ns = now;
+	bio_list_add(out, bio);
+}
+
+/* A completed (or never sent) bio gives its slot back; wake the waiters. */
+void blkiso_slot_put(struct blkiso_tenant *t, struct blkiso_bio *pb)
+{
+	unsigned long flags;
+	bool wake;
+
+	spin_lock_irqsave(&t->fb.lock, flags);
+	bi_iso_slot_put(&t->fb.iso, pb->slot, blkiso_iso_flags(pb));
+	wake = t->fb.nr_slot_wait;
+	spin_unlock_irqrestore(&t->fb.lock, flags);
+	pb->slot = -1;
+	if (wake)
+		queue_work(t->dev->wq, &t->dev->dispatch_work);
+}
+
+/*
+ * The overload gate (seed 002) at .map, while the device's gate is open:
+ * a large read is shed while the device is overloaded (S0-21), else the
+ * multiplier picks victims by rank (S2-07..S2-09).  Device lock held.
+ * Returns whether to hold the bio, and as what.
+ */
+bool blkiso_victim_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			  struct blkiso_bio *pb, u8 *stage)
+{
+	if (dev->fb.ovl.overloaded &&
+	    bi_rate_shed_large_read(&pb->io, true, dev->conf.shed_bytes)) {
+		*stage = BLKISO_STAGE_SHED;
+		return true;
+	}
+	if (!bi_fb_victims_on(&dev->conf) || !dev->fb.ovl.m ||
+	    !bi_ovl_victim(&dev->fb.ovl, bi_conf_rank(&t->conf, &pb->io),
+			   bi_fb_above_commit(&t->conf, &t->fb.iso, t->fb.rate,
+					      t->fb.rate_p, true)))
+		return false;
+	*stage = BLKISO_STAGE_VICTIM;
+	dev->fb.victims++;
+	t->fb.victims++;
+	return true;
+}
+
+u64 blkiso_hold_ns(const struct blkiso_dev *dev)
+{
+	return (u64)bi_dev_conf_hold_ms(&dev->conf) * NSEC_PER_MSEC;
+}
+
+/*
+ * A released victim or shed read goes to the tail of its class queue, to
+ * be charged like any parked bio (it was counted held once already).
+ */
+static void blkiso_requeue_locked(struct blkiso_tenant *t, struct bio *bio)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+
+	if (pb->cls >= BI_NR_CLASSES)
+		pb->cls = bi_classify(&t->meter.rules, &pb->io);
+	bio_list_add(&t->parked_bios[pb->cls], bio);
+	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
+	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
+}
+
+/* Send a held bio now: counted dispatched, its device latency starts. */
+static void blkiso_release(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			   struct bio *bio, u64 now, struct bio_list *out)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+
+	pb->dispatch_ns = now;
+	bio_list_add(out, bio);
+	this_cpu_inc(t->pcpu->stat[BLKISO_DISPATCHED]);
+	trace_blkiso_dispatch(dev->devt, t->cgid, pb->dir, pb->units);
+}
+
+/*
+ * The timed list: delayed bios whose time has come go out; victims and
+ * shed reads whose hold is over go to their class queue (a shed read asks
+ * again while the device stays overloaded).  Draining releases all.
+ */
+static unsigned int blkiso_dispatch_timed(struct blkiso_dev *dev, struct blkiso_tenant *t,
+					  u64 now, struct bio_list *out, u64 *next_ns)
+{
+	struct bio_list keep = BIO_EMPTY_LIST;
+	unsigned int n = 0;
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(&t->fb.timed))) {
+		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+
+		if (!dev->draining && pb->release_ns > now && !blkiso_lower_dead(bio)) {
+			bio_list_add(&keep, bio);
+			*next_ns = min(*next_ns, pb->release_ns);
+			continue;
+		}
+		if (pb->stage == BLKISO_STAGE_SHED && !dev->draining &&
+		    dev->fb.ovl.overloaded &&
+		    bi_rate_shed_large_read(&pb->io, true, dev->conf.shed_bytes)) {
+			pb->release_ns = now + blkiso_hold_ns(dev);
+			*next_ns = min(*next_ns, pb->release_ns);
+			bio_list_add(&keep, bio);
+			continue;
+		}
+		WRITE_ONCE(t->fb.nr_timed, t->fb.nr_timed - 1);
+		if (pb->stage == BLKISO_STAGE_DELAY) {
+			blkiso_held_dec(dev);
+			blkiso_release(dev, t, bio, now, out);
+			n++;
+		} else {
+			blkiso_requeue_locked(t, bio);
+		}
+	}
+	t->fb.timed = keep;
+	return n;
+}
+
+/*
+ * The slot-wait FIFO: while slots are free, in order.  Draining, or an
+ * allocation removed meanwhile, lets every waiter go without a slot.
+ */
+static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_tenant *t,
+					  u64 now, struct bio_list *out, u64 *next_ns)
+{
+	struct blkiso_fb *fb = &t->fb;
+	unsigned int n = 0;
+	struct bio *bio;
+
+	spin_lock(&fb->lock);
+	while ((bio = bio_list_peek(&fb->slot_wait))) {
+		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+		u64 delay = 0;
+		int slot = -1;
+
+		if (!dev->draining && fb->iso_on && !blkiso_lower_dead(bio)) {
+			slot = bi_iso_slot_get(&fb->iso, &fb->iso_p,
+					       (u32)min_t(u64, pb->units, U32_MAX),
+					       blkiso_iso_flags(pb), now, &delay);
+			if (slot < 0)
+				break;
+		}
+		bio_list_pop(&fb->slot_wait);
+		WRITE_ONCE(fb->nr_slot_wait, fb->nr_slot_wait - 1);
+		pb->slot = slot;
+		if (delay) {
+			/* still held: from the slot-wait FIFO to the timed list */
+			pb->stage = BLKISO_STAGE_DELAY;
+			pb->release_ns = now + delay;
+			bio_list_add(&fb->timed, bio);
+			WRITE_ONCE(fb->nr_timed, fb->nr_timed + 1);
+			*next_ns = min(*next_ns, pb->release_ns);
+			continue;
+		}
+		blkiso_held_dec(dev);
+		blkiso_release(dev, t, bio, now, out);
+		n++;
+	}
+	spin_unlock(&fb->lock);
+	return n;
+}
+
+/*
+ * One deficit-round-robin pass over the tenants with held bios: first the
+ * timed list and the slot-wait FIFO, then the class queues: each tenant
+ * gets BLKISO_QUANTUM_UNITS more credit and sends bios, in FIFO order,
+ * while its credit covers the next one and its buckets admit it; a tenant
+ * with an allocation sends them through its slot gate.  Tenants with small
+ * bios are served as many units as tenants with large ones, so siblings
+ * sharing a parent's quota share it by work, not by bio count (S1-24).
+ * A parked bio whose lower disk is dead goes to @failed, uncharged.
+ * Returns the bios sent or failed; *@starved is set if a tenant only
+ * lacked credit.
+ */
+static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
+					 struct bio_list *out, struct bio_list *failed,
+					 u64 *next_ns, bool *starved)
+{
+	struct blkiso_tenant *t, *tmp;
+	unsigned int n = 0;
+	u64 now = ktime_get_ns();
+	u8 cls;
+
+	list_for_each_entry_safe(t, tmp, &dev->parked, park) {
+		bool gate = READ_ONCE(t->fb.iso_on) && !dev->draining;
+
+		if (t->fb.nr_timed)
+			n += blkiso_dispatch_timed(dev, t, now, out, next_ns);
+		if (t->fb.nr_slot_wait)
+			n += blkiso_dispatch_slots(dev, t, now, out, next_ns);
+		if (t->nr_parked)
+			t->deficit = min_t(s64, t->deficit + BLKISO_QUANTUM_UNITS,
+					   BLKISO_DEFICIT_MAX_UNITS);
+		/* classes in priority order; a refused class lets the next try */
+		for (cls = 0; cls < BI_NR_CLASSES; cls++) {
+			while (t->nr_parked_cls[cls]) {
+				struct bio *bio = bio_list_peek(&t->parked_bios[cls]);
+				struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+				u64 retry = now;
+
+				if (unlikely(blkiso_lower_dead(bio))) {
+					bio_list_pop(&t->parked_bios[cls]);
+					WRITE_ONCE(t->nr_parked_cls[cls], t->nr_parked_cls[cls] - 1);
+					WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
+					blkiso_held_dec(dev);
+					bio_list_add(failed, bio);
+					n++;
+					continue;
+				}
+				if (dev->draining) {
+					blkiso_charge(pb, true, now, NULL);
+					this_cpu_inc(t->pcpu->stat[BLKISO_DEBT]);
+				} else if ((s64)pb->units > t->deficit &&
+					   t->deficit < BLKISO_DEFICIT_MAX_UNITS) {
+					*starved = true;
+					break;
+				} else if (!blkiso_charge(pb, false, now, &retry)) {
+					*next_ns = min(*next_ns, retry);
+					break;
+				}
+				t->deficit -= pb->units;
+				bio_list_pop(&t->parked_bios[cls]);
+				WRITE_ONCE(t->nr_parked_cls[cls], t->nr_parked_cls[cls] - 1);
+				WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
+				blkiso_held_dec(dev);
+				if (gate) {
+					struct bio_list one = BIO_EMPTY_LIST;
+
+					blkiso_slot_gate_locked(dev, t, bio, now, &one);
+					if (bio_list_empty(&one))
+						continue;	/* waits for a slot or its delay */
+				}
+				blkiso_release(dev, t, bio, now, out);
+				n++;
+			}
+		}
+		if (!t->nr_parked)
+			t->deficit = 0;
+		if (!t->nr_parked && !t->fb.nr_slot_wait && !t->fb.nr_timed)
+			list_del_init(&t->park);
+	}
+	return n;
+}
+
+/* A parked bio whose lower disk is dead: refused with BLK_STS_IOERR. */
+static void blkiso_fail_dead(struct blkiso_dev *dev, struct bio *bio)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_tenant *t = pb->tenant;
+
+	this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
+	trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
+	pb->tenant = NULL;	/* .end_io: nothing charged, counted rejected */
+	bio->bi_status = BLK_STS_IOERR;
+	bio_endio(bio);
+}
+
+void blkiso_dispatch_work(struct work_struct *work)
+{
+	struct blkiso_dev *dev = container_of(work, struct blkiso_dev, dispatch_work);
+	struct bio_list out = BIO_EMPTY_LIST, failed = BIO_EMPTY_LIST;
+	unsigned int n = 0, got, passes = 0;
+	u64 next = U64_MAX;
+	bool starved;
+	struct bio *bio;
+
+	spin_lock_irq(&dev->lock);
+	do {
+		starved = false;
+		got = blkiso_dispatch_pass(dev, &out, &failed, &next, &starved);
+		n += got;
+	} while ((got || starved) && n < BLKISO_DISPATCH_BATCH &&
+		 ++passes < BLKISO_DISPATCH_PASSES);
+	if (!list_empty(&dev->parked)) {
+		/*
+		 * Look again within one tick whatever the retry time, so that
+		 * held bios of a lower disk that died meanwhile fail promptly.
+		 */
+		next = min(next, ktime_get_ns() +
+			   (u64)READ_ONCE(dev->conf.tick_ms) * NSEC_PER_MSEC);
+		if (got || starved)
+			queue_work(dev->wq, &dev->dispatch_work);
+		else
+			blkiso_arm(dev, next);
+	}
+	spin_unlock_irq(&dev->lock);
+
+	while ((bio = bio_list_pop(&failed)))
+		blkiso_fail_dead(dev, bio);
+	while ((bio = bio_list_pop(&out)))
+		dm_submit_bio_remap(bio, NULL);
+}
+
+enum hrtimer_restart blkiso_timer_fn(struct hrtimer *timer)
+{
+	struct blkiso_dev *dev = container_of(timer, struct blkiso_dev, timer);
+
+	queue_work(dev->wq, &dev->dispatch_work);
+	return HRTIMER_NORESTART;
+}
+

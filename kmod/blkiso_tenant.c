@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkiso_tenant.c - tenants: one per cgroup that did I/O on a device, made
+ * on first sight in .map without sleeping and found there by cgroup id
+ * under RCU; their parent links (io.max nesting), their counters folded
+ * over the CPUs, and their configuration from a grammar line (sysfs, dm
+ * message, ioctl, rules), which names a tenant by cgroup id, path or
+ * "kernel".  They are freed by the collector in blkiso_dev.c.
+ */
+#include <linux/cgroup.h>
+#include <linux/device-mapper.h>
+#include <linux/blkdev.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+
+#include "blkiso.h"
+
+/* ---- tenants ---- */
+
+static void blkiso_tenant_release(struct kobject *kobj)
+{
+	struct blkiso_tenant *t = container_of(kobj, struct blkiso_tenant, kobj);
+
+	free_percpu(t->pcpu);
+	kfree(t);
+	atomic_long_dec(&blkiso_live_tenants);
+}
+
+static struct kobj_type blkiso_tenant_ktype = {
+	.release = blkiso_tenant_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = blkiso_tenant_groups,
+};
+
+static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgid,
+						 gfp_t gfp)
+{
+	struct blkiso_tenant *t;
+	u64 now = ktime_get_ns();
+	int cpu, i;
+
+	t = kzalloc(sizeof(*t), gfp | __GFP_NOWARN);
+	if (!t)
+		return NULL;
+	t->pcpu = alloc_percpu_gfp(struct blkiso_tenant_pcpu, gfp | __GFP_NOWARN);
+	if (!t->pcpu) {
+		kfree(t);
+		return NULL;
+	}
+	atomic_long_inc(&blkiso_live_tenants);
+	t->dev = dev;
+	t->cgid = cgid;
+	INIT_LIST_HEAD(&t->park);
+	for (i = 0; i < BI_NR_CLASSES; i++)
+		bio_list_init(&t->parked_bios[i]);
+	bi_tenant_conf_init(&t->conf);
+	bi_meter_init(&t->meter, now);
+	bi_meter_configure(&t->meter, &t->conf, &dev->conf, now);
+	for_each_possible_cpu(cpu)
+		bi_meter_init_cpu(&per_cpu_ptr(t->pcpu, cpu)->meter, now);
+	blkiso_fb_tenant_init(t);
+	t->fb.target_ns = (u64)t->conf.latency_us * NSEC_PER_USEC;
+	t->fb.extremes = dev->conf.overload == BI_OVERLOAD_IDEAL;
+	kobject_init(&t->kobj, &blkiso_tenant_ktype);
+	return t;
+}
+
+/*
+ * The nearest proper ancestor of @cgrp that has a configured tenant on
+ * @dev: nested cgroups live under their ancestors' quotas, as with io.max.
+ * Caller holds rcu_read_lock() (or the cgroup otherwise pinned).
+ */
+static struct blkiso_tenant *blkiso_find_parent(struct blkiso_dev *dev,
+						struct cgroup *cgrp)
+{
+	struct blkiso_tenant *p;
+
+	for (cgrp = cgroup_parent(cgrp); cgrp; cgrp = cgroup_parent(cgrp)) {
+		p = blkiso_tenant_find(dev, cgroup_id(cgrp));
+		if (p && READ_ONCE(p->configured))
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * After a configuration change, point every tenant at its nearest
+ * configured ancestor again.  Tenants leave the list only with the device
+ * and are added with list_add_tail_rcu(), so it may be walked while .map
+ * adds new ones.  Caller holds dev->conf_mutex.
+ */
+void blkiso_relink(struct blkiso_dev *dev)
+{
+	struct blkiso_tenant *t;
+	struct cgroup *cgrp;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &dev->tenant_list, list) {
+		if (t->cgid == BLKISO_KERNEL_CGID)
+			continue;
+		cgrp = cgroup_get_from_id(t->cgid);
+		if (IS_ERR(cgrp))
+			continue;
+		WRITE_ONCE(t->parent, blkiso_find_parent(dev, cgrp));
+		cgroup_put(cgrp);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * The tenant of @cgid (@cgrp: its cgroup, NULL for the kernel tenant),
+ * created on first sight without sleeping (this runs in .map).  Its sysfs
+ * directory follows from a work item.  NULL when no memory could be had:
+ * the bio then passes unmetered, and is counted.  Caller holds
+ * rcu_read_lock().
+ */
+static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
+						   struct blkiso_tenant *t, u64 cgid);
+
+struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
+					   struct cgroup *cgrp)
+{
+	struct blkiso_tenant *t;
+
+	t = blkiso_tenant_find(dev, cgid);
+	if (likely(t))
+		return t;
+	t = blkiso_tenant_alloc(dev, cgid, GFP_NOWAIT);
+	if (t && cgrp) {
+		blkiso_rules_new_tenant(dev, t, cgrp);
+		t->parent = blkiso_find_parent(dev, cgrp);
+	}
+	return blkiso_tenant_publish(dev, t, cgid);
+}
+
+/*
+ * Hash and list the new tenant @t of @cgid, unless another one got there
+ * first (then @t goes and that one is returned); NULL if @t is NULL and
+ * there is none.  Never sleeps.
+ */
+static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
+						   struct blkiso_tenant *t, u64 cgid)
+{
+	struct blkiso_tenant *found;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->lock, flags);
+	found = blkiso_tenant_find(dev, cgid);
+	if (!found && t) {
+		hash_add_rcu(dev->tenants, &t->hash, cgid);
+		list_add_tail_rcu(&t->list, &dev->tenant_list);
+		dev->nr_tenants++;
+		found = t;
+		t = NULL;
+		queue_work(dev->wq, &dev->sysfs_work);
+	} else if (!found) {
+		dev->alloc_failures++;
+	}
+	spin_unlock_irqrestore(&dev->lock, flags);
+	if (t)
+		kobject_put(&t->kobj);
+	return found;
+}
+
+/*
+ * A rule's line for the new, unpublished tenant @t (.map, never sleeps; no
+ * one else sees @t yet, so conf_mutex is not needed).
+ */
+void blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf)
+{
+	t->conf = *conf;
+	t->configured = true;
+	t->from_rule = true;
+	blkiso_fb_mode_configure(t);
+	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
+	blkiso_fb_configure(t);
+}
+
+/* A tenant for @cgrp configured by a rule's line (never sleeps). */
+void blkiso_tenant_add_preset(struct blkiso_dev *dev, struct cgroup *cgrp,
+			      const struct bi_tenant_conf *conf)
+{
+	struct blkiso_tenant *t;
+
+	t = blkiso_tenant_alloc(dev, cgroup_id(cgrp), GFP_NOWAIT);
+	if (!t)
+		return;
+	blkiso_tenant_preset(t, conf);
+	t->parent = blkiso_find_parent(dev, cgrp);
+	blkiso_tenant_publish(dev, t, cgroup_id(cgrp));
+}
+
+/* Configuration path: find or create, sleeping allowed. */
+struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cgid)
+{
+	struct blkiso_tenant *t;
+
+	rcu_read_lock();
+	t = blkiso_tenant_find(dev, cgid);
+	rcu_read_unlock();
+	if (t)
+		return t;
+	t = blkiso_tenant_alloc(dev, cgid, GFP_KERNEL);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	spin_lock_irq(&dev->lock);
+	if (blkiso_tenant_find(dev, cgid)) {
+		spin_unlock_irq(&dev->lock);
+		kobject_put(&t->kobj);
+		return blkiso_tenant_find(dev, cgid);
+	}
+	hash_add_rcu(dev->tenants, &t->hash, cgid);
+	list_add_tail_rcu(&t->list, &dev->tenant_list);
+	dev->nr_tenants++;
+	spin_unlock_irq(&dev->lock);
+	queue_work(dev->wq, &dev->sysfs_work);
+	return t;
+}
+
+void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us)
+{
+	u64 sum_ns = 0;
+	int cpu, i;
+
+	memset(stat, 0, sizeof(u64) * BLKISO_NR_STATS);
+	if (lat)
+		memset(lat, 0, sizeof(u64) * BLKISO_LAT_BUCKETS);
+	for_each_possible_cpu(cpu) {
+		struct blkiso_tenant_pcpu *p = per_cpu_ptr(t->pcpu, cpu);
+
+		for (i = 0; i < BLKISO_NR_STATS; i++)
+			stat[i] += READ_ONCE(p->stat[i]);
+		for (i = 0; lat && i < BLKISO_LAT_BUCKETS; i++)
+			lat[i] += READ_ONCE(p->lat[i]);
+		sum_ns += READ_ONCE(p->lat_sum_ns);
+	}
+	if (lat_sum_us)
+		*lat_sum_us = div_u64(sum_ns, NSEC_PER_USEC);
+	/* .end_io counts rios or wios, not "completed" as well */
+	stat[BLKISO_COMPLETED] = stat[BLKISO_RIOS] + stat[BLKISO_WIOS];
+}
+
+/* ---- naming tenants ---- */
+
+/* "<cgroup>": an id, "kernel", or an absolute cgroup path. */
+static int blkiso_parse_cgroup(const char *tok, u64 *cgid)
+{
+	static const char prefix[] = "/sys/fs/cgroup";
+	struct cgroup *cgrp;
+	const char *path = tok;
+
+	if (!strcmp(tok, "kernel")) {
+		*cgid = BLKISO_KERNEL_CGID;
+		return 0;
+	}
+	if (tok[0] != '/')
+		return kstrtou64(tok, 10, cgid) || !*cgid ? -EINVAL : 0;
+	if (!strncmp(path, prefix, sizeof(prefix) - 1) &&
+	    (path[sizeof(prefix) - 1] == '/' || !path[sizeof(prefix) - 1]))
+		path += sizeof(prefix) - 1;
+	if (!*path)
+		path = "/";
+	cgrp = cgroup_get_from_path(path);
+	if (IS_ERR(cgrp))
+		return PTR_ERR(cgrp);
+	*cgid = cgroup_id(cgrp);
+	cgroup_put(cgrp);
+	return 0;
+}
+
+/* ---- configuration ---- */
+
+static void blkiso_report(struct blkiso_dev *dev, const char *what,
+			  const struct bi_parse_err *err)
+{
+	pr_warn_ratelimited("blkiso: %s: %s: %s\n",
+			    dm_disk(dev->md)->disk_name, what, err->msg);
+}
+
+/* @configured false: the defaults of a counted-only tenant (tenant_del). */
+void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
+			 bool configured)
+{
+	bool was_configured = t->configured;
+
+	t->conf = *conf;
+	WRITE_ONCE(t->configured, configured);
+	blkiso_fb_mode_configure(t);
+	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
+	blkiso_fb_configure(t);
+	if (was_configured != configured)
+		blkiso_relink(t->dev);
+	/* A new quota may admit parked bios at once. */
+	queue_work(t->dev->wq, &t->dev->dispatch_work);
+}
+
+/* Merge @line into @t's configuration; nothing changes on error. */
+int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
+{
+	struct blkiso_dev *dev = t->dev;
+	struct bi_tenant_conf *conf;
+	struct bi_parse_err err;
+	int ret;
+
+	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
+	if (!conf)
+		return -ENOMEM;
+	mutex_lock(&dev->conf_mutex);
+	/* a tenant line replaces a rule's line: it beats every rule */
+	if (t->from_rule)
+		bi_tenant_conf_init(conf);
+	else
+		*conf = t->conf;
+	ret = bi_conf_merge(conf, line, len, &err);
+	if (ret) {
+		blkiso_report(dev, "tenant", &err);
+	} else {
+		t->from_rule = false;
+		blkiso_tenant_apply(t, conf, true);
+	}
+	mutex_unlock(&dev->conf_mutex);
+	kfree(conf);
+	return ret;
+}
+
+/*
+ * The leading "<cgroup>" word of @line into @name and @cgid; the length of
+ * the word, or -EINVAL (said in the log) if it names no cgroup.
+ */
+static int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
+			      const char *want, char *name, size_t size, u64 *cgid)
+{
+	size_t n = 0;
+	int ret;
+
+	while (n < len && !isspace(line[n]))
+		n++;
+	if (!n || n >= size) {
+		pr_warn_ratelimited("blkiso: %s: expected \"%s\"\n",
+				    dm_disk(dev->md)->disk_name, want);
+		return -EINVAL;
+	}
+	memcpy(name, line, n);
+	name[n] = '\0';
+	ret = blkiso_parse_cgroup(name, cgid);
+	if (ret) {
+		pr_warn_ratelimited("blkiso: %s: \"%s\": no such cgroup (want an id, an absolute path or \"kernel\")\n",
+				    dm_disk(dev->md)->disk_name, name);
+		return ret == -ENOMEM ? ret : -EINVAL;
+	}
+	return n;
+}
+
+/* Does cgroup @cgid exist (0, the kernel tenant, always does)? 0 or -ENOENT. */
+int blkiso_cgroup_exists(u64 cgid)
+{
+	struct cgroup *cgrp;
+
+	if (cgid == BLKISO_KERNEL_CGID)
+		return 0;
+	cgrp = cgroup_get_from_id(cgid);
+	if (IS_ERR(cgrp))
+		return -ENOENT;
+	cgroup_put(cgrp);
+	return 0;
+}
+
+/*
+ * "<cgroup> key=value...": from the "tenant" file and `dmsetup message`.
+ * A cgroup id must name a live cgroup, as in the SET_TENANT ioctl: a tenant
+ * made for an id that does not exist would be collected at once, and a
+ * write in between would meet its sysfs directory still there.
+ */
+int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len)
+{
+	struct blkiso_tenant *t;
+	struct bi_tenant_conf *conf;
+	struct bi_parse_err err;
+	char name[256];
+	u64 cgid;
+	int n, ret;
+
+	while (len && isspace(*line))
+		line++, len--;
+	n = blkiso_tenant_word(dev, line, len, "<cgroup> key=value...", name, sizeof(name),
+			       &cgid);
+	if (n < 0)
+		return n;
+	if (blkiso_cgroup_exists(cgid)) {
+		pr_warn_ratelimited("blkiso: %s: cgroup id %s: no such cgroup\n",
+				    dm_disk(dev->md)->disk_name, name);
+		return -ENOENT;
+	}
+	/* Validate before creating anything: a bad line leaves no tenant. */
+	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
+	if (!conf)
+		return -ENOMEM;
+	bi_tenant_conf_init(conf);
+	ret = bi_conf_merge(conf, line + n, len - n, &err);
+	kfree(conf);
+	if (ret) {
+		blkiso_report(dev, name, &err);
+		return ret;
+	}
+	t = blkiso_tenant_get_or_create(dev, cgid);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	/* ancestors matching a rule get their tenants, as from .map */
+	mutex_lock(&dev->conf_mutex);
+	blkiso_rules_eval_tenant(dev, t);
+	mutex_unlock(&dev->conf_mutex);
+	/* The tenant's directory exists when the write returns. */
+	flush_work(&dev->sysfs_work);
+	return blkiso_tenant_merge(t, line + n, len - n);
+}
+
+/*
+ * Back to counted only: tenant @cgid loses its quota (the defaults again,
+ * parked bios go, nested cgroups relink past it) and keeps its counters.
+ * -ENOENT if it has no quota.
+ */
+int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid)
+{
+	struct bi_tenant_conf *conf;
+	struct blkiso_tenant *t;
+	int ret = -ENOENT;
+
+	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
+	if (!conf)
+		return -ENOMEM;
+	bi_tenant_conf_init(conf);
+	/* the collector frees tenants under conf_mutex only */
+	mutex_lock(&dev->conf_mutex);
+	rcu_read_lock();
+	t = blkiso_tenant_find(dev, cgid);
+	rcu_read_unlock();
+	/* a rule's line is removed with its rule, not here */
+	if (t && t->configured && !t->from_rule) {
+		blkiso_tenant_apply(t, conf, false);
+		/* the rules take the tenant back, if one matches */
+		blkiso_rules_eval_tenant(dev, t);
+		ret = 0;
+	}
+	mutex_unlock(&dev->conf_mutex);
+	kfree(conf);
+	return ret;
+}
+
+/* "<cgroup>": from the "tenant_del" file and `dmsetup message ... tenant_del`. */
+int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len)
+{
+	char name[256];
+	u64 cgid;
+	int n, ret;
+
+	while (len && isspace(line[len - 1]))
+		len--;
+	while (len && isspace(*line))
+		line++, len--;
+	n = blkiso_tenant_word(dev, line, len, "<cgroup>", name, sizeof(name), &cgid);
+	if (n < 0)
+		return n;
+	if (n != len) {
+		pr_warn_ratelimited("blkiso: %s: tenant_del: expected \"<cgroup>\" alone\n",
+				    dm_disk(dev->md)->disk_name);
+		return -EINVAL;
+	}
+	ret = blkiso_tenant_deconfigure(dev, cgid);
+	if (ret == -ENOENT)
+		pr_warn_ratelimited("blkiso: %s: tenant_del: %s has no tenant line (a rule's quota goes with `rule del`)\n",
+				    dm_disk(dev->md)->disk_name, name);
+	return ret;
+}
+
+/* A device line (table parameters, "conf" file, `dmsetup message device`). */
+int blkiso_dev_configure(struct blkiso_dev *dev, const char *line, size_t len)
+{
+	return blkiso_dev_merge(dev, line, len, true);
+}
+
+/*
+ * Merge a device line into the device's configuration (@apply), or only
+ * check that it would merge (a table's parameters, checked at load and
+ * applied when that table is first resumed).
+ */
+int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
+		     bool apply)
+{
+	struct bi_dev_conf conf;
+	struct bi_parse_err err;
+	struct blkiso_tenant *t;
+	int ret;
+
+	mutex_lock(&dev->conf_mutex);
+	conf = dev->conf;
+	ret = bi_dev_conf_merge(&conf, line, len, &err);
+	if (ret) {
+		blkiso_report(dev, "device", &err);
+		goto unlock;
+	}
+	if (!apply)
+		goto unlock;
+	dev->conf = conf;
+	/* The cost model and dispense settings feed every tenant's meter. */
+	spin_lock_irq(&dev->lock);
+	list_for_each_entry(t, &dev->tenant_list, list)
+		bi_meter_configure(&t->meter, &t->conf, &dev->conf, ktime_get_ns());
+	spin_unlock_irq(&dev->lock);
+	/* ... and the controllers (tick, thresholds, request-mode caps) */
+	blkiso_fb_dev_configure(dev);
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &dev->tenant_list, list)
+		blkiso_fb_configure(t);
+	rcu_read_unlock();
+unlock:
+	mutex_unlock(&dev->conf_mutex);
+	return ret;
+}
