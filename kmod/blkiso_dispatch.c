@@ -364,6 +364,8 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 					n++;
 					continue;
 				}
+				/* bios behind it: wait for whole batches (dispense.c) */
+				pb->cc.queue = t->nr_parked_cls[cls] > 1;
 				if (dev->draining) {
 					blkiso_charge(pb, true, now, NULL);
 					this_cpu_inc(t->pcpu->stat[BLKISO_DEBT]);

@@ -433,6 +433,7 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 	if (READ_ONCE(t->nr_parked))
 		pb->cls = bi_classify(&t->meter.rules, &pb->io);
 
+	pb->cc.queue = false;	/* a new bio: nothing of its class waits behind it */
 	local_irq_save(flags);
 	if (READ_ONCE(dev->draining))
 		admitted = blkiso_charge(pb, true, now, NULL);

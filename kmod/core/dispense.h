@@ -99,7 +99,7 @@ u64 bi_demand_wavg(const u64 *demand, int x);
 s64 bi_local_request_size(struct bi_local *l, const struct bi_global *g,
 			  s64 cost);
 bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
-			  u64 now_ns, u64 *retry_ns);
+			  bool queue, u64 now_ns, u64 *retry_ns);
 void bi_local_return_excess(struct bi_local *l, struct bi_global *g, u64 now_ns);
 bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns);
 
@@ -127,18 +127,21 @@ static inline void bi_local_take(struct bi_local *l, s64 cost, u64 now_ns)
 /*
  * bi_local_charge - charge @cost (the initial deduction) to this CPU's local
  * bucket; on a miss, fetch a batch from the global bucket (S4-05).  Returns
- * true if admitted; otherwise *@retry_ns is when to try again.  The hit is
- * inline (it is on every bio's way), the miss out of line.
+ * true if admitted; otherwise *@retry_ns is when to try again.  @queue: more
+ * bios wait behind this one (the caller's FIFO), so a lean global bucket is
+ * waited on for a whole batch (g->min_batch) that serves them all; a bio
+ * alone waits only for its own shortfall (io.max's wait: its cost over the
+ * rate).  The hit is inline (it is on every bio's way), the miss out of line.
  * Context: submission or dispatcher, on the local's CPU, IRQs off.
  */
 static inline bool bi_local_charge(struct bi_local *l, struct bi_global *g,
-				   s64 cost, u64 now_ns, u64 *retry_ns)
+				   s64 cost, bool queue, u64 now_ns, u64 *retry_ns)
 {
 	if (bi_likely(bi_local_hit(l, cost, now_ns))) {
 		bi_local_take(l, cost, now_ns);
 		return true;
 	}
-	return bi_local_charge_slow(l, g, cost, now_ns, retry_ns);
+	return bi_local_charge_slow(l, g, cost, queue, now_ns, retry_ns);
 }
 
 /*

@@ -278,7 +278,7 @@ static void bi_meter_keys_undo(struct bi_meter *m, struct bi_meter_cpu *cpu,
  * *retry_ns says when the refusing key expects enough.
  */
 static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *cpu,
-				       struct bi_charge *ch, u64 now_ns,
+				       struct bi_charge *ch, bool queue, u64 now_ns,
 				       u64 *retry_ns)
 {
 	/* the work key, then the request key, of the bio's direction */
@@ -288,7 +288,7 @@ static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *
 	bi_set_initial(m, ch);
 	if (on & (1U << wkey)) {
 		if (!bi_local_charge(&cpu->local[wkey], &m->key[wkey],
-				     bi_work_initial(ch), now_ns, retry_ns)) {
+				     bi_work_initial(ch), queue, now_ns, retry_ns)) {
 			bi_meter_keys_undo(m, cpu, ch, now_ns);
 			return false;
 		}
@@ -296,7 +296,7 @@ static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *
 	}
 	if (on & (1U << rkey)) {
 		if (!bi_local_charge(&cpu->local[rkey], &m->key[rkey],
-				     ch->reqs, now_ns, retry_ns)) {
+				     ch->reqs, queue, now_ns, retry_ns)) {
 			bi_meter_keys_undo(m, cpu, ch, now_ns);
 			return false;
 		}
@@ -374,12 +374,12 @@ static void bi_meter_classes_undo(struct bi_meter *m, struct bi_charge *ch,
 
 /* One level with a class stage: classes, then keys; all or nothing. */
 static bool bi_meter_admit_level(struct bi_meter *m, struct bi_meter_cpu *cpu,
-				 struct bi_charge *ch, u64 now_ns, u64 *retry_ns,
-				 s64 *took)
+				 struct bi_charge *ch, bool queue, u64 now_ns,
+				 u64 *retry_ns, s64 *took)
 {
 	if (!bi_meter_classes_admit(m, ch, false, now_ns, retry_ns, took))
 		return false;
-	if (bi_meter_keys_admit(m, cpu, ch, now_ns, retry_ns))
+	if (bi_meter_keys_admit(m, cpu, ch, queue, now_ns, retry_ns))
 		return true;
 	bi_meter_classes_undo(m, ch, took, now_ns);
 	return false;
@@ -392,7 +392,7 @@ static BI_NOINLINE bool bi_meter_admit_classes(struct bi_meter *m,
 {
 	s64 took[BI_NR_CLASSES];
 
-	return bi_meter_admit_level(m, cpu, ch, now_ns, retry_ns, took);
+	return bi_meter_admit_level(m, cpu, ch, false, now_ns, retry_ns, took);
 }
 
 /*
@@ -402,13 +402,14 @@ static BI_NOINLINE bool bi_meter_admit_classes(struct bi_meter *m,
  * could admit, and BI_CHARGE_REJECT in ch->flags asks to fail the bio
  * rather than park it.  System-class bios are the caller's to force
  * (bi_meter_force), as the classes never hold them but the keys might.
+ * The bio is taken to be alone (no queue behind it, bi_chain_charge).
  */
 bool bi_meter_admit(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		    struct bi_charge *ch, u64 now_ns, u64 *retry_ns)
 {
 	if (bi_unlikely(m->cls_on))
 		return bi_meter_admit_classes(m, cpu, ch, now_ns, retry_ns);
-	return bi_meter_keys_admit(m, cpu, ch, now_ns, retry_ns);
+	return bi_meter_keys_admit(m, cpu, ch, false, now_ns, retry_ns);
 }
 
 /* Charge without asking: system-class bios, and bios let through as debt. */
@@ -534,11 +535,11 @@ bool bi_meter_admit_chain(struct bi_meter *const *m, struct bi_meter_cpu *const 
 	}
 	for (i = 0; i < n; i++) {
 		if (bi_unlikely(m[i]->cls_on))
-			ok = bi_meter_admit_level(m[i], cpu[i], &cc->lvl[i], now_ns,
-						  retry_ns, took[i]);
+			ok = bi_meter_admit_level(m[i], cpu[i], &cc->lvl[i], cc->queue,
+						  now_ns, retry_ns, took[i]);
 		else
-			ok = bi_meter_keys_admit(m[i], cpu[i], &cc->lvl[i], now_ns,
-						 retry_ns);
+			ok = bi_meter_keys_admit(m[i], cpu[i], &cc->lvl[i], cc->queue,
+						 now_ns, retry_ns);
 		if (!ok)
 			goto undo;
 	}
@@ -576,7 +577,7 @@ bool bi_meter_admit_one(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	ch->units = units;
 	ch->reqs = (u32)bi_io_requests(io);
 	cc->depth = 0;
-	if (!bi_meter_keys_admit(m, cpu, ch, now_ns, retry_ns))
+	if (!bi_meter_keys_admit(m, cpu, ch, cc->queue, now_ns, retry_ns))
 		return false;
 	cc->depth = 1;
 	return true;

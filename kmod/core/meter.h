@@ -130,10 +130,17 @@ struct bi_charge {
 	u8 flags;			/* BI_CHARGE_* */
 };
 
-/* A bio's charges along its tenant chain, innermost (own tenant) first. */
+/*
+ * A bio's charges along its tenant chain, innermost (own tenant) first.
+ * @queue is the caller's, read by the admission and never written by it:
+ * more bios wait behind this one, so a key that must wait for its global
+ * bucket waits for a whole dispense batch that serves them all; a bio
+ * alone waits for its own shortfall (bi_local_charge).
+ */
 struct bi_chain_charge {
 	struct bi_charge lvl[BI_METER_MAX_DEPTH];
 	u8 depth;			/* levels charged */
+	bool queue;			/* bios of its tenant queue behind it */
 };
 
 void bi_meter_init(struct bi_meter *m, u64 now_ns);

@@ -23,7 +23,7 @@ BI_NOINLINE unsigned long bench_loop(unsigned long n, u64 *now)
 
 	for (i = 0; i < n; i++) {
 		*now += 1000;
-		if (bi_local_charge(&l, &g, 1, *now, &retry)) {
+		if (bi_local_charge(&l, &g, 1, true, *now, &retry)) {
 			bi_local_correct(&l, &g, 1, 2, NULL, *now);
 			admitted++;
 		}

@@ -261,7 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (st.bio_init[b] < 0) {
 				s64 cost = sget(&in, 2, 0, 4096);
 
-				if (bi_local_charge(&st.l[op % NCPU], &st.g, cost, now, &retry))
+				if (bi_local_charge(&st.l[op % NCPU], &st.g, cost, k & 2, now, &retry))
 					st.bio_init[b] = cost;
 			} else {
 				/* completion on any CPU */

@@ -79,7 +79,7 @@ TEST(s4_05_local_hits)
 	bi_global_init(&g, 0, 16000, 16000, 0);		/* local_max 1000 */
 	bi_local_init(&l, 0);
 	for (i = 0; i < 32; i++)
-		ASSERT_TRUE(bi_local_charge(&l, &g, 2, 0, &retry));
+		ASSERT_TRUE(bi_local_charge(&l, &g, 2, true, 0, &retry));
 	ASSERT_EQ(1ULL, g.nr_requests);			/* 32 bios x 2 units */
 	ASSERT_EQ(0, l.tokens);
 	ASSERT_EQ(32ULL, l.nr_bios);
@@ -102,27 +102,27 @@ TEST(s4_06_07_negative_cache_and_hold)
 	bi_global_init(&g, 5, 100, 0, 0);
 	bi_local_init(&l, 0);
 	g.b.last_ns = t0;				/* empty at t0 */
-	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0, &retry));
 	ASSERT_EQ(1ULL, g.nr_requests);
 	ASSERT_EQ(t0 + g.hold_ns, retry);
-	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0 + 50 * MS, &retry));
-	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0 + g.hold_ns - 1, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0 + 50 * MS, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0 + g.hold_ns - 1, &retry));
 	ASSERT_EQ(1ULL, g.nr_requests);			/* no global contact */
 	ASSERT_EQ(2ULL, l.nr_held);
-	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0 + g.hold_ns, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0 + g.hold_ns, &retry));
 	ASSERT_EQ(2ULL, g.nr_requests);			/* asked again */
 	ASSERT_EQ(t0 + 200 * MS, retry);		/* one token away */
-	ASSERT_TRUE(bi_local_charge(&l, &g, 1, t0 + 200 * MS, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, t0 + 200 * MS, &retry));
 
 	/* 1000/s: 2 units are there after 2 ms, so the hold is 2 ms */
 	bi_global_init(&g, 1000, 100, 0, 0);
 	bi_local_init(&l, 0);
 	g.b.last_ns = t0;
-	ASSERT_FALSE(bi_local_charge(&l, &g, 2, t0, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, true, t0, &retry));
 	ASSERT_EQ(t0 + 2 * MS, retry);
-	ASSERT_FALSE(bi_local_charge(&l, &g, 2, t0 + 2 * MS - 1, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, true, t0 + 2 * MS - 1, &retry));
 	ASSERT_EQ(1ULL, g.nr_requests);
-	ASSERT_TRUE(bi_local_charge(&l, &g, 2, t0 + 2 * MS, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 2, true, t0 + 2 * MS, &retry));
 }
 
 /*
@@ -139,15 +139,15 @@ TEST(retune_lapses_the_hold)
 	bi_global_init(&g, 5, 100, 0, 0);
 	bi_local_init(&l, 0);
 	g.b.last_ns = t0;
-	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0, &retry));
 	ASSERT_EQ(t0 + g.hold_ns, retry);
 	/* the same rate again holds on */
 	bi_global_set(&g, 5, 100, t0 + MS);
-	ASSERT_FALSE(bi_local_charge(&l, &g, 1, t0 + MS, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0 + MS, &retry));
 	ASSERT_EQ(1ULL, g.nr_requests);
 	/* 1000/s from t0 + 1 ms: one token 1 ms later, asked at once */
 	bi_global_set(&g, 1000, 100, t0 + MS);
-	ASSERT_TRUE(bi_local_charge(&l, &g, 1, t0 + 2 * MS, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, t0 + 2 * MS, &retry));
 	ASSERT_EQ(2ULL, g.nr_requests);
 }
 
@@ -180,10 +180,10 @@ TEST(demand_history_rolls)
 
 	bi_global_init(&g, 0, 1LL << 30, 1LL << 30, 0);
 	bi_local_init(&l, 0);
-	ASSERT_TRUE(bi_local_charge(&l, &g, 7, 0, &retry));
-	ASSERT_TRUE(bi_local_charge(&l, &g, 5, 100 * MS, &retry));	/* next interval */
+	ASSERT_TRUE(bi_local_charge(&l, &g, 7, true, 0, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 5, true, 100 * MS, &retry));	/* next interval */
 	ASSERT_EQ(7ULL, l.demand[0]);
-	ASSERT_TRUE(bi_local_charge(&l, &g, 1, 350 * MS, &retry));	/* 2 later */
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, 350 * MS, &retry));	/* 2 later */
 	ASSERT_EQ(0ULL, l.demand[0]);
 	ASSERT_EQ(5ULL, l.demand[1]);
 	ASSERT_EQ(7ULL, l.demand[2]);
@@ -198,11 +198,11 @@ TEST(a_35_partial_dispense_kept)
 
 	bi_global_init(&g, 1000, 100, 3, 0);
 	bi_local_init(&l, 0);
-	ASSERT_FALSE(bi_local_charge(&l, &g, 5, 0, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 5, true, 0, &retry));
 	ASSERT_EQ(3, l.tokens);
 	ASSERT_EQ(2 * MS, retry);			/* the missing 2 units */
-	ASSERT_FALSE(bi_local_charge(&l, &g, 5, 2 * MS - 1, &retry));
-	ASSERT_TRUE(bi_local_charge(&l, &g, 5, 2 * MS, &retry));
+	ASSERT_FALSE(bi_local_charge(&l, &g, 5, true, 2 * MS - 1, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 5, true, 2 * MS, &retry));
 	ASSERT_EQ(0, l.tokens);
 }
 
@@ -218,7 +218,7 @@ static int burst(struct bi_global *g, struct bi_local *l, int ncpu, u64 now)
 	u64 retry;
 
 	for (c = 0; c < ncpu; c++)
-		while (bi_local_charge(&l[c], g, 1, now, &retry))
+		while (bi_local_charge(&l[c], g, 1, true, now, &retry))
 			admitted++;
 	return admitted;
 }
@@ -235,7 +235,7 @@ TEST(a_36_over_admission_bound)
 	for (c = 0; c < NCPU; c++) {
 		bi_local_init(&l[c], 0);
 		l[c].demand[0] = 1000;			/* busy: ask for the cap */
-		ASSERT_TRUE(bi_local_charge(&l[c], &g, 1, 0, &retry));
+		ASSERT_TRUE(bi_local_charge(&l[c], &g, 1, true, 0, &retry));
 	}
 	for (c = 0; c < NCPU; c++)
 		bi_local_correct(&l[c], &g, 1, 0, NULL, 0);	/* refund: full */
@@ -251,7 +251,7 @@ TEST(a_36_over_admission_bound)
 	for (c = 0; c < NCPU; c++) {
 		bi_local_init(&l[c], 0);
 		l[c].demand[0] = 1000;
-		bi_local_charge(&l[c], &g, 1, 0, &retry);
+		bi_local_charge(&l[c], &g, 1, true, 0, &retry);
 		bi_local_correct(&l[c], &g, 1, 0, NULL, 0);
 	}
 	now = 1 * SEC;
@@ -317,7 +317,7 @@ TEST(conservation_cross_cpu)
 			if (init[k] < 0) {
 				s64 cost = tokrng_range(&rng, 1, 64);
 
-				if (bi_local_charge(&l[c], &g, cost, now, &retry))
+				if (bi_local_charge(&l[c], &g, cost, true, now, &retry))
 					init[k] = cost;
 			} else if (tokrng_next(&rng) % 8) {
 				bi_local_correct(&l[c], &g, init[k],
@@ -371,7 +371,7 @@ static void *race_thread(void *p)
 	for (round = 0; round < RACE_ROUNDS; round++) {
 		pthread_barrier_wait(&r->start);
 		r->admitted[a->cpu] = 0;
-		while (bi_local_charge(&r->l[a->cpu], &r->g, 1, 0, &retry))
+		while (bi_local_charge(&r->l[a->cpu], &r->g, 1, true, 0, &retry))
 			r->admitted[a->cpu]++;
 		pthread_barrier_wait(&r->done);
 	}
@@ -460,7 +460,7 @@ static void *steady_thread(void *p)
 
 	for (i = 0; i < SS_BIOS; i++) {
 		now = __atomic_add_fetch(&s->clock, 1000, __ATOMIC_RELAXED);
-		if (!bi_local_charge(l, &s->g, 2, now, &retry)) {
+		if (!bi_local_charge(l, &s->g, 2, true, now, &retry)) {
 			__atomic_add_fetch(&s->refused, 1, __ATOMIC_RELAXED);
 			continue;
 		}
@@ -514,14 +514,14 @@ TEST(min_batch_burst_and_steady_state)
 	g.local_max = 64;
 	g.min_batch = 64;
 	bi_local_init(&l, 0);
-	while (bi_local_charge(&l, &g, 1, now, &retry))
+	while (bi_local_charge(&l, &g, 1, true, now, &retry))
 		admitted++;
 	ASSERT_EQ(200ULL, admitted);		/* capacity, exactly */
 	/* 10 s at QD1, retrying when told: 10,000 more, in batches of 64 */
 	admitted = 0;
 	g.nr_requests = g.nr_refused = 0;
 	for (end = now + 10 * SEC; now < end;) {
-		if (bi_local_charge(&l, &g, 1, now, &retry))
+		if (bi_local_charge(&l, &g, 1, true, now, &retry))
 			admitted++;
 		else
 			now = retry > now ? retry : now + 1;
@@ -530,6 +530,43 @@ TEST(min_batch_burst_and_steady_state)
 	ASSERT_LE(admitted, 10000ULL + 1);
 	/* successful dispenses: about one per 64 bios */
 	ASSERT_LE((g.nr_requests - g.nr_refused) * 60, admitted);
+}
+
+/*
+ * The same lean global bucket (1000/s, batch 64, empty at t0): a bio of 2
+ * units alone waits for its own shortfall, 2 ms; queued bios wait for a
+ * whole batch, 64 ms, which then serves the 31 behind it without a global
+ * contact.
+ */
+TEST(bio_alone_waits_its_shortfall_a_queue_a_batch)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry, t0 = 5 * MS;
+	int i;
+
+	bi_global_init(&g, 1000, 200, 0, 0);
+	g.local_max = 64;
+	g.min_batch = 64;
+	g.b.last_ns = t0;
+	bi_local_init(&l, t0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, false, t0, &retry));
+	ASSERT_EQ(t0 + 2 * MS, retry);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, false, t0 + 2 * MS - 1, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 2, false, t0 + 2 * MS, &retry));
+
+	bi_global_init(&g, 1000, 200, 0, 0);
+	g.local_max = 64;
+	g.min_batch = 64;
+	g.b.last_ns = t0;
+	bi_local_init(&l, t0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, true, t0, &retry));
+	ASSERT_EQ(t0 + 64 * MS, retry);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, true, t0 + 2 * MS, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 2, true, t0 + 64 * MS, &retry));
+	for (i = 0; i < 31; i++)
+		ASSERT_TRUE(bi_local_charge(&l, &g, 2, true, t0 + 64 * MS, &retry));
+	ASSERT_EQ(2ULL, g.nr_requests);
 }
 
 TEST_HARNESS_MAIN
