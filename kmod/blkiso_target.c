@@ -621,6 +621,21 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	return blkiso_decide(dev, bio, pb, t, now, flags, BI_NR_DIRS);
 }
 
+/*
+ * A bio that completed with BLK_STS_AGAIN from below never reached the
+ * device (a REQ_NOWAIT bio the lower queue would have split or made wait);
+ * io_uring resubmits it: everything it was charged goes back, so the retry
+ * is charged once.  IRQs off.
+ */
+static noinline void blkiso_refund(struct blkiso_bio *pb, u64 now)
+{
+	struct bi_meter *m[BI_METER_MAX_DEPTH];
+	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
+
+	blkiso_chain(pb, m, cpu);
+	bi_meter_refund_chain(m, cpu, &pb->cc, now);
+}
+
 /* Completion correction along a chain of more than one level.  IRQs off. */
 noinline void blkiso_complete_chain(struct blkiso_bio *pb, u64 now)
 {
@@ -676,7 +691,9 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	pc = t->pcpu;	/* once: each this_cpu op would load it again */
 	if (pb->cc.depth) {
 		local_irq_save(flags);
-		if (likely(pb->cc.depth == 1)) {
+		if (unlikely(*error == BLK_STS_AGAIN)) {
+			blkiso_refund(pb, now);
+		} else if (likely(pb->cc.depth == 1)) {
 			struct blkiso_tenant *lt = pb->level[0];
 
 			bi_meter_complete_fast(&lt->meter, &this_cpu_ptr(lt->pcpu)->meter,

@@ -469,6 +469,27 @@ void bi_meter_complete(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	ch->keys = 0;
 }
 
+/*
+ * A bio the device never took: it completed with BLK_STS_AGAIN from below
+ * (a REQ_NOWAIT bio the lower queue would have had to split or wait for;
+ * io_uring resubmits it from a worker).  Everything it was charged goes
+ * back, every key and its class ticket, so that the retry is charged once.
+ */
+void bi_meter_refund(struct bi_meter *m, struct bi_meter_cpu *cpu,
+		     struct bi_charge *ch, u64 now_ns)
+{
+	static const struct bi_deadband none;
+	unsigned long flags;
+
+	bi_meter_keys_undo(m, cpu, ch, now_ns);
+	if (!ch->ticket.nr)
+		return;
+	flags = bi_lock_irqsave(&m->cls_lock);
+	bi_ticket_correct(m->cls, &ch->ticket, 0, &none, now_ns);
+	bi_unlock_irqrestore(&m->cls_lock, flags);
+	ch->ticket.nr = 0;
+}
+
 /* Tick: hand an idle CPU's local tokens back to the global buckets. */
 void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns)
 {
@@ -597,5 +618,16 @@ void bi_meter_complete_chain(struct bi_meter *const *m, struct bi_meter_cpu *con
 
 	for (i = 0; i < cc->depth && i < BI_METER_MAX_DEPTH; i++)
 		bi_meter_complete(m[i], cpu[i], &cc->lvl[i], now_ns);
+	cc->depth = 0;
+}
+
+/* bi_meter_refund() at every level charged; context as bi_meter_complete_chain. */
+void bi_meter_refund_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
+			   struct bi_chain_charge *cc, u64 now_ns)
+{
+	u8 i;
+
+	for (i = 0; i < cc->depth && i < BI_METER_MAX_DEPTH; i++)
+		bi_meter_refund(m[i], cpu[i], &cc->lvl[i], now_ns);
 	cc->depth = 0;
 }

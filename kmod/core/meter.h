@@ -18,7 +18,9 @@
  * initial deduction (1 or the bio's units, per the tenant's "initial"
  * setting, A-07); at completion the work keys are corrected to the bio's
  * actual units (S0-25), refunding or deducting more; a failed bio is
- * charged its submitted size (A-16).  struct bi_charge, kept with the bio,
+ * charged its submitted size (A-16), but one the device never took (it
+ * completed with BLK_STS_AGAIN from below, and io_uring will resubmit it)
+ * is refunded whole (bi_meter_refund).  struct bi_charge, kept with the bio,
  * remembers what was charged so the correction is exact even if the
  * configuration changed in between.
  *
@@ -51,8 +53,8 @@
  *   bi_meter_admit_one,              off; the class lock is taken inside
  *   bi_meter_force_chain
  *   bi_meter_complete,               completion (hard IRQ possible): on the
- *   bi_meter_complete_chain          CPU owning @cpu (every @cpu[i]), IRQs
- *                                    off; the class lock is taken inside
+ *   bi_meter_complete_chain,         CPU owning @cpu (every @cpu[i]), IRQs
+ *   bi_meter_refund(_chain)          off; the class lock is taken inside
  *   bi_meter_reclaim                 tick: on the CPU owning @cpu, IRQs off
  *   bi_meter_classify                any; m->rules and m->cost stable
  *   bi_meter_init                    before any other call; owns @m
@@ -156,6 +158,8 @@ void bi_meter_force(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		    struct bi_charge *ch, u64 now_ns);
 void bi_meter_complete(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		       struct bi_charge *ch, u64 now_ns);
+void bi_meter_refund(struct bi_meter *m, struct bi_meter_cpu *cpu,
+		     struct bi_charge *ch, u64 now_ns);
 void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns);
 
 bool bi_meter_admit_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
@@ -169,6 +173,8 @@ void bi_meter_force_chain(struct bi_meter *const *m, struct bi_meter_cpu *const 
 			  struct bi_chain_charge *cc, u64 now_ns);
 void bi_meter_complete_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
 			     struct bi_chain_charge *cc, u64 now_ns);
+void bi_meter_refund_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
+			   struct bi_chain_charge *cc, u64 now_ns);
 
 static inline bool bi_key_is_units(u8 key)
 {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -439,6 +440,83 @@ static void iomax_dead_lower(struct __test_metadata *_metadata)
 	TH_LOG("io.max: the 10 MiB write ended %.3f s after the power-off, errno %d",
 	       t_off, res.err);
 	gu_nullb_destroy(NULLB "io");
+}
+
+/*
+ * In the test cgroup: @n RWF_NOWAIT O_DIRECT reads of @bytes; returns how
+ * many failed with EAGAIN, and *@first_again the index of the first (-1
+ * if none).  Negative on a setup failure.
+ */
+static int nowait_reads(const char *dev, size_t bytes, int n, int *first_again)
+{
+	int p[2], res[2] = { 0, -1 }, i, fd, st;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		struct iovec iov = { .iov_len = bytes };
+
+		if (gu_write(CG_DIR "/cgroup.procs", "0") ||
+		    posix_memalign(&iov.iov_base, 4096, bytes))
+			_exit(2);
+		fd = open(dev, O_RDONLY | O_DIRECT);
+		for (i = 0; fd >= 0 && i < n; i++)
+			if (preadv2(fd, &iov, 1, (off_t)i * bytes, RWF_NOWAIT) < 0 &&
+			    errno == EAGAIN && !res[0]++)
+				res[1] = i;
+		if (fd < 0 || write(p[1], res, sizeof(res)) != sizeof(res))
+			_exit(3);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], res, sizeof(res)) != sizeof(res))
+		res[0] = -1;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	*first_again = res[1];
+	return res[0];
+}
+
+/*
+ * A bio that comes back from below with BLK_STS_AGAIN never reached the
+ * device (io_uring resubmits it): it is refunded at completion, so the
+ * retry is charged once.  Over a lower device with max_sectors_kb=4, an
+ * 8 KiB RWF_NOWAIT read (2 requests under riops) is admitted by blkiso and
+ * failed with EAGAIN by the lower queue, which may not split a NOWAIT bio.
+ * 30 of them under "riops=1 burst_limit=40" would spend 60 tokens; with
+ * the refund the whole burst is left: 40 4 KiB NOWAIT reads pass, +-1
+ * (plus the refill, 1/s), the next is refused.
+ */
+TEST_F_TIMEOUT(iomax, again_from_below_is_refunded, GUEST_TIMEOUT)
+{
+	struct gu_nullb nb = { .name = NULLB "4k", .size_mb = 64, .max_sectors = 8 };
+	char lower[64], dir[128];
+	unsigned long long cgid = gu_cg_id(CG);
+	long long errors;
+	int again, first;
+
+	ASSERT_EQ(0, gu_nullb_create(&nb, lower, sizeof(lower)));
+	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME "_4k --table "
+			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", lower, lower));
+	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME "_4k", dir, sizeof(dir)));
+	ASSERT_EQ(0, gu_tenant_set(dir, "/" CG, "riops=1 burst_limit=40"));
+	again = nowait_reads("/dev/mapper/" DM_NAME "_4k", 8192, 30, &first);
+	ASSERT_LE(0, again);
+	errors = gu_tenant_stat(dir, cgid, "errors");
+	TH_LOG("30 NOWAIT 8 KiB reads: %d EAGAIN, %lld failed from below", again, errors);
+	if (again == 0)
+		SKIP(return, "this kernel splits REQ_NOWAIT bios: no EAGAIN from below");
+	ASSERT_EQ(30, again);
+	ASSERT_EQ(30, errors);		/* all admitted, all failed below */
+	again = nowait_reads("/dev/mapper/" DM_NAME "_4k", 4096, 60, &first);
+	TH_LOG("then 60 NOWAIT 4 KiB reads: the first EAGAIN at %d (want 40)", first);
+	EXPECT_GE(first, 39);
+	EXPECT_LE(first, 42);
+	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_4k"));
 }
 
 TEST_F_TIMEOUT(iomax, null_blk_power_off_fails_waiting_bios_at_once, GUEST_TIMEOUT)
