@@ -61,6 +61,16 @@ static s64 policy_min(const struct bi_policy *p, s64 initial)
 }
 
 /*
+ * A bucket never holds more than its capacity: a minimum above it (a bio
+ * dearer than the burst under min_tokens=auto) waits for a full bucket and
+ * takes the rest as debt, which the class's next bios wait for.
+ */
+static s64 bucket_min(const struct bi_bucket *b, s64 min)
+{
+	return bi_min_s64(min, bi_max_s64(b->max_tokens, 1));
+}
+
+/*
  * Charge @amount along the ticket's chain starting at position @pos: every
  * bucket but the last gives only what it holds above the spill threshold, the
  * last takes the rest down to the floor (S1-15).  A same-mode ticket has a
@@ -121,7 +131,8 @@ enum bi_verdict bi_admit(struct bi_bucket *cls, const struct bi_policy *p,
 	*t = (struct bi_ticket){ .floor_tokens = p->floor_tokens,
 				 .deduct = p->deduct };
 	for (i = 0; i < p->nr_buckets; i++) {
-		if (!bi_bucket_admissible(&cls[p->bucket[i]], min, now_ns))
+		if (!bi_bucket_admissible(&cls[p->bucket[i]],
+					  bucket_min(&cls[p->bucket[i]], min), now_ns))
 			continue;
 		if (p->deduct == BI_DEDUCT_SPILL)
 			for (j = i; j < p->nr_buckets; j++)
@@ -196,7 +207,8 @@ u64 bi_admit_ready_at_ns(struct bi_bucket *cls, const struct bi_policy *p,
 	int i;
 
 	for (i = 0; i < p->nr_buckets; i++)
-		t = bi_min_u64(t, bi_bucket_ready_at_ns(&cls[p->bucket[i]], min,
+		t = bi_min_u64(t, bi_bucket_ready_at_ns(&cls[p->bucket[i]],
+							 bucket_min(&cls[p->bucket[i]], min),
 							 now_ns));
 	return t;
 }

@@ -919,7 +919,7 @@ static const struct bi_key bi_tenant_keys[] = {
 	{ .name = "min_tokens", BI_T(min_tokens), .kind = BI_K_NUM,
 	  .flags = BI_KF_SIGNED, .unset = "auto",
 	  .unset_val = (u64)BI_CONF_MIN_AUTO, .min = -BI_CONF_TOKENS_MAX,
-	  .max = BI_CONF_TOKENS_MAX, .def = 1 },
+	  .max = BI_CONF_TOKENS_MAX, .def = (u64)BI_CONF_MIN_AUTO },
 	{ .name = "floor", BI_T(floor_tokens), .kind = BI_K_NUM,
 	  .flags = BI_KF_SIGNED, .unset = "none", .unset_val = (u64)BI_NO_FLOOR,
 	  .min = -BI_CONF_TOKENS_MAX, .max = 0, .def = (u64)BI_NO_FLOOR },

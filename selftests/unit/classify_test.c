@@ -195,9 +195,9 @@ TEST(s1_18_policy_from_conf)
 	struct bi_policy p;
 
 	bi_tenant_conf_init(&c);
-	bi_conf_policy(&c, BI_CLASS_MID, 0, &p);
+	bi_conf_policy(&c, BI_CLASS_MID, 7, &p);
 	ASSERT_EQ(2, p.nr_buckets);
-	ASSERT_EQ(1, p.min_tokens);
+	ASSERT_EQ(7, p.min_tokens);	/* min_tokens=auto: the initial deduction */
 	/* class B of S1-13: admitted via X or Y -> "lo,mid", spill (S1-15) */
 	ASSERT_EQ(0, tparse(&c, "min_tokens=-100 floor=-200 mid.policy=lo,mid mid.deduct=spill "
 			    "mid.min=0 lo.floor=-150 lo.action=reject"));

@@ -467,6 +467,34 @@ static bool snap_equal(const struct snap *a, const struct snap *b)
 	return !memcmp(a, b, sizeof(*a));
 }
 
+/*
+ * A bio the device never took (BLK_STS_AGAIN from below) gives back all it
+ * was charged: class ticket and both keys, exactly.
+ */
+TEST(refund_gives_back_every_charge)
+{
+	struct rig r;
+	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);
+	struct bi_charge ch;
+	struct snap a, b;
+	u64 retry;
+
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 riops=100 runits=5000"));
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	snap_take(&a, &r.m, &r.cpu, 1);
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	ASSERT_NE(0, ch.ticket.nr);
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_FALSE(snap_equal(&a, &b));
+	bi_meter_refund(&r.m, &r.cpu, &ch, 0);
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+	EXPECT_EQ(0, ch.keys);
+	EXPECT_EQ(0, ch.ticket.nr);
+}
+
 TEST(class_policies_as_applied)
 {
 	struct rig r;
@@ -591,6 +619,45 @@ TEST(class_hi_reads_keep_rate_under_lo_write_flood)
 }
 
 /* A refusal by the class stage, or by a key after it, changes no bucket. */
+/*
+ * Class rates keep io.max's contract too: under the default initial=exact
+ * (min_tokens=auto) a class bio waits until its class bucket covers its
+ * whole cost, instead of passing on one token and borrowing the rest.
+ * hi.units=2000 (capacity 100): 50 4 KiB sync reads spend the burst; the
+ * next (2 units) waits 1 ms and leaves the bucket at 0, not below.  With
+ * min_tokens=1 asked for, it passes after one token's 0.5 ms and borrows
+ * 1: borrowing is there when it is asked for.
+ */
+TEST(class_bio_waits_for_its_whole_cost)
+{
+	struct bi_io rd = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
+	static const char *const line[] = { "hi.units=2000", "hi.units=2000 min_tokens=1" };
+	const u64 want[] = { NS / 1000, NS / 2000 };
+	const s64 left[] = { 0, -1 };
+	struct bi_charge ch;
+	u64 retry = 0;
+	struct rig r;
+	int i, j;
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, rig_init(&r, line[i]));
+		for (j = 0; j < 50; j++) {
+			bi_meter_classify(&r.m, &rd, &ch);
+			ASSERT_EQ(BI_CLASS_HI, ch.cls);
+			ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+		}
+		EXPECT_EQ(0, r.m.cls[BI_CLASS_HI].tokens);
+		bi_meter_classify(&r.m, &rd, &ch);
+		ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+		EXPECT_EQ(want[i], retry);
+		bi_meter_classify(&r.m, &rd, &ch);
+		EXPECT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, want[i] - 1, &retry));
+		bi_meter_classify(&r.m, &rd, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, want[i], &retry));
+		EXPECT_EQ(left[i], r.m.cls[BI_CLASS_HI].tokens);
+	}
+}
+
 TEST(class_refusal_leaves_every_bucket_unchanged)
 {
 	struct rig r;
@@ -613,10 +680,13 @@ TEST(class_refusal_leaves_every_bucket_unchanged)
 	EXPECT_EQ(0, ch.ticket.nr);
 	EXPECT_EQ(0, ch.keys);
 	EXPECT_EQ(0, ch.flags & BI_CHARGE_REJECT);
-	/* retry: when LO holds 1 token again, 263 tokens at 5000/s */
-	ready = bi_bucket_ready_at_ns(&r.m.cls[BI_CLASS_LO], 1, now);
+	/*
+	 * retry: when LO covers the bio (min_tokens=auto under exact), capped
+	 * at its capacity: 250 tokens again, 512 tokens at 5000/s
+	 */
+	ready = bi_bucket_ready_at_ns(&r.m.cls[BI_CLASS_LO], 250, now);
 	EXPECT_EQ(ready, retry);
-	EXPECT_EQ(263 * NS / 5000, retry);
+	EXPECT_EQ(512 * NS / 5000, retry);
 	bi_meter_classify(&r.m, &wr, &ch);
 	EXPECT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, retry - 1, &now));
 	bi_meter_classify(&r.m, &wr, &ch);
