@@ -49,7 +49,7 @@ struct sim_io {
 	u64 submit_ns;		/* arrival at the gateway */
 	u64 dispatch_ns;	/* handed to the device */
 	u64 bytes;
-	s64 charged;		/* work tokens charged at admission */
+	struct bi_chain_charge cc;	/* what the meter charged (as the module's) */
 	u32 tenant;
 	u32 units;
 	s32 slot;		/* isolation slot, -1 = none */
@@ -247,25 +247,43 @@ static bool tenant_request_mode(const struct sim_tenant *t)
 	return t->ms.active == BI_MODE_REQUEST;
 }
 
+/*
+ * The request-mode caps are the RPS-cap controllers' (S0-08..S0-13): the
+ * meter's request key takes the controller's cap, as blkiso_feedback.c
+ * sets it each tick.
+ */
+static void tenant_request_rates(struct sim *s, struct sim_tenant *t)
+{
+	u32 d;
+
+	if (!tenant_request_mode(t))
+		return;
+	for (d = 0; d < BI_NR_DIRS; d++)
+		if (t->rate_p[d].committed_ups && t->rate[d].cap_mrps)
+			bi_meter_set_request_rate(&t->m, (u8)d,
+						  (t->rate[d].cap_mrps + BI_MRPS_PER_RPS / 2) /
+						  BI_MRPS_PER_RPS, s->now);
+}
+
 static void tenant_configure(struct sim *s, struct sim_tenant *t, bool first)
 {
 	const struct bi_cost_model *model = &s->dconf.cost;
 	u32 d;
 
+	if (first) {
+		bi_mode_init(&t->ms, t->conf.mode);
+		bi_meter_init(&t->m, s->now);
+		bi_meter_init_cpu(&t->cpu, s->now);
+	} else {
+		bi_mode_set(&t->ms, t->conf.mode);
+	}
+	/* the caps, the class stage and mode=auto's choice: the module's meter */
+	t->m.auto_active = t->ms.active;
+	bi_meter_configure(&t->m, &t->conf, &s->dconf, s->now);
 	for (d = 0; d < BI_NR_DIRS; d++) {
 		u64 units = bi_conf_rate_units(&t->conf, model, d);
 		u64 iops = bi_conf_rate_requests(&t->conf, d);
-		u64 cap;
 
-		/* work bucket: rate = units cap; UNLIMITED = no bucket */
-		if (units != BI_CONF_UNLIMITED) {
-			s64 max = (s64)bi_conf_capacity(&t->conf, units);
-
-			if (first)
-				bi_bucket_init(&t->work[d], units, max, max, s->now);
-			else
-				bi_bucket_set(&t->work[d], units, max, s->now);
-		}
 		/* request mode: the RPS-cap controller owns the cap (S0-08..S0-13) */
 		bi_fb_rate_params(&t->rate_p[d], &t->conf, units, s->tick_ns);
 		if (first) {
@@ -274,27 +292,8 @@ static void tenant_configure(struct sim *s, struct sim_tenant *t, bool first)
 			   (units == BI_CONF_UNLIMITED || t->conf.mode != BI_MODE_REQUEST)) {
 			t->rate[d].cap_mrps = iops * BI_MRPS_PER_RPS;
 		}
-		cap = t->rate[d].cap_mrps;
-		if (cap) {
-			u64 burst = bi_conf_burst_limit(&t->conf, d);
-
-			if (burst == BI_CONF_UNLIMITED)
-				burst = bi_max_u64(3, cap / BI_MRPS_PER_RPS / 20);
-			if (first)
-				bi_bucket_init(&t->req[d], cap, burst * BI_MRPS_PER_RPS,
-					       burst * BI_MRPS_PER_RPS, s->now);
-			else
-				bi_bucket_set(&t->req[d], cap, burst * BI_MRPS_PER_RPS, s->now);
-		}
 	}
-
-	if (first) {
-		bi_mode_init(&t->ms, t->conf.mode);
-		bi_adapt_init(&t->ad, 1, t->conf.initial == BI_INITIAL_EWMA);
-	} else {
-		bi_mode_set(&t->ms, t->conf.mode);
-		t->ad.enabled = t->conf.initial == BI_INITIAL_EWMA;
-	}
+	tenant_request_rates(s, t);
 
 	bi_fb_iso_params(&t->iso_p, &t->conf, s->tick_ns);
 	if (first)
@@ -446,57 +445,31 @@ static void wake_at(struct sim *s, struct sim_tenant *t, u32 dir, u64 at)
 		t->wake_seq[dir] * BI_NR_DIRS + dir);
 }
 
-/* Admission through the buckets; false with *ready_at if it must wait. */
+/*
+ * Admission: the device cap (S0-35), then the tenant's meter exactly as
+ * the module's .map charges a bio (bi_meter_admit_one: work and request
+ * keys of its direction, all or nothing, the class stage if any class is
+ * rated; a bio alone waits for its own shortfall, one with bios queued
+ * behind it for a dispense batch).  False with *ready_at if it must wait.
+ */
 static bool admit(struct sim *s, struct sim_tenant *t, struct sim_io *io, u64 *ready_at)
 {
+	struct bi_io bio = { io->bytes, io->op, 0, t->wl.prio_class, 0, 0 };
 	u32 d = io->dir;
-	struct bi_bucket *b;
-	s64 min;
 
 	if (s->dev.cap_mrps && !bi_bucket_admissible(&s->dev_req, BI_MRPS_PER_RPS, s->now)) {
 		*ready_at = bi_bucket_ready_at_ns(&s->dev_req, BI_MRPS_PER_RPS, s->now);
 		return false;
 	}
-	if (tenant_request_mode(t)) {
-		if (t->rate[d].cap_mrps) {
-			b = &t->req[d];
-			if (!bi_bucket_try_charge(b, BI_MRPS_PER_RPS, BI_MRPS_PER_RPS,
-						  BI_NO_FLOOR, s->now)) {
-				*ready_at = bi_bucket_ready_at_ns(b, BI_MRPS_PER_RPS, s->now);
-				if (!io->req_held) {
-					io->req_held = true;
-					t->rs[d].throttled++;
-				}
-				return false;
-			}
+	io->cc.queue = io->next != NULL;
+	if (!bi_meter_admit_one(&t->m, &t->cpu, &bio, io->units, &io->cc, s->now, ready_at)) {
+		io->cc.depth = 0;
+		/* in request mode a held bio counts as throttled, once */
+		if (tenant_request_mode(t) && !io->req_held) {
+			io->req_held = true;
+			t->rs[d].throttled++;
 		}
-	} else {
-		/* work mode: the work cap, and the iops cap too (io.max, as the module) */
-		bool req = bi_conf_rate_requests(&t->conf, d) != BI_CONF_UNLIMITED &&
-			   t->rate[d].cap_mrps;
-
-		if (req && !bi_bucket_admissible(&t->req[d], BI_MRPS_PER_RPS, s->now)) {
-			*ready_at = bi_bucket_ready_at_ns(&t->req[d], BI_MRPS_PER_RPS, s->now);
-			return false;
-		}
-		if (bi_conf_rate_units(&t->conf, &s->dconf.cost, d) != BI_CONF_UNLIMITED) {
-			s64 initial = t->conf.initial == BI_INITIAL_ONE ? 1 :
-				      t->conf.initial == BI_INITIAL_EWMA ? t->ad.initial :
-				      io->units;
-
-			b = &t->work[d];
-			min = t->conf.min_tokens == BI_CONF_MIN_AUTO ? initial :
-			      t->conf.min_tokens;
-			min = bi_min_s64(min, b->max_tokens);
-			if (!bi_bucket_try_charge(b, min, initial, t->conf.floor_tokens,
-						  s->now)) {
-				*ready_at = bi_bucket_ready_at_ns(b, min, s->now);
-				return false;
-			}
-			io->charged = initial;
-		}
-		if (req)
-			bi_bucket_charge(&t->req[d], BI_MRPS_PER_RPS, BI_NO_FLOOR, s->now);
+		return false;
 	}
 	if (s->dev.cap_mrps)
 		bi_bucket_charge(&s->dev_req, BI_MRPS_PER_RPS, BI_NO_FLOOR, s->now);
@@ -640,12 +613,12 @@ static void dev_done(struct sim *s, struct sim_io *io)
 	}
 	s->os.slack_min_ns = bi_min_s64(s->os.slack_min_ns, slack);
 
-	/* S0-25: correct the initial deduction to the actual work */
-	if (io->charged && io->charged != io->units) {
-		struct bi_deadband db = { (u32)t->conf.deadband_units, 0 };
+	/* S0-25: correct the charge to the actual work, as the module's .end_io */
+	if (io->cc.depth) {
+		struct bi_meter *m = &t->m;
+		struct bi_meter_cpu *cpu = &t->cpu;
 
-		bi_bucket_correct(&t->work[io->dir], io->charged, io->units, &db,
-				  t->conf.floor_tokens, s->now);
+		bi_meter_complete_chain(&m, &cpu, &io->cc, s->now);
 	}
 	if (io->slot >= 0)
 		bi_iso_slot_put(&t->iso, io->slot, io->iso_flags);
@@ -731,12 +704,15 @@ static void tenant_tick(struct sim *s, struct sim_tenant *t)
 	u64 committed = bi_conf_rate_units(&t->conf, &s->dconf.cost, BI_DIR_READ);
 	u32 d;
 
-	/* S0-29 initial deduction, S0-33 mechanism over a decaying window */
-	bi_adapt_tick(&t->ad, &t->smp);
+	/* S0-33 mechanism over a decaying window; a switch reconfigures the meter */
 	t->win.n = t->win.n / 2 + t->smp.n;
 	t->win.units = t->win.units / 2 + t->smp.units;
 	t->win.units_sq = t->win.units_sq / 2 + t->smp.units_sq;
-	bi_mode_tick(&t->ms, &t->win, committed == BI_CONF_UNLIMITED ? U64_MAX : committed);
+	if (bi_mode_tick(&t->ms, &t->win, committed == BI_CONF_UNLIMITED ? U64_MAX : committed) !=
+	    t->m.auto_active && t->conf.mode == BI_MODE_AUTO) {
+		t->m.auto_active = t->ms.active;
+		bi_meter_configure(&t->m, &t->conf, &s->dconf, s->now);
+	}
 	memset(&t->smp, 0, sizeof(t->smp));
 
 	if (tenant_request_mode(t)) {
@@ -751,9 +727,8 @@ static void tenant_tick(struct sim *s, struct sim_tenant *t)
 			if (!t->rate_p[d].committed_ups || !t->rate[d].cap_mrps)
 				continue;
 			bi_rate_tick(&t->rate[d], &t->rate_p[d], &t->rs[d], s->now);
-			bi_bucket_set(&t->req[d], t->rate[d].cap_mrps, t->req[d].max_tokens,
-				      s->now);
 		}
+		tenant_request_rates(s, t);
 	}
 	if (t->conf.alloc)
 		bi_iso_tick(&t->iso, &t->iso_p, &t->is, bi_fb_overload_episode(&s->ovl), s->now);

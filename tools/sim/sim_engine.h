@@ -31,6 +31,7 @@
 #include "ctl_overload.h"
 #include "ctl_isolation.h"
 #include "feedback.h"
+#include "meter.h"
 
 #define SIM_NAME_MAX		32
 #define SIM_BS_MIX_MAX		8
@@ -79,16 +80,18 @@ struct sim_tenant {
 	struct bi_tenant_conf conf;
 	struct sim_workload wl;
 
-	/* decision core state (what the kernel keeps per tenant x device) */
-	struct bi_bucket work[BI_NR_DIRS];	/* work mode */
-	struct bi_bucket req[BI_NR_DIRS];	/* request mode, milli-requests */
+	/*
+	 * decision core state (what the kernel keeps per tenant x device):
+	 * the meter admits as the module's .map does (one simulated CPU)
+	 */
+	struct bi_meter m;
+	struct bi_meter_cpu cpu;
 	struct bi_rate_ctl rate[BI_NR_DIRS];
 	struct bi_rate_params rate_p[BI_NR_DIRS];
 	struct bi_iso iso;
 	struct bi_iso_params iso_p;
 	struct bi_ovl_tenant ovl;
 	struct bi_modesel ms;			/* mode=auto selector (S0-33) */
-	struct bi_adapt ad;			/* initial=ewma (S0-29) */
 	struct bi_sample smp, win;		/* this tick; decaying window */
 
 	/* per-tick counters, folded at the tick */
