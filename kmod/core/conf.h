@@ -121,7 +121,6 @@ struct bi_tenant_conf {
 	u32 safety_pct;			/* s, percent (S0-11) */
 	u32 adapt_pct;			/* initial-deduction adaptation (S0-29) */
 	u32 miss_pct;			/* own overload threshold (S2-16) */
-	u32 ideal_us;			/* ideal-rate threshold theta (S2-13) */
 	u32 hover_ms;			/* wait before adding delays (S3-08) */
 	u32 delay_step_us;		/* delta step (S3-07) */
 	u32 delay_max_us;		/* 0 = auto: min(2 x device latency, 50 ms) */
@@ -133,7 +132,6 @@ struct bi_tenant_conf {
 
 struct bi_dev_conf {
 	struct bi_cost_model cost;	/* unit_bytes, discard_units, write_unit_weight */
-	u32 rw_read_factor;		/* combined R/W controller, 1 read = k writes */
 	u32 tick_ms;			/* adjustment cycle (S0-14) */
 	u8 reject_mode;			/* 1: fail throttled bios with EIO */
 	u8 overload;			/* enum bi_overload: the victim gate */
@@ -144,12 +142,9 @@ struct bi_dev_conf {
 	u32 holdoff_ticks;		/* K (S2-10) */
 	u32 ideal_us;			/* theta (S2-13) */
 	u32 ideal_band_us;		/* delta (S2-13) */
-	u64 chunk_bytes;		/* incremental charge chunk (S0-28) */
 	u64 shed_bytes;			/* large-read shedding size (S0-21) */
 	u32 local_max_pct;		/* per-CPU local bucket cap */
-	u64 dispense_threshold;		/* dispense iff available > this */
 	u32 hold_ms;			/* throttle hold, 0 = one tick (S4-07) */
-	u32 refill_hist;		/* x intervals of demand history (S4-09) */
 };
 
 /* Why a line was refused; err->msg says it in words, naming the token. */
@@ -170,6 +165,7 @@ enum bi_parse_code {
 	BI_PE_CONFLICT,		/* keys valid alone, inconsistent together */
 	BI_PE_LOCKED,		/* a fixed setting (the SYS class policy) */
 	BI_PE_TOO_LONG,		/* canonical form would not fit one line */
+	BI_PE_UNSUPPORTED,	/* a catalogue key blkiso does not build (why) */
 };
 
 struct bi_parse_err {

@@ -57,9 +57,20 @@ struct bi_pctx {
 	struct bi_parse_err *err;
 };
 
+/*
+ * A key of the catalogue that blkiso does not build: refused with the
+ * reason, not accepted and ignored (doc/grammar.md says more).
+ */
+struct bi_refused_key {
+	const char *name;
+	const char *why;
+};
+
 struct bi_table {
 	const struct bi_key *keys;
 	u32 nr_keys;
+	const struct bi_refused_key *refused;
+	u32 nr_refused;
 	int (*validate)(const void *conf, struct bi_pctx *ctx);
 };
 
@@ -774,6 +785,18 @@ static const struct bi_key *bi_lookup(const struct bi_table *t, const char *s,
 	return NULL;
 }
 
+/* A key not in @t: one it refuses with its reason, or an unknown one. */
+static int bi_fail_unknown(const struct bi_table *t, struct bi_pctx *ctx,
+			   const char *name, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < t->nr_refused; i++)
+		if (bi_eq(name, n, t->refused[i].name))
+			return bi_fail(ctx, BI_PE_UNSUPPORTED, t->refused[i].why);
+	return bi_fail(ctx, BI_PE_UNKNOWN_KEY, "unknown key");
+}
+
 /*
  * Apply a line to *conf (a private copy).  Tokens are separated by
  * whitespace; the line ends at len or at a NUL byte.
@@ -813,7 +836,7 @@ static int bi_table_apply(const struct bi_table *t, void *conf, u32 size,
 			return bi_fail(ctx, BI_PE_NO_VALUE, "expected key=value");
 		k = bi_lookup(t, line + ctx->tpos, eq, &index);
 		if (!k)
-			return bi_fail(ctx, BI_PE_UNKNOWN_KEY, "unknown key");
+			return bi_fail_unknown(t, ctx, line + ctx->tpos, eq);
 		if (seen[index / 64] & (1ULL << (index % 64)))
 			return bi_fail(ctx, BI_PE_DUP_KEY, "duplicate key");
 		seen[index / 64] |= 1ULL << (index % 64);
@@ -932,7 +955,6 @@ static const struct bi_key bi_tenant_keys[] = {
 	BI_U("safety_pct", safety_pct, 100, 1000, 120),
 	BI_U("adapt_pct", adapt_pct, 1, 1000, 25),
 	BI_U("miss_pct", miss_pct, 1, 100, 10),
-	BI_U("ideal_us", ideal_us, 1, 10000000, 100),
 	BI_U("hover_ms", hover_ms, 0, 600000, 1000),
 	BI_U("delay_step_us", delay_step_us, 1, 1000000, 100),
 	BI_UU("delay_max_us", delay_max_us, "auto", 1, 10000000),
@@ -1011,9 +1033,15 @@ static int bi_tenant_validate(const void *p, struct bi_pctx *ctx)
 _Static_assert(BI_ARRAY_SIZE(bi_tenant_keys) <= BI_MAX_KEYS,
 	       "duplicate-key bitmap too small");
 
+static const struct bi_refused_key bi_tenant_refused[] = {
+	{ "ideal_us", "not a tenant key (the ideal-rate threshold is the device's ideal_us)" },
+};
+
 static const struct bi_table bi_tenant_table = {
 	.keys = bi_tenant_keys,
 	.nr_keys = BI_ARRAY_SIZE(bi_tenant_keys),
+	.refused = bi_tenant_refused,
+	.nr_refused = BI_ARRAY_SIZE(bi_tenant_refused),
 	.validate = bi_tenant_validate,
 };
 
@@ -1098,7 +1126,6 @@ static const struct bi_key bi_dev_keys[] = {
 	      BI_DISCARD_UNITS_DEFAULT),
 	BI_DU("write_unit_weight", cost.write_unit_weight, 1,
 	      BI_WRITE_WEIGHT_MAX, BI_WRITE_WEIGHT_DEFAULT),
-	BI_DU("rw_read_factor", rw_read_factor, 1, 16, 3),
 	BI_DU("tick_ms", tick_ms, 1, 10000, 100),
 	{ .name = "reject_mode", BI_D(reject_mode), .kind = BI_K_WORD,
 	  BI_WORDS(bi_bool_words), .def = 0 },
@@ -1111,13 +1138,10 @@ static const struct bi_key bi_dev_keys[] = {
 	BI_DU("holdoff_ticks", holdoff_ticks, 0, 100, 3),
 	BI_DU("ideal_us", ideal_us, 1, 10000000, 100),
 	BI_DU("ideal_band_us", ideal_band_us, 1, 10000000, 500),
-	BI_DB("chunk_bytes", chunk_bytes, 4096, 1LL << 30, 64 << 10),
 	BI_DB("shed_bytes", shed_bytes, 4096, 1LL << 32, 256 << 10),
 	BI_DU("local_max_pct", local_max_pct, 1, 100, 6),
-	BI_DU("dispense_threshold", dispense_threshold, 0, BI_CONF_TOKENS_MAX, 0),
 	{ .name = "hold_ms", BI_D(hold_ms), .kind = BI_K_NUM, .unset = "auto",
 	  .unset_val = 0, .min = 1, .max = 60000, .def = 0 },
-	BI_DU("refill_hist", refill_hist, 1, 16, 4),
 };
 
 static int bi_dev_validate(const void *p, struct bi_pctx *ctx)
@@ -1133,9 +1157,18 @@ static int bi_dev_validate(const void *p, struct bi_pctx *ctx)
 _Static_assert(BI_ARRAY_SIZE(bi_dev_keys) <= BI_MAX_KEYS,
 	       "duplicate-key bitmap too small");
 
+static const struct bi_refused_key bi_dev_refused[] = {
+	{ "chunk_bytes", "not supported (a bio is charged whole at admission)" },
+	{ "rw_read_factor", "not supported (reads and writes have their own caps)" },
+	{ "dispense_threshold", "not supported (a global bucket hands out all it holds)" },
+	{ "refill_hist", "not supported (the demand history is 4 intervals)" },
+};
+
 static const struct bi_table bi_dev_table = {
 	.keys = bi_dev_keys,
 	.nr_keys = BI_ARRAY_SIZE(bi_dev_keys),
+	.refused = bi_dev_refused,
+	.nr_refused = BI_ARRAY_SIZE(bi_dev_refused),
 	.validate = bi_dev_validate,
 };
 

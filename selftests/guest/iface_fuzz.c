@@ -244,7 +244,7 @@ static const char *const seeds_tenant[] = {
 static const char *const seeds_dev[] = {
 	"unit_bytes=4K tick_ms=50 reject_mode=1", "tick_ms=10 overload=damped",
 	"unit_bytes=4K tick_ms=10 reject_mode=1 mult_down=20",
-	"chunk_bytes=64K shed_bytes=256K hold_ms=auto", "tick_ms=100",
+	"shed_bytes=256K hold_ms=auto", "tick_ms=100",
 };
 
 static void line_from_seed(bool dev, char *line, size_t cap)

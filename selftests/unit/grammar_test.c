@@ -77,7 +77,6 @@ static const struct tkey tenant_keys[] = {
 	NUM("safety_pct", 100, 1000, "150"),
 	NUM("adapt_pct", 1, 1000, "50"),
 	NUM("miss_pct", 1, 100, "20"),
-	NUM("ideal_us", 1, 10000000, "200"),
 	NUM("hover_ms", 0, 600000, "0"),
 	NUM("delay_step_us", 1, 1000000, "250"),
 	NUMU("delay_max_us", "auto", 1, 10000000, "20000"),
@@ -103,7 +102,6 @@ static const struct tkey dev_keys[] = {
 	{ "unit_bytes", TK_SHIFT, 1, 512, 65536, NULL, { 0 }, "1K", "1024" },
 	NUM("discard_units", 1, 65536, "8"),
 	NUM("write_unit_weight", 1, 16, "3"),
-	NUM("rw_read_factor", 1, 16, "1"),
 	NUM("tick_ms", 1, 10000, "10"),
 	WORD("reject_mode", "1", "0", "1"),
 	WORD("overload", "damped", "off", "damped", "simple", "ideal", "shed"),
@@ -114,12 +112,9 @@ static const struct tkey dev_keys[] = {
 	NUM("holdoff_ticks", 0, 100, "0"),
 	NUM("ideal_us", 1, 10000000, "50"),
 	NUM("ideal_band_us", 1, 10000000, "1000"),
-	{ "chunk_bytes", TK_NUM, 2, 4096, 1LL << 30, NULL, { 0 }, "128K", "131072" },
 	{ "shed_bytes", TK_NUM, 2, 4096, 1LL << 32, NULL, { 0 }, "1m", "1048576" },
 	NUM("local_max_pct", 1, 100, "12"),
-	NUM("dispense_threshold", 0, TB, "5"),
 	NUMU("hold_ms", "auto", 1, 60000, "200"),
-	NUM("refill_hist", 1, 16, "8"),
 };
 
 #define NR(a)	(sizeof(a) / sizeof((a)[0]))
@@ -563,14 +558,41 @@ TEST(every_device_key_rejects_bad_values)
 	}
 }
 
+/*
+ * Catalogue keys blkiso does not build are refused with the reason
+ * (BI_PE_UNSUPPORTED), whatever the value, and change nothing: no key is
+ * accepted and ignored (doc/grammar.md, "Keys blkiso refuses").
+ */
+TEST(unbuilt_keys_are_refused_with_the_reason)
+{
+	static const struct { bool dev; const char *tok, *why; } c[] = {
+		{ true, "chunk_bytes=64K", "a bio is charged whole" },
+		{ true, "rw_read_factor=3", "own caps" },
+		{ true, "dispense_threshold=0", "hands out all it holds" },
+		{ true, "refill_hist=4", "4 intervals" },
+		{ false, "ideal_us=100", "device's ideal_us" },
+	};
+	struct bi_parse_err err;
+	struct tconf t;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		ASSERT_EQ(0, check_bad(c[i].dev, c[i].tok, c[i].tok, BI_PE_UNSUPPORTED));
+		tc_init(&t, c[i].dev);
+		ASSERT_NE(0, tc_parse(&t, c[i].tok, false, &err));
+		EXPECT_NE(NULL, strstr(err.msg, c[i].why))
+			TH_LOG("%s: %s", c[i].tok, err.msg);
+	}
+}
+
 /* Values valid by their syntax that a key still refuses. */
 TEST(key_specific_rejects)
 {
-	/* unit_bytes: power of two; chunk/shed: whole sectors */
+	/* unit_bytes: power of two; shed_bytes: whole sectors */
 	ASSERT_EQ(0, bad1(true, "unit_bytes", "3000", BI_PE_RANGE));
 	ASSERT_EQ(0, bad1(true, "unit_bytes", "256", BI_PE_RANGE));
 	ASSERT_EQ(0, bad1(true, "unit_bytes", "128K", BI_PE_RANGE));
-	ASSERT_EQ(0, bad1(true, "chunk_bytes", "5000", BI_PE_RANGE));
+	ASSERT_EQ(0, bad1(true, "shed_bytes", "5000", BI_PE_RANGE));
 	ASSERT_EQ(0, bad1(true, "reject_mode", "2", BI_PE_BAD_WORD));
 	ASSERT_EQ(0, bad1(false, "mode", "Work", BI_PE_BAD_WORD));
 	ASSERT_EQ(0, bad1(false, "initial", "2", BI_PE_BAD_WORD));
@@ -644,7 +666,7 @@ TEST(line_too_long_is_refused)
 		      "r6=mid:write,wzero,async,be,idle,4294967295-4294967296 "
 		      "r7=mid:write,wzero,async,be,idle,4294967295-4294967296 "
 		      "r3=mid:write,wzero,async,be,idle,4294967295-4294967296 "
-		      "latency_us=59999999 ideal_us=9999999 delay_max_us=9999999");
+		      "latency_us=59999999 safety_pct=999 delay_max_us=9999999");
 	ASSERT_EQ(0, check_bad(false, line, NULL, BI_PE_TOO_LONG));
 }
 
