@@ -275,6 +275,15 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 
 	if (fb->mode_auto)
 		blkiso_fb_mode_tick(dev, t);
+	if (t->conf.initial == BI_INITIAL_EWMA) {
+		/* S0-29: the tick's completions move initial=ewma's estimate */
+		struct bi_sample smp = {
+			.n = s->d[BLKISO_FB_OPS],
+			.units = s->d[BLKISO_FB_RUNITS] + s->d[BLKISO_FB_WUNITS],
+		};
+
+		bi_meter_adapt_tick(&t->meter, &smp);
+	}
 
 	for (d = 0; d < BI_NR_DIRS; d++) {
 		struct bi_rate_stats rs;

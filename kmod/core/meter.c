@@ -171,7 +171,13 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 
 	m->cost = dev->cost;
 	m->rules = conf->rules;
+	if (conf->initial == BI_INITIAL_EWMA && m->initial != BI_INITIAL_EWMA)
+		bi_adapt_init(&m->ad, 1, true);	/* the seeds' start: 1 unit */
+	m->ad.enabled = conf->initial == BI_INITIAL_EWMA;
+	m->ad.adapt_pct = conf->adapt_pct;
 	m->initial = conf->initial;
+	m->wfixed = conf->initial == BI_INITIAL_ONE ? 1 :
+		    conf->initial == BI_INITIAL_EWMA ? m->ad.initial : 0;
 	m->db.units = (u32)bi_min_u64(conf->deadband_units, U32_MAX);
 	m->db.pct = 0;
 	for (dir = 0; dir < BI_NR_DIRS; dir++) {
@@ -248,12 +254,12 @@ void bi_meter_classify(const struct bi_meter *m, const struct bi_io *io,
  */
 static inline void bi_set_initial(const struct bi_meter *m, struct bi_charge *ch)
 {
-	ch->flags |= m->initial == BI_INITIAL_ONE ? BI_CHARGE_INIT_ONE : 0;
+	ch->init = m->wfixed ? m->wfixed : (s64)bi_min_u64(ch->units, S64_MAX);
 }
 
 static inline s64 bi_work_initial(const struct bi_charge *ch)
 {
-	return ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units;
+	return ch->init;
 }
 
 /* Give back what the keys were charged (an exact undo at the same time). */
@@ -488,6 +494,18 @@ void bi_meter_refund(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	bi_ticket_correct(m->cls, &ch->ticket, 0, &none, now_ns);
 	bi_unlock_irqrestore(&m->cls_lock, flags);
 	ch->ticket.nr = 0;
+}
+
+/*
+ * Tick (S0-29): fold the tick's completions @s into initial=ewma's
+ * estimate of a bio's units; when it moves by more than adapt_pct, bios
+ * are charged the new estimate at submission (and corrected to their
+ * units at completion).  Other settings: nothing.
+ */
+void bi_meter_adapt_tick(struct bi_meter *m, const struct bi_sample *s)
+{
+	if (m->initial == BI_INITIAL_EWMA && bi_adapt_tick(&m->ad, s))
+		m->wfixed = m->ad.initial;
 }
 
 /* Tick: hand an idle CPU's local tokens back to the global buckets. */

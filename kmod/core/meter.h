@@ -15,8 +15,9 @@
  * back, so journals are never priority-inverted behind data.
  *
  * A bio's charge: at submission each key of its direction is charged its
- * initial deduction (1 or the bio's units, per the tenant's "initial"
- * setting, A-07); at completion the work keys are corrected to the bio's
+ * initial deduction (the bio's units, 1, or initial=ewma's estimate of a
+ * bio's units that the tick keeps, bi_meter_adapt_tick; per the tenant's
+ * "initial" setting, A-07, S0-24, S0-29); at completion the work keys are corrected to the bio's
  * actual units (S0-25), refunding or deducting more; a failed bio is
  * charged its submitted size (A-16), but one the device never took (it
  * completed with BLK_STS_AGAIN from below, and io_uring will resubmit it)
@@ -59,7 +60,8 @@
  *   bi_meter_classify                any; m->rules and m->cost stable
  *   bi_meter_init                    before any other call; owns @m
  *   bi_meter_configure,              configuration or tick (process
- *   bi_meter_set_request_rate        context),
+ *   bi_meter_set_request_rate,       context),
+ *   bi_meter_adapt_tick
  *                                    serialised against itself by the caller;
  *                                    the keys' locks and the class lock
  *                                    cover the rest
@@ -77,6 +79,7 @@
 #include "classify.h"
 #include "conf.h"
 #include "dispense.h"
+#include "tokadapt.h"
 
 enum bi_key {
 	BI_KEY_RUNITS,
@@ -93,6 +96,12 @@ struct bi_meter {
 	struct bi_global key[BI_NR_KEYS];
 	u8 key_on;			/* bit per enum bi_key: capped */
 	u8 initial;			/* enum bi_initial */
+	/*
+	 * The work key's initial deduction: 0 = the bio's units (exact),
+	 * else this many units (1; initial=ewma's estimate, S0-29)
+	 */
+	s64 wfixed;
+	struct bi_adapt ad;		/* initial=ewma's estimate, by the tick */
 	u8 cls_on;			/* class stage in force (any class rated) */
 	u8 auto_active;			/* mode=auto: the mechanism the selector chose */
 	struct bi_deadband db;
@@ -111,20 +120,19 @@ struct bi_meter_cpu {
 };
 
 /* bi_charge.flags */
-/* The work key was charged 1 at submission, not the bio's units. */
-#define BI_CHARGE_INIT_ONE	(1U << 0)
 /* Refused by a class policy with action=reject (S1-27): fail, do not park. */
 #define BI_CHARGE_REJECT	(1U << 1)
 
 /*
  * What one bio was charged at one level; kept with the bio until it
  * completes.  The request keys are charged reqs (the bios the lower device
- * sees), the work key 1 (BI_CHARGE_INIT_ONE) or the bio's units:
- * bi_charge_initial().
+ * sees), the work key its initial deduction @init (the bio's units, 1, or
+ * initial=ewma's estimate): bi_charge_initial().
  */
 struct bi_charge {
 	struct bi_ticket ticket;	/* class stage; nr 0 = none charged */
 	u64 units;			/* the bio's work units */
+	s64 init;			/* work key / class stage charge at submission */
 	u32 reqs;			/* the bio's requests at the lower device */
 	u8 keys;			/* bit per enum bi_key charged */
 	u8 dir;				/* enum bi_dir */
@@ -161,6 +169,7 @@ void bi_meter_complete(struct bi_meter *m, struct bi_meter_cpu *cpu,
 void bi_meter_refund(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		     struct bi_charge *ch, u64 now_ns);
 void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns);
+void bi_meter_adapt_tick(struct bi_meter *m, const struct bi_sample *s);
 
 bool bi_meter_admit_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,
 			  u8 depth, const struct bi_io *io,
@@ -188,7 +197,7 @@ static inline s64 bi_charge_initial(const struct bi_charge *ch, u8 key)
 		return 0;
 	if (!bi_key_is_units(key))
 		return ch->reqs;
-	return ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units;
+	return ch->init;
 }
 
 /*
@@ -227,8 +236,7 @@ bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
 {
 	u8 wkey = bi_work_key(dir), rkey = bi_request_key(dir);
 	u8 keys = m->key_on & ((1U << wkey) | (1U << rkey));
-	bool one = m->initial == BI_INITIAL_ONE;
-	s64 wcost = one ? 1 : (s64)units;
+	s64 wcost = m->wfixed ? m->wfixed : (s64)units;
 	struct bi_charge *ch = &cc->lvl[0];
 
 	if (m->cls_on)
@@ -247,7 +255,8 @@ bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
 	ch->keys = keys;
 	ch->dir = dir;
 	ch->cls = BI_CLASS_MID;
-	ch->flags = one ? BI_CHARGE_INIT_ONE : 0;
+	ch->init = wcost;
+	ch->flags = 0;
 	cc->depth = 1;
 	return true;
 }
@@ -283,7 +292,7 @@ static inline void bi_meter_complete_fast_key(struct bi_meter *m,
 					      struct bi_charge *ch, u64 now_ns,
 					      u8 key)
 {
-	s64 initial = ch->flags & BI_CHARGE_INIT_ONE ? 1 : (s64)ch->units;
+	s64 initial = ch->init;
 	s64 diff = (s64)ch->units - initial;
 
 	/* bi_local_correct(), the dead-band known to be there */

@@ -260,6 +260,34 @@ TEST_F_TIMEOUT(iomax, bio_waits_its_size_over_the_rate, GUEST_TIMEOUT)
 }
 
 /*
+ * initial=ewma (S0-24, S0-29) in the kernel: bios are charged the tick's
+ * estimate of a bio's units, which starts at 1 unit: a 1 MiB write under
+ * wbps=1M passes at once, as with initial=1 (0.1 s bound).  After 20 1 MiB
+ * writes at wbps=100M and a few ticks the estimate is a 1 MiB bio's 512
+ * units, so under wbps=1M the next 1 MiB write waits for its cost as under
+ * initial=exact: (1 MiB - burst) / rate = 0.95 s, +-10 %.
+ */
+TEST_F_TIMEOUT(iomax, initial_ewma_learns_the_cost_at_the_tick, GUEST_TIMEOUT)
+{
+	double fresh, learned;
+
+	NEED_ICOUNT();
+	ASSERT_EQ(0, blkiso_cap(self->dir, "wbps=1M initial=exact"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "wbps=1M initial=ewma"));
+	fresh = timed_io(DM_DEV, true, 1 << 20, 1);
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "wbps=100M initial=ewma"));
+	ASSERT_LE(0, timed_io(DM_DEV, true, 1 << 20, 20));
+	usleep(500 * 1000);
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "wbps=1M initial=ewma"));
+	learned = timed_io(DM_DEV, true, 1 << 20, 1);
+	TH_LOG("1 MiB write at wbps=1M initial=ewma: fresh %.3f s (want < 0.1), "
+	       "after 1 MiB writes %.3f s (want 0.95)", fresh, learned);
+	EXPECT_LE(0, fresh);
+	EXPECT_LE(fresh, 0.1);
+	EXPECT_TRUE(values_close(learned, 0.95, 10));
+}
+
+/*
  * A cap changed while a bio waits: what it waited counts, the rest waits
  * at the new rate at once (io.max's arithmetic).  One 1 MiB write:
  * 512 KiB/s lowered to 256 KiB/s after 1 s: 1 + (1 MiB - burst - 512 KiB)

@@ -417,6 +417,51 @@ TEST(initial_one_is_corrected_at_completion)
 	EXPECT_EQ(before - 512, after);
 }
 
+/*
+ * initial=ewma (S0-24, S0-29): bios are charged the tick's estimate of a
+ * bio's units, starting at 1, and corrected at completion.  Ten 1 MiB
+ * writes (512 units) in a tick move it to 512; a tick whose mean is
+ * 17 % off (600) leaves it there under adapt_pct=25 and moves it under
+ * adapt_pct=10.  initial=exact and initial=1 ignore the tick.
+ */
+TEST(initial_ewma_follows_the_tick)
+{
+	struct bi_io io = io_of(BI_OP_WRITE, 1 << 20, 0);
+	struct bi_sample ten = { .n = 10, .units = 5120 };
+	struct bi_sample off = { .n = 10, .units = 6000 };
+	static const char *const line[] = { "wunits=100000 initial=ewma",
+					    "wunits=100000 initial=ewma adapt_pct=10" };
+	struct bi_charge ch;
+	u64 retry;
+	struct rig r;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, rig_init(&r, line[i]));
+		bi_meter_classify(&r.m, &io, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+		EXPECT_EQ(1, bi_charge_initial(&ch, BI_KEY_WUNITS));
+		bi_meter_complete(&r.m, &r.cpu, &ch, 0);
+		bi_meter_adapt_tick(&r.m, &ten);
+		bi_meter_classify(&r.m, &io, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+		EXPECT_EQ(512, bi_charge_initial(&ch, BI_KEY_WUNITS));
+		bi_meter_adapt_tick(&r.m, &off);
+		EXPECT_EQ(i ? 600 : 512, r.m.wfixed);
+		/* a reconfiguration keeps the estimate */
+		ASSERT_EQ(0, bi_conf_merge(&r.conf, "wunits=50000", 12, NULL));
+		bi_meter_configure(&r.m, &r.conf, &r.dev, 0);
+		EXPECT_EQ(i ? 600 : 512, r.m.wfixed);
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, rig_init(&r, i ? "wunits=100000 initial=1" : "wunits=100000"));
+		bi_meter_adapt_tick(&r.m, &ten);
+		bi_meter_classify(&r.m, &io, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+		EXPECT_EQ(i ? 1 : 512, bi_charge_initial(&ch, BI_KEY_WUNITS));
+	}
+}
+
 TEST(retune_keeps_balance_and_new_rate_applies)
 {
 	struct rig r;

@@ -704,6 +704,8 @@ static void tenant_tick(struct sim *s, struct sim_tenant *t)
 	u64 committed = bi_conf_rate_units(&t->conf, &s->dconf.cost, BI_DIR_READ);
 	u32 d;
 
+	/* S0-29 initial=ewma's estimate, as blkiso_feedback.c's tick moves it */
+	bi_meter_adapt_tick(&t->m, &t->smp);
 	/* S0-33 mechanism over a decaying window; a switch reconfigures the meter */
 	t->win.n = t->win.n / 2 + t->smp.n;
 	t->win.units = t->win.units / 2 + t->smp.units;
