@@ -538,6 +538,16 @@ TEST(min_batch_burst_and_steady_state)
  * whole batch, 64 ms, which then serves the 31 behind it without a global
  * contact.
  */
+/* A lean global bucket: 1000/s, batch 64, empty at @t0. */
+static void lean_bucket(struct bi_global *g, struct bi_local *l, u64 t0)
+{
+	bi_global_init(g, 1000, 200, 0, 0);
+	g->local_max = 64;
+	g->min_batch = 64;
+	g->b.last_ns = t0;
+	bi_local_init(l, t0);
+}
+
 TEST(bio_alone_waits_its_shortfall_a_queue_a_batch)
 {
 	struct bi_global g;
@@ -545,21 +555,13 @@ TEST(bio_alone_waits_its_shortfall_a_queue_a_batch)
 	u64 retry, t0 = 5 * MS;
 	int i;
 
-	bi_global_init(&g, 1000, 200, 0, 0);
-	g.local_max = 64;
-	g.min_batch = 64;
-	g.b.last_ns = t0;
-	bi_local_init(&l, t0);
+	lean_bucket(&g, &l, t0);
 	ASSERT_FALSE(bi_local_charge(&l, &g, 2, false, t0, &retry));
 	ASSERT_EQ(t0 + 2 * MS, retry);
 	ASSERT_FALSE(bi_local_charge(&l, &g, 2, false, t0 + 2 * MS - 1, &retry));
 	ASSERT_TRUE(bi_local_charge(&l, &g, 2, false, t0 + 2 * MS, &retry));
 
-	bi_global_init(&g, 1000, 200, 0, 0);
-	g.local_max = 64;
-	g.min_batch = 64;
-	g.b.last_ns = t0;
-	bi_local_init(&l, t0);
+	lean_bucket(&g, &l, t0);
 	ASSERT_FALSE(bi_local_charge(&l, &g, 2, true, t0, &retry));
 	ASSERT_EQ(t0 + 64 * MS, retry);
 	ASSERT_FALSE(bi_local_charge(&l, &g, 2, true, t0 + 2 * MS, &retry));
