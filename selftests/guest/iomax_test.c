@@ -288,6 +288,31 @@ TEST_F_TIMEOUT(iomax, initial_ewma_learns_the_cost_at_the_tick, GUEST_TIMEOUT)
 }
 
 /*
+ * A class rate keeps the contract too (min_tokens=auto, the default): under
+ * hi.units=512 (1 MiB/s of 2 KiB units, burst 25 units) a 50 KiB direct
+ * read (a sync read of at most 64 KiB: class hi) spends the burst, and the
+ * next 4 KiB read waits for its 2 units, 3.9 ms +-10 %.  With
+ * min_tokens=1, asked for, it passes on one unit (1.95 ms) and borrows.
+ */
+TEST_F_TIMEOUT(iomax, class_rate_waits_for_the_whole_cost, GUEST_TIMEOUT)
+{
+	double t[2], prime;
+
+	NEED_ICOUNT();
+	ASSERT_EQ(0, blkiso_cap(self->dir, "hi.units=512"));
+	t[0] = primed_io(DM_DEV, false, 51200, 4096, 1, &prime);
+	ASSERT_EQ(0, blkiso_cap(self->dir, "hi.units=max"));
+	ASSERT_EQ(0, blkiso_cap(self->dir, "hi.units=512 min_tokens=1"));
+	t[1] = primed_io(DM_DEV, false, 51200, 4096, 1, &prime);
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "hi.units=max min_tokens=auto"));
+	TH_LOG("4 KiB read at hi.units=512 after the burst: %.4f s (want 0.0039); "
+	       "with min_tokens=1 %.4f s (want 0.0020)", t[0], t[1]);
+	EXPECT_TRUE(values_close(t[0], 4096.0 / 1048576, 10));
+	EXPECT_LE(0, t[1]);
+	EXPECT_LE(t[1], 0.0025);
+}
+
+/*
  * A cap changed while a bio waits: what it waited counts, the rest waits
  * at the new rate at once (io.max's arithmetic).  One 1 MiB write:
  * 512 KiB/s lowered to 256 KiB/s after 1 s: 1 + (1 MiB - burst - 512 KiB)
