@@ -99,6 +99,83 @@ TEST(delay_values)
 	ASSERT_EQ(0, bi_iso_compute_delay_ns(BI_ISO_SPREAD, 7, 750, 100));
 }
 
+/*
+ * S3-11: the delay is the time between a slot being free and the bio
+ * going to the device, the same whenever the slot frees and whatever came
+ * before.  Unpaced (no per-slot rate measured yet): spread mode holds a
+ * mean-sized bio delta on every slot, a bio twice the mean 2 x delta;
+ * single mode holds only the lowest slot (handed out last), for delta.
+ * Paced spread mode: the hold is the time to the bio's turn, so a slot
+ * freed late by the device's queue is held that much less.
+ */
+TEST(s3_11_delay_between_free_slot_and_dispatch)
+{
+	const u64 ms = BI_NSEC_PER_MSEC, delta = 3 * ms;
+	struct bi_iso_params p;
+	struct bi_iso t;
+	u64 d, now;
+	int s[4], i;
+
+	bi_iso_params_init(&p, 200);
+	bi_iso_init(&t, &p);
+	t.mode = BI_ISO_DELAY;
+	t.n = 4;
+	t.delay_ns = delta;
+	t.units_fp = 2 << BI_FP_SHIFT;		/* mean bio: 2 units */
+	for (i = 0; i < 4; i++) {
+		s[i] = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+		ASSERT_LE(0, s[i]);
+		ASSERT_EQ(delta, d);
+	}
+	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, 0, &d));
+	for (now = 7 * ms; now < 1000 * ms; now += 331 * ms) {
+		bi_iso_slot_put(&t, s[1], 0);
+		s[1] = bi_iso_slot_get(&t, &p, 2, 0, now, &d);
+		ASSERT_LE(0, s[1]);
+		ASSERT_EQ(delta, d);		/* from the free slot, at any time */
+	}
+	bi_iso_slot_put(&t, s[2], 0);
+	s[2] = bi_iso_slot_get(&t, &p, 4, 0, now, &d);
+	ASSERT_EQ(2 * delta, d);		/* S3-16: twice the mean size */
+
+	p.delay_mode = BI_ISO_SINGLE;
+	bi_iso_init(&t, &p);
+	t.mode = BI_ISO_DELAY;
+	t.n = 4;
+	t.delay_ns = delta;
+	t.units_fp = 2 << BI_FP_SHIFT;
+	for (i = 3; i >= 0; i--) {
+		s[i] = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+		ASSERT_EQ(i, s[i]);		/* highest free slot first */
+		ASSERT_EQ(i ? 0 : delta, d);	/* only slot 0 is delayed */
+	}
+	bi_iso_slot_put(&t, s[0], 0);
+	ASSERT_EQ(0, bi_iso_slot_get(&t, &p, 2, 0, 50 * ms, &d));
+	ASSERT_EQ(delta, d);
+	bi_iso_slot_put(&t, s[3], 0);
+	ASSERT_EQ(3, bi_iso_slot_get(&t, &p, 2, 0, 60 * ms, &d));
+	ASSERT_EQ(0, d);
+
+	/* paced: 2 slots of 10 ms service and delta 10 ms, a turn per 10 ms */
+	p.delay_mode = BI_ISO_SPREAD;
+	bi_iso_init(&t, &p);
+	t.mode = BI_ISO_DELAY;
+	t.n = 2;
+	t.r_pt = 100;
+	t.units_fp = 2 << BI_FP_SHIFT;
+	t.delay_ns = 10 * ms;
+	s[0] = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+	ASSERT_EQ(0, d);
+	s[1] = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+	ASSERT_EQ(10 * ms, d);			/* turn at 10 ms */
+	bi_iso_slot_put(&t, s[0], 0);
+	s[0] = bi_iso_slot_get(&t, &p, 2, 0, 10 * ms, &d);
+	ASSERT_EQ(10 * ms, d);			/* freed at 10 ms, turn at 20 ms */
+	bi_iso_slot_put(&t, s[1], 0);
+	s[1] = bi_iso_slot_get(&t, &p, 2, 0, 26 * ms, &d);
+	ASSERT_EQ(4 * ms, d);			/* freed late: turn still at 30 ms */
+}
+
 /* S3-04: allocation 500, start at 10 slots: n -> 5, 500 +-5 % within 2 s */
 TEST(iterative_reduction)
 {

@@ -145,6 +145,67 @@ TEST(four_cases_from_counters)
 	}
 }
 
+/*
+ * S0-11: the request-rate check and the work check give the same case in
+ * either order.  Rate first: rejecting ? (L > C ? A : L < C ? B : D) :
+ * (L > C ? C : D).  Work first: L > C ? (rejecting ? A : C) : L < C ?
+ * (rejecting ? B : D) : D.  Every combination, with L on C, one step
+ * (1/1024 unit/s) either side of it and 100 units/s either side, must give
+ * what both orders give; the far ones must move the cap (400 rps, f = 4)
+ * the way their case says: A down, B up, C to s * L / f = 330 rps, D not
+ * at all.
+ */
+static enum bi_rate_case rate_first(bool rejecting, s64 l_minus_c)
+{
+	if (rejecting)
+		return l_minus_c > 0 ? BI_RATE_CASE_A :
+		       l_minus_c < 0 ? BI_RATE_CASE_B : BI_RATE_CASE_D;
+	return l_minus_c > 0 ? BI_RATE_CASE_C : BI_RATE_CASE_D;
+}
+
+static enum bi_rate_case work_first(bool rejecting, s64 l_minus_c)
+{
+	if (l_minus_c > 0)
+		return rejecting ? BI_RATE_CASE_A : BI_RATE_CASE_C;
+	if (l_minus_c < 0)
+		return rejecting ? BI_RATE_CASE_B : BI_RATE_CASE_D;
+	return BI_RATE_CASE_D;
+}
+
+TEST(s0_11_both_evaluation_orders)
+{
+	static const s64 l_minus_c[] = { -(s64)FP(100), -1, 0, 1, (s64)FP(100) };
+	unsigned int i;
+	int r;
+
+	for (r = 0; r < 2; r++) {
+		for (i = 0; i < sizeof(l_minus_c) / sizeof(l_minus_c[0]); i++) {
+			s64 d = l_minus_c[i];
+			bool far = d <= -(s64)FP(100) || d >= (s64)FP(100);
+			enum bi_rate_case want = rate_first(r, d), got;
+			struct bi_rate_params p;
+			struct bi_rate_ctl c;
+
+			ASSERT_EQ(want, work_first(r, d));
+			setup(&c, &p, 400, 0, 4, 1000);
+			c.l_fp = (u64)((s64)FP(1000) + d);	/* C = 1000 units/s */
+			got = bi_rate_adjust(&c, &p, r);
+			ASSERT_EQ(want, got) TH_LOG("rejecting %d, L - C %lld/1024", r,
+						    (long long)d);
+			if (got == BI_RATE_CASE_D)
+				ASSERT_EQ(400000ULL, c.cap_mrps);
+			if (!far)
+				continue;
+			if (got == BI_RATE_CASE_A)
+				ASSERT_GT(400000ULL, c.cap_mrps);
+			if (got == BI_RATE_CASE_B)
+				ASSERT_LT(400000ULL, c.cap_mrps);
+			if (got == BI_RATE_CASE_C)
+				ASSERT_CLOSE(330000, c.cap_mrps, 1);
+		}
+	}
+}
+
 /* S0-13: C = 10,000, F = 512 -> 19.53; b = 0.3 -> 3,000; max -> 10,000 */
 TEST(initial_caps)
 {

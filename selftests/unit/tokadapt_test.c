@@ -125,51 +125,68 @@ TEST(s0_33_mode_selection)
 /*
  * S0-33 conservation across a switch and S0-34 (unit analogue): a tenant
  * with a request bucket (cap 100/s, burst 3) and a work bucket (4000
- * units/s, 50 ms).  Bios go from 4 KiB to 1 MiB at t0 = 1 s.  Every bio is
- * admitted or throttled (arrived = admitted + throttled); over the next 1 s,
- * work mode admits at most rate + capacity + one bio of units, request mode
- * admits far more (the difference the seed describes).
+ * units/s, 50 ms = 200 units).  One bio per ms; bios go from 4 KiB (2
+ * units) to 1 MiB (512) at t = 1 s.  The tenant runs @mode, the other
+ * mechanism in [0.5 s, 1 s), @mode again from 1 s.  Each phase's admitted
+ * bios show which bucket was in force: request tokens pass ~100 bios/s
+ * whatever their size, work tokens 4000 units/s (all 2-unit bios at 1 per
+ * ms, ~8 of 512 units a second).
  */
-static u64 units_after_switch(u8 mode, u64 *arrived, u64 *decided)
+struct phases {
+	u64 bios[3];		/* admitted in [0, 0.5 s), [0.5 s, 1 s), [1 s, 2 s) */
+	u64 units;		/* units admitted in [1 s, 2 s) */
+};
+
+static struct phases after_switch(u8 mode)
 {
 	struct bi_bucket req, work;
 	struct bi_modesel m;
-	u64 t, units = 0;
+	struct phases ph = { { 0 }, 0 };
+	u64 t;
 
 	bi_mode_init(&m, mode);
 	bi_bucket_init(&req, 100, 3, 3, 0);
 	bi_bucket_init(&work, 4000, (s64)bi_bucket_capacity(4000, 50), 200, 0);
-	*arrived = *decided = 0;
 	for (t = 0; t < 2 * SEC; t += MS) {
 		u64 u = t < SEC ? 2 : 512;
-		struct bi_bucket *b = m.active == BI_MODE_REQUEST ? &req : &work;
-		bool ok;
+		struct bi_bucket *b;
 
 		if (t == SEC / 2)
 			bi_mode_set(&m, mode == BI_MODE_WORK ? BI_MODE_REQUEST :
 							      BI_MODE_WORK);
 		if (t == SEC)
 			bi_mode_set(&m, mode);
-		(*arrived)++;
-		ok = bi_bucket_try_charge(b, 1, bi_mode_cost(&m, (s64)u),
-					  BI_NO_FLOOR, t);
-		(*decided)++;
-		if (ok && t >= SEC)
-			units += u;
+		b = m.active == BI_MODE_REQUEST ? &req : &work;
+		if (!bi_bucket_try_charge(b, 1, bi_mode_cost(&m, (s64)u), BI_NO_FLOOR, t))
+			continue;
+		ph.bios[t < SEC / 2 ? 0 : t < SEC ? 1 : 2]++;
+		if (t >= SEC)
+			ph.units += u;
 	}
-	return units;
+	return ph;
 }
 
 TEST(s0_33_34_switch_and_overadmission)
 {
-	u64 arrived, decided, work, req;
+	struct phases work = after_switch(BI_MODE_WORK);
+	struct phases req = after_switch(BI_MODE_REQUEST);
 
-	work = units_after_switch(BI_MODE_WORK, &arrived, &decided);
-	ASSERT_EQ(arrived, decided);
-	ASSERT_GE(4000ULL + 200 + 512, work);
-	req = units_after_switch(BI_MODE_REQUEST, &arrived, &decided);
-	ASSERT_EQ(arrived, decided);
-	ASSERT_LE(100ULL * 512, req);			/* >= 100 MiB-bios: ~100 MiB/s */
+	/* work tokens: every 2-unit bio passes (2000 of 4000 units/s) */
+	ASSERT_EQ(500ULL, work.bios[0]);
+	/* request tokens in between: 0.5 s at 100/s plus the burst of 3 */
+	ASSERT_LE(50ULL, work.bios[1]);
+	ASSERT_GE(53ULL, work.bios[1]);
+	/* 1 MiB bios on work tokens: rate + capacity, give or take one bio */
+	ASSERT_GE(4000ULL + 200 + 512, work.units);
+	ASSERT_LE(4000ULL + 200 - 512, work.units);
+
+	ASSERT_LE(50ULL, req.bios[0]);
+	ASSERT_GE(53ULL, req.bios[0]);
+	ASSERT_EQ(500ULL, req.bios[1]);
+	/* 1 MiB bios on request tokens: ~100 of them, 12 times the work cap */
+	ASSERT_LE(100ULL, req.bios[2]);
+	ASSERT_GE(103ULL, req.bios[2]);
+	ASSERT_EQ(req.bios[2] * 512, req.units);
 }
 
 TEST_HARNESS_MAIN
