@@ -166,6 +166,24 @@ TEST(policy_validity)
 	ASSERT_FALSE(bi_policy_valid(NULL));
 }
 
+/* S1-15: a spill over all three classes; the ticket's total is what was taken. */
+TEST(spill_over_three_classes)
+{
+	struct bi_bucket cls[BI_NR_CLASSES];
+	struct bi_policy p = pol(BI_DEDUCT_SPILL, 1, 3, BI_CLASS_HI, X);
+	struct bi_ticket t;
+
+	p.bucket[2] = Y;
+	set_tokens(cls, 0, 10, 10, 10);
+	ASSERT_EQ(BI_VERDICT_ADMIT, bi_admit(cls, &p, 35, 0, &t));
+	ASSERT_EQ(3, t.nr);
+	ASSERT_EQ(35, bi_ticket_total(&t));
+	ASSERT_EQ(-5, cls[Y].tokens);
+	ASSERT_EQ(-5, bi_ticket_correct(cls, &t, 30, NULL, 0));
+	ASSERT_EQ(30, bi_ticket_total(&t));
+	ASSERT_EQ(0, cls[Y].tokens);
+}
+
 /* A policy consults its own buckets only: a full SYS bucket admits no LO bio. */
 TEST(no_bucket_beyond_the_policy)
 {

@@ -238,6 +238,11 @@ TEST(s1_18_policy_from_conf)
 	bi_conf_policy(&c, BI_CLASS_HI, 32, &p);
 	ASSERT_EQ(32, p.min_tokens);
 	ASSERT_EQ(BI_NO_FLOOR, p.floor_tokens);
+	/* a list shorter than the class's default: hi consults hi alone */
+	ASSERT_EQ(0, tparse(&c, "hi.policy=hi"));
+	bi_conf_policy(&c, BI_CLASS_HI, 0, &p);
+	ASSERT_EQ(1, p.nr_buckets);
+	ASSERT_EQ(BI_CLASS_HI, p.bucket[0]);
 }
 
 /* S1-18 (d): a policy "file" loads, and its dump is identical. */
