@@ -124,9 +124,16 @@ def sites(src):
     toks = tokenize(src)
 
     def add(start, end, op, new):
+        bol = src.rfind('\n', 0, start) + 1
+        eol = src.find('\n', start)
+        # the line with its whitespace collapsed, and the token's place as
+        # the count of non-blank characters before it: a key that survives
+        # re-indentation and edits elsewhere in the file
+        text = ' '.join(src[bol:eol if eol >= 0 else len(src)].split())
+        col = len(re.sub(r'\s', '', src[bol:start]))
         out.append({'pos': start, 'end': end, 'op': op,
                     'old': src[start:end], 'new': new,
-                    'line': line_of(src, start)})
+                    'line': line_of(src, start), 'text': text, 'col': col})
 
     for i, tok in enumerate(toks):
         kind, s, e, text, pp = tok
@@ -344,6 +351,27 @@ def kill_running(path):
                 pass
 
 
+def equivalence_key(fname, m):
+    return '\t'.join((fname, m['text'], str(m['col']), m['new']))
+
+
+def load_equivalent(path):
+    """Reviewed equivalent mutants: file, source line (stripped), column in
+    it, replacement, reason; tab-separated, '#' comments."""
+    keys = {}
+    if not path or not os.path.exists(path):
+        return keys
+    with open(path) as f:
+        for ln in f:
+            if not ln.strip() or ln.startswith('#'):
+                continue
+            parts = ln.rstrip('\n').split('\t')
+            if len(parts) != 5:
+                sys.exit('mutate: %s: want 5 tab-separated fields: %r' % (path, ln))
+            keys['\t'.join(parts[:4])] = parts[4]
+    return keys
+
+
 def run_file(builder, fname, args, pool):
     path = os.path.join(CORE, fname)
     with open(path) as f:
@@ -362,6 +390,9 @@ def run_file(builder, fname, args, pool):
                 invalid += 1
                 continue
             if len(chosen) < args.per_file:
+                key = equivalence_key(fname, m)
+                if outcome == 'survived' and key in args.equivalent:
+                    outcome, by = 'equivalent', args.equivalent[key]
                 m = dict(m, outcome=outcome, killed_by=by)
                 chosen.append(m)
                 if args.verbose:
@@ -370,11 +401,15 @@ def run_file(builder, fname, args, pool):
                         ' by ' + by if by else ''), flush=True)
         i += len(batch)
     killed = sum(1 for m in chosen if m['outcome'] == 'killed')
+    equiv = sum(1 for m in chosen if m['outcome'] == 'equivalent')
     for m in chosen:
-        del m['pos'], m['end']
+        m['equivalence_key'] = equivalence_key(fname, m)
+        del m['pos'], m['end'], m['text'], m['col']
+    counted = len(chosen) - equiv
     return {'file': 'kmod/core/' + fname, 'sites': len(cands), 'drawn': len(chosen),
-            'killed': killed, 'invalid_skipped': invalid,
-            'score': killed / len(chosen) if chosen else 1.0,
+            'equivalent': equiv, 'total': counted, 'killed': killed,
+            'invalid_skipped': invalid,
+            'score': killed / counted if counted else 1.0,
             'mutants': chosen}
 
 
@@ -390,11 +425,15 @@ def main():
     ap.add_argument('--workdir', default=os.path.join(TOP, 'build', 'mutate'))
     ap.add_argument('--json', default=None,
                     help='report path (default WORKDIR/report.json)')
+    ap.add_argument('--equivalent', default=os.path.join(UNIT, 'mutate-equivalent.txt'),
+                    help='reviewed equivalent mutants, not counted (default '
+                    'selftests/unit/mutate-equivalent.txt)')
     ap.add_argument('--list', action='store_true', help='print the candidate sites and exit')
     ap.add_argument('-v', '--verbose', action='store_true', help='print every mutant')
     ap.add_argument('files', nargs='*', help='core files (default: sources.mk and ewma.h)')
     args = ap.parse_args()
 
+    args.equivalent = load_equivalent(args.equivalent)
     builder = Builder(args)
     files = args.files or builder.srcs + HEADER_TARGETS
     files = [os.path.basename(f) for f in files]
@@ -413,15 +452,18 @@ def main():
         for fname in files:
             r = run_file(builder, fname, args, pool)
             results.append(r)
-            print('%-26s %3d/%-3d killed  %5.1f %%  (%d sites, %d not compiling skipped)' % (
-                r['file'], r['killed'], r['drawn'], 100 * r['score'], r['sites'],
-                r['invalid_skipped']), flush=True)
+            print('%-26s %3d/%-3d killed  %5.1f %%  (%d sites, %d not compiling skipped, '
+                  '%d listed equivalent)' % (
+                      r['file'], r['killed'], r['total'], 100 * r['score'], r['sites'],
+                      r['invalid_skipped'], r['equivalent']), flush=True)
             for m in r['mutants']:
                 if m['outcome'] == 'survived':
                     print('    survived %s:%d %s %r -> %r' % (
                         fname, m['line'], m['op'], m['old'], m['new']), flush=True)
+                    if args.verbose:
+                        print('      key: %s' % m['equivalence_key'].replace('\t', '<TAB>'))
     tot_k = sum(r['killed'] for r in results)
-    tot_n = sum(r['drawn'] for r in results)
+    tot_n = sum(r['total'] for r in results)
     below = [r['file'] for r in results if r['score'] < args.threshold]
     report = {'seed': args.seed, 'per_file': args.per_file, 'threshold': args.threshold,
               'seconds': round(time.monotonic() - t0, 1), 'killed': tot_k, 'total': tot_n,
