@@ -66,6 +66,88 @@ TEST(s0_29_dead_zone)
 	ASSERT_EQ(1, a.initial);
 }
 
+/*
+ * S0-29 in exact fixed point (x1024): a tick of n bios weighs the old
+ * average by (1 - 0.7)^n, by squaring (307/1024, 92, 27, ...); the mean
+ * keeps its fraction.  One 3-unit bio from 1.0: 0.3 x 1024 + 0.7 x 3072 =
+ * 2458 (2.40), rounded to an initial of 2.  Three bios of 10 units (3 1/3,
+ * 3413): 27/1024 of the old, 997/1024 of the mean = 3392.
+ */
+TEST(s0_29_exact_fixed_point)
+{
+	struct bi_sample s = { 1, 3, 9 };
+	struct bi_adapt a;
+
+	bi_adapt_init(&a, 1, true);
+	ASSERT_TRUE(bi_adapt_tick(&a, &s));
+	ASSERT_EQ(2458ULL, a.ewma_fp);
+	ASSERT_EQ(2, a.initial);
+	s = (struct bi_sample){ 3, 10, 34 };
+	bi_adapt_tick(&a, &s);
+	ASSERT_EQ((27 * 2458ULL + 997 * 3413ULL) >> 10, a.ewma_fp);
+	ASSERT_EQ(3, a.initial);
+	/* no completions: nothing moves */
+	s = (struct bi_sample){ 0, 0, 0 };
+	ASSERT_FALSE(bi_adapt_tick(&a, &s));
+	ASSERT_EQ(3, a.initial);
+	/* an initial of 0 or less starts at 1 */
+	bi_adapt_init(&a, -4, true);
+	ASSERT_EQ(1, a.initial);
+	ASSERT_EQ(1024ULL, a.ewma_fp);
+}
+
+/*
+ * The dead zone's edges: from 4, an average of exactly 5.0 (25 %) keeps
+ * it, 5 + 1/1024 moves it to 5; from 1, 1.27 is outside the zone but
+ * still rounds to 1, which is no change.  1024 bios in one tick leave
+ * nothing of the old average.
+ */
+TEST(s0_29_dead_zone_edges)
+{
+	struct bi_sample s = { 1024, 5 * 1024, 0 };
+	struct bi_adapt a;
+
+	bi_adapt_init(&a, 4, true);
+	ASSERT_FALSE(bi_adapt_tick(&a, &s));
+	ASSERT_EQ(5120ULL, a.ewma_fp);
+	ASSERT_EQ(4, a.initial);
+	s.units++;
+	ASSERT_TRUE(bi_adapt_tick(&a, &s));
+	ASSERT_EQ(5, a.initial);
+	bi_adapt_init(&a, 1, true);
+	s = (struct bi_sample){ 1024, 1300, 0 };
+	ASSERT_FALSE(bi_adapt_tick(&a, &s));
+	ASSERT_EQ(1300ULL, a.ewma_fp);
+	ASSERT_EQ(1, a.initial);
+}
+
+/*
+ * S0-33's selector at its edges: a committed rate of 999 units/s is low
+ * (work), 1000 is not; one bio is not a window; sizes 1 and 3 have a CV
+ * of exactly 0.5 (request tokens), 1 and 4 above it (work).
+ */
+TEST(s0_33_selector_edges)
+{
+	struct bi_sample even = { 100, 800, 6400 };
+	struct bi_sample one = { 1, 512, 512 * 512 };
+	struct bi_sample half = { 2, 4, 10 }, over = { 2, 5, 17 };
+	struct bi_modesel m;
+
+	bi_mode_init(&m, BI_MODE_AUTO);
+	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &even, 999));
+	ASSERT_EQ(BI_MODE_REQUEST, bi_mode_tick(&m, &even, 1000));
+	ASSERT_EQ(BI_MODE_REQUEST, bi_mode_tick(&m, &one, 1000));
+	ASSERT_EQ(BI_MODE_REQUEST, bi_mode_tick(&m, &half, 1000));
+	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &over, 1000));
+	/* auto keeps request tokens in force; a bad setting means auto */
+	bi_mode_tick(&m, &even, 1000);
+	bi_mode_set(&m, BI_MODE_AUTO + 7);
+	ASSERT_EQ(BI_MODE_AUTO, m.setting);
+	ASSERT_EQ(BI_MODE_REQUEST, m.active);
+	bi_mode_set(&m, BI_MODE_WORK);
+	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &even, 1000));	/* fixed */
+}
+
 /* S0-30: min = auto follows the adapted initial: 31 throttled, 32 admitted. */
 TEST(s0_30_min_auto_follows)
 {
