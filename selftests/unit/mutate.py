@@ -24,10 +24,13 @@ that does not compile is not a mutant: it is skipped and the next one in
 the order is drawn instead.  A binary that runs longer than its timeout
 counts as a failure (a mutant that loops forever is caught).
 
-Prints killed/total per file and writes a JSON report (every mutant drawn:
-file, line, operator, original and mutated text, outcome, the binary that
-killed it).  Exit status 0 when every file reaches --threshold, 1 when one
-does not, 2 on a setup error (the unmutated suite must pass).
+A survivor listed in selftests/unit/mutate-equivalent.txt (reviewed: it
+changes nothing a caller can reach) is reported as equivalent and not
+counted.  Prints killed/total per file and writes a JSON report (every
+mutant drawn: file, line, operator, original and mutated text, outcome,
+the binary that killed it, its equivalence key).  Exit status 0 when every
+file reaches --threshold, 1 when one does not, 2 on a setup error (the
+unmutated suite must pass).
 
 Not part of CI: `make mutate` runs it (Makefile); a full run (30 mutants
 a file) takes 15 to 40 minutes on two cores, depending on the load.
