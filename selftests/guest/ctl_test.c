@@ -12,7 +12,7 @@
  * ring's cadence at two tick_ms.  tenant_del (ioctl, sysfs, message) and
  * the latency histogram in microseconds.  Nothing here asserts an I/O
  * rate, so every test runs in both guest modes; the tick rate is asserted
- * in the deterministic mode only (the median tick gap in both).
+ * in the deterministic mode only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -790,14 +790,16 @@ static int ring_cadence(const char *dir, unsigned int tick_ms, double *median_ms
 }
 
 /*
- * The tick's cadence (S0-14, the ring that shows it): at tick_ms=100 and
- * at tick_ms=40, the median gap between the device's ring records is
- * tick_ms within 10 % (work items start a jiffy or so late, and the next
- * one is due a period after the last due time, not after the late start).
- * Deterministic mode: ticks per second over 24 ticks are 1000 / tick_ms
- * within 10 %, 2.5 times as many at 40 ms as at 100 ms (the ordinary mode's
- * vCPUs stall when the host is loaded, and a tick more than a period late
- * is not caught up with).
+ * The tick's cadence (S0-14, the ring that shows it), at tick_ms=100 and
+ * at tick_ms=40.  Deterministic mode: the median gap between the device's
+ * ring records is tick_ms within 10 % (work items start a jiffy or so
+ * late, and the next one is due a period after the last due time, not
+ * after the late start), and ticks per second over 24 ticks are 1000 /
+ * tick_ms within 10 %, 2.5 times as many at 40 ms as at 100 ms.  Ordinary
+ * mode (vCPUs stall when the host is loaded, and a tick more than a period
+ * late is not caught up with; measured under load: 100.0 and 48.5 ms):
+ * no tick comes early (median >= 90 % of tick_ms), and the gap at 40 ms is
+ * under 70 % of the gap at 100 ms.
  */
 TEST_F_TIMEOUT(ctl, ring_cadence_follows_tick_ms, GUEST_TIMEOUT)
 {
@@ -808,11 +810,12 @@ TEST_F_TIMEOUT(ctl, ring_cadence_follows_tick_ms, GUEST_TIMEOUT)
 	TH_LOG("tick_ms=100: median gap %.1f ms, %.2f ticks/s; "
 	       "tick_ms=40: %.1f ms, %.2f ticks/s", med100, rate100, med40, rate40);
 	EXPECT_LE(90.0, med100);
-	EXPECT_GE(110.0, med100);
 	EXPECT_LE(36.0, med40);
-	EXPECT_GE(44.0, med40);
+	EXPECT_GE(0.7, med40 / med100);
 	if (!gu_icount())
 		return;
+	EXPECT_GE(110.0, med100);
+	EXPECT_GE(44.0, med40);
 	EXPECT_LE(9.0, rate100);
 	EXPECT_GE(11.0, rate100);
 	EXPECT_LE(22.5, rate40);
