@@ -54,6 +54,9 @@ TEST(invalid_globs_say_why)
 	big[256] = '\0';
 	EXPECT_EQ(-BI_EINVAL, check(big, msg));
 	EXPECT_NE(NULL, strstr(msg, "longer than 255"));
+	/* the message quotes at most 48 bytes of the glob, then "..." */
+	EXPECT_EQ(0, strncmp(msg, big, 48));
+	EXPECT_STREQ("...: bad glob (longer than 255 bytes)", msg + 48);
 	big[255] = '\0';
 	EXPECT_EQ(0, check(big, msg));
 }
