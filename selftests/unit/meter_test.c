@@ -417,6 +417,36 @@ TEST(initial_one_is_corrected_at_completion)
 	EXPECT_EQ(before - 512, after);
 }
 
+/*
+ * S0-25: a correction smaller than deadband units is skipped: a 1 MiB
+ * write charged 1 at admission and 512 at completion with deadband=600
+ * keeps only the 1; with deadband=511 the 511 more are charged.
+ */
+TEST(deadband_skips_small_corrections)
+{
+	static const struct { const char *line; s64 cost; } c[] = {
+		{ "wunits=100000 initial=1 deadband=600", 1 },
+		{ "wunits=100000 initial=1 deadband=511", 512 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct rig r;
+		struct bi_io io = io_of(BI_OP_WRITE, 1 << 20, 0);
+		struct bi_charge ch;
+		u64 retry;
+		s64 before, after;
+
+		ASSERT_EQ(0, rig_init(&r, c[i].line));
+		before = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
+		bi_meter_classify(&r.m, &io, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+		bi_meter_complete(&r.m, &r.cpu, &ch, 0);
+		after = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
+		EXPECT_EQ(before - c[i].cost, after) TH_LOG("%s", c[i].line);
+	}
+}
+
 TEST(retune_keeps_balance_and_new_rate_applies)
 {
 	struct rig r;
