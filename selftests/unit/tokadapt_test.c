@@ -4,6 +4,7 @@
  * adaptive initial deduction (S0-29), min_tokens=auto together with it
  * (S0-30), and request/work/auto selection (S0-33, S0-34, A-42).
  */
+#include <string.h>
 #include "tokadapt.h"
 #include "bucket.h"
 #include "admit.h"
@@ -202,6 +203,28 @@ TEST(s0_33_mode_selection)
 	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &win, 100000));	/* sticks */
 	bi_mode_set(&m, BI_MODE_REQUEST);
 	ASSERT_EQ(1, bi_mode_cost(&m, 512));
+}
+
+/*
+ * S0-33 over windows too large for exact products (2^54 bios): halves of
+ * sizes 10 and 29 (CV^2 0.237, request tokens) and 10 and 31 (0.262, work
+ * tokens) still come out on their side of 0.5; a selector started on
+ * garbage memory begins in work mode.
+ */
+TEST(s0_33_selector_scales_huge_windows)
+{
+	const u64 half = 1ULL << 53;
+	struct bi_sample below = { 2 * half, 39 * half, 941 * half };
+	struct bi_sample above = { 2 * half, 41 * half, 1061 * half };
+	struct bi_modesel m;
+
+	memset(&m, 0xa5, sizeof(m));
+	m.active = BI_MODE_REQUEST;
+	bi_mode_init(&m, BI_MODE_AUTO);
+	ASSERT_EQ(BI_MODE_WORK, m.active);
+	ASSERT_EQ(BI_MODE_REQUEST, bi_mode_tick(&m, &below, 1000));
+	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &above, 1000));
+	ASSERT_EQ(BI_MODE_REQUEST, bi_mode_tick(&m, &below, 1000));
 }
 
 /*
