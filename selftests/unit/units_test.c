@@ -223,6 +223,11 @@ TEST(split_count_matches_the_block_layers_pieces)
 	ASSERT_EQ(1U, bi_split_count(12345, 2048, 2560, 0));
 	ASSERT_EQ(2U, bi_split_count(128, 256, 2560, 256));	/* crosses one boundary */
 	ASSERT_EQ(1U, bi_split_count(0, 0, 8, 0));
+	/* no limit given (0) is a limit of one sector; a chunk of 1 is none */
+	ASSERT_EQ(5U, bi_split_count(3, 5, 0, 0));
+	ASSERT_EQ(5U, bi_split_count(3, 5, 0, 4));
+	ASSERT_EQ(1U, bi_split_count(3, 8, 64, 1));
+	ASSERT_EQ(2U, bi_split_count(3, 65, 64, 1));
 	for (i = 0; i < 20000; i++) {
 		u64 sector;
 		u32 sectors, max, chunk;
