@@ -220,6 +220,7 @@ class Builder:
         self.libs = sorted(f for f in os.listdir(UNIT)
                            if f.endswith('.c') and not f.endswith('_test.c'))
         self.timeouts = {}
+        self.users = {}		# core header -> the sources that include it
 
     def cflags(self, core):
         return ['-O1', '-g0', '-std=gnu11', '-w', '-D_GNU_SOURCE', '-I' + core,
@@ -263,6 +264,13 @@ class Builder:
                       os.path.join(base, 'bin'))
         if err:
             sys.exit('mutate: the unmutated core does not build:\n' + err)
+        for name in self.srcs + [t + '.c' for t in self.tests] + self.libs:
+            src = os.path.join(CORE if name in self.srcs else UNIT, name)
+            rc, out = self.run_cmd([self.cc] + self.cflags(CORE) + ['-MM', src])
+            for dep in out.replace('\\\n', ' ').split()[1:]:
+                dep = os.path.abspath(dep)
+                if os.path.dirname(dep) == CORE and dep.endswith('.h'):
+                    self.users.setdefault(os.path.basename(dep), set()).add(name)
         for t in self.tests:
             t0 = time.monotonic()
             rc = self.run_bin(os.path.join(base, 'bin', t), 600)
@@ -321,12 +329,20 @@ class Builder:
             if self.compile_tree(core, objdir, [fname]):
                 return 'invalid', None
             testdir = os.path.join(base, 'test')
-        else:		# a header: everything that may include it
+        else:		# a header: what includes it, the rest as built
+            users = self.users.get(fname, set())
             objdir = os.path.join(d, 'core-obj')
             testdir = os.path.join(d, 'test-obj')
-            if self.compile_tree(core, objdir, self.srcs) or \
-               self.compile_tree(core, testdir, [t + '.c' for t in self.tests] + self.libs):
-                return 'invalid', None
+            for out, names, bdir in ((objdir, self.srcs, 'core'),
+                                     (testdir, [t + '.c' for t in self.tests] + self.libs,
+                                      'test')):
+                os.makedirs(out)
+                for n in names:
+                    if n not in users:
+                        os.symlink(os.path.join(base, bdir, n[:-2] + '.o'),
+                                   os.path.join(out, n[:-2] + '.o'))
+                if self.compile_tree(core, out, [n for n in names if n in users]):
+                    return 'invalid', None
         # each binary is linked just before it runs: most mutants die in
         # the file's own test, and the others need not be linked at all
         for t in self.order(fname):
