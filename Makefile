@@ -7,7 +7,7 @@
 #   make             module (for KDIR), user tools, unit and guest test programs
 #   make unit        freestanding-core unit tests on the host
 #   make mutate      mutation testing of kmod/core against the unit suite
-#                    (not in CI, ~15 min): MUTATE_N mutants a file (30),
+#                    (not in CI, 15-40 min): MUTATE_N mutants a file (30),
 #                    MUTATE_SEED (17), MUTATE_FILES (all); killed/total per
 #                    file, build/mutate/report.json (doc/mechanisms.md)
 #   make check       deps, build, unit, fuzz smoke, host (install, packages,
