@@ -499,6 +499,40 @@ TEST(s4_04_no_idle_timers)
 }
 
 /*
+ * S0-31 at the meter: a cap changed at the instant the tenant is drained
+ * keeps the drained balance (nothing passes at once), where a new key
+ * would start full; and the one-level fast path (bi_meter_admit_one)
+ * leaves its completion to bi_meter_complete_chain, which corrects it.
+ */
+TEST(retune_keeps_a_drained_balance_and_admit_one_completes)
+{
+	struct rig r;
+	struct bi_chain_charge cc;
+	struct bi_meter *mp;
+	struct bi_meter_cpu *cp;
+	struct bi_io io = io_of(BI_OP_WRITE, 1 << 20, 0);
+	u64 retry;
+	s64 before, after;
+
+	ASSERT_EQ(0, rig_init(&r, "riops=1000"));
+	ASSERT_LE(50ULL, burst(&r, 0, &retry));
+	ASSERT_EQ(0, bi_conf_merge(&r.conf, "riops=200", 9, NULL));
+	bi_meter_configure(&r.m, &r.conf, &r.dev, 0);
+	EXPECT_EQ(0ULL, burst(&r, 0, &retry));
+
+	ASSERT_EQ(0, rig_init(&r, "wunits=100000 initial=1"));
+	mp = &r.m;
+	cp = &r.cpu;
+	before = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
+	ASSERT_TRUE(bi_meter_admit_one(&r.m, &r.cpu, &io, 512, &cc, 0, &retry));
+	EXPECT_EQ(1, cc.depth);
+	bi_meter_complete_chain(&mp, &cp, &cc, 0);
+	after = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
+	EXPECT_EQ(before - 512, after);
+	EXPECT_EQ(0, cc.depth);
+}
+
+/*
  * S0-25: a correction smaller than deadband units is skipped: a 1 MiB
  * write charged 1 at admission and 512 at completion with deadband=600
  * keeps only the 1; with deadband=511 the 511 more are charged.
