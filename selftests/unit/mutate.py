@@ -281,8 +281,26 @@ class Builder:
                 sys.exit(2)
             self.timeouts[t] = max(10.0, 10 * dt)
 
+    def tree(self, slot):
+        """A directory that looks like the top of the tree to a test (some,
+        like cli_test, run tools and write scratch files by relative path):
+        links to everything but build/unit and build/results, which are its
+        own, so that two mutants' tests never share a scratch file."""
+        top = os.path.join(self.work, 'tree%s' % slot)
+        if os.path.isdir(top):
+            return top
+        os.makedirs(os.path.join(top, 'build', 'unit'))
+        os.makedirs(os.path.join(top, 'build', 'results'))
+        for name in os.listdir(TOP):
+            if name != 'build':
+                os.symlink(os.path.join(TOP, name), os.path.join(top, name))
+        for name in os.listdir(os.path.join(TOP, 'build')):
+            if name not in ('unit', 'results', 'mutate'):
+                os.symlink(os.path.join(TOP, 'build', name), os.path.join(top, 'build', name))
+        return top
+
     @staticmethod
-    def run_bin(path, timeout):
+    def run_bin(path, timeout, cwd=TOP):
         """Exit status of one test binary, or 'timeout'.
 
         The harness runs each test in a child with a process group of its
@@ -293,7 +311,7 @@ class Builder:
         def limit():
             cpu = int(timeout) + 1
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        p = subprocess.Popen([path], cwd=TOP, stdout=subprocess.DEVNULL,
+        p = subprocess.Popen([path], cwd=cwd, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True,
                              preexec_fn=limit)
         try:
@@ -348,7 +366,7 @@ class Builder:
         for t in self.order(fname):
             if self.link(objdir, testdir, os.path.join(d, 'bin'), [t]):
                 return 'invalid', None
-            rc = self.run_bin(os.path.join(d, 'bin', t), self.timeouts[t])
+            rc = self.run_bin(os.path.join(d, 'bin', t), self.timeouts[t], self.tree(slot))
             if rc != 0:
                 return 'killed', t + ('' if rc != 'timeout' else ' (timeout)')
         return 'survived', None
