@@ -13,6 +13,9 @@ TEST(unsigned_rounds_to_nearest)
 	ASSERT_EQ(1ULL, bi_ewma_u64(0, 1, 717));	/* 0.70 */
 	ASSERT_EQ(0ULL, bi_ewma_u64(0, 1, 307));	/* 0.30 */
 	ASSERT_EQ(2ULL, bi_ewma_u64(0, 3, 717));	/* 2.10 */
+	ASSERT_EQ(0ULL, bi_ewma_u64(0, 1, 511));	/* 0.499 */
+	ASSERT_EQ(1ULL, bi_ewma_u64(0, 1, 512));	/* 0.500: half up */
+	ASSERT_EQ(1ULL, bi_ewma_u64(0, 1, 614));	/* 0.600 */
 	ASSERT_EQ(7ULL, bi_ewma_u64(10, 0, 307));	/* 7.00 */
 	ASSERT_EQ(13ULL, bi_ewma_u64(10, 20, 307));	/* 13.00 */
 	ASSERT_EQ(0ULL, bi_ewma_u64(100, 0, BI_FP_ONE));
@@ -32,10 +35,21 @@ TEST(signed_rounds_half_away_from_zero)
 	ASSERT_EQ(-13, bi_ewma_s64(-10, -20, 307));
 	ASSERT_EQ(0, bi_ewma_s64(-10, 10, 512));
 	ASSERT_EQ(-2, bi_ewma_s64(-3, -1, 512));	/* -2.00 */
+	ASSERT_EQ(0, bi_ewma_s64(0, -1, 511));		/* -0.499 */
+	ASSERT_EQ(-1, bi_ewma_s64(0, -1, 614));		/* -0.600 */
+	ASSERT_EQ(1, bi_ewma_s64(0, 1, 614));
 	ASSERT_EQ(-3, bi_ewma_s64(-4, -1, 512));	/* -2.50: away from zero */
 	ASSERT_EQ(3, bi_ewma_s64(4, 1, 512));		/* 2.50 */
 	ASSERT_EQ(-3, bi_ewma_s64(5, -3, BI_FP_ONE));
 	ASSERT_EQ(-3, bi_ewma_s64(5, -3, 3 * BI_FP_ONE));
+}
+
+/* The seed's alphas (S0-15) to the nearest 1/1024: 0.7 -> 717, 0.3 -> 307. */
+TEST(seed_alphas_in_fixed_point)
+{
+	ASSERT_EQ(717ULL, bi_ewma_u64(0, BI_FP_ONE, BI_ALPHA_F_FP));
+	ASSERT_EQ(717ULL, bi_ewma_u64(0, BI_FP_ONE, BI_ALPHA_REJ_FP));
+	ASSERT_EQ(307ULL, bi_ewma_u64(0, BI_FP_ONE, BI_ALPHA_L_FP));
 }
 
 TEST(rate_per_second)
