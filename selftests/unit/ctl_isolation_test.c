@@ -253,11 +253,41 @@ TEST(delay_rules_step_by_one_slot)
 	delay_state(&p, &t, 5, 5 * BI_NSEC_PER_MSEC);
 	p.eval_ticks = 1;
 	t.usage = 5000;
+	t.prev_n = 9;
 	bi_iso_tick(&t, &p, &flood, true, now);
 	ASSERT_EQ(BI_ISO_SLOTS, t.mode);
 	ASSERT_EQ(0ULL, t.delay_ns);
 	ASSERT_EQ(4U, t.n);
 	ASSERT_EQ(5U, t.prev_n);		/* S3-06 approach 2 starts from it */
+}
+
+/*
+ * S3-09 rule 2 in slots mode at its edge (remedy 2): below the band and
+ * short of slots, one more slot is added as it is while n + 1 slots at
+ * r_pt stay within the band's top (1030 for 1000), and with a delay once
+ * they would exceed it: 5 x 206 = 1030 adds the slot, 5 x 207 the delay.
+ */
+TEST(slot_added_or_delayed_at_the_band_top)
+{
+	struct bi_iso_stats none = { 0 };
+	struct bi_iso_params p;
+	struct bi_iso t;
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		bi_iso_params_init(&p, 1000);
+		p.eval_ticks = 1;
+		p.abuse_permille = 0;
+		bi_iso_init(&t, &p);
+		t.n = 4;
+		t.prev_n = 4;
+		t.r_pt = 206 + i;
+		t.last_ns = TICK_NS;
+		t.refused = 1;
+		bi_iso_tick(&t, &p, &none, true, 2 * TICK_NS);
+		ASSERT_EQ(5U, t.n);
+		ASSERT_EQ(i ? BI_ISO_DELAY : BI_ISO_SLOTS, t.mode) TH_LOG("r_pt %u", 206 + i);
+	}
 }
 
 /*

@@ -344,7 +344,7 @@ TEST(device_derived_values)
 	ASSERT_EQ(50ULL, bi_dev_conf_local_max(&d, 100));
 	ASSERT_EQ(1ULL, bi_dev_conf_local_max(&d, 1));
 	ASSERT_EQ(0, bi_dev_conf_parse(&d, "local_max_pct=6", 15, NULL));
-	ASSERT_EQ(60ULL, bi_dev_conf_local_max(&d, 1000));	/* 6 % exactly */
+	ASSERT_EQ(6000ULL, bi_dev_conf_local_max(&d, 100000));	/* 6 % exactly */
 	ASSERT_EQ(400U, bi_conf_delay_max_us(&c, 200));	/* 2 x latency */
 	ASSERT_EQ(50000U, bi_conf_delay_max_us(&c, 1000000));	/* capped, A-32 */
 	c = tconf("delay_max_us=777");
