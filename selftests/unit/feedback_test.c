@@ -146,6 +146,11 @@ TEST(above_commitment_edges)
 	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
 	iso.usage = 1031;
 	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, false));
+	ASSERT_EQ(0, tline(&c, "alloc=100000"));	/* the band is 3 % exactly */
+	iso.usage = 103000;
+	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+	iso.usage = 103001;
+	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, true));
 
 	ASSERT_EQ(0, tline(&c, ""));		/* no allocation */
 	iso.usage = 0;
