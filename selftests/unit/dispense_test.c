@@ -125,6 +125,30 @@ TEST(reclaim_only_idle_balances)
 	ASSERT_EQ(4, g.b.tokens);
 }
 
+/*
+ * A wait never asks for more than half the capacity (bi_local_charge_slow):
+ * with a hold longer than the wait, an 80-token bio on an empty bucket of
+ * 100 at 100/s is told to come back when 50 are there (500 ms), not 80;
+ * with a capacity of 2 at 10/s, when 1 is there (100 ms).
+ */
+TEST(a_wait_asks_for_half_the_capacity)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry;
+
+	bi_global_init(&g, 100, 100, 0, 0);
+	g.hold_ns = 10 * SEC;			/* the hold does not end it first */
+	bi_local_init(&l, 0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 80, 0, &retry));
+	ASSERT_EQ(500 * MS, retry);
+	bi_global_init(&g, 10, 2, 0, 0);
+	g.hold_ns = 10 * SEC;
+	bi_local_init(&l, 0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 5, 0, &retry));
+	ASSERT_EQ(100 * MS, retry);
+}
+
 /* S4-05 / S4-10: after one dispense, bios are served locally. */
 TEST(s4_05_local_hits)
 {

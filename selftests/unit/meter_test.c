@@ -516,9 +516,11 @@ TEST(retune_keeps_a_drained_balance_and_admit_one_completes)
 
 	ASSERT_EQ(0, rig_init(&r, "riops=1000"));
 	ASSERT_LE(50ULL, burst(&r, 0, &retry));
-	ASSERT_EQ(0, bi_conf_merge(&r.conf, "riops=200", 9, NULL));
+	ASSERT_EQ(0, bi_conf_merge(&r.conf, "riops=20", 8, NULL));
 	bi_meter_configure(&r.m, &r.conf, &r.dev, 0);
 	EXPECT_EQ(0ULL, burst(&r, 0, &retry));
+	/* past the 100 ms hold: 101 ms of 20/s, not a fresh burst of 3 */
+	EXPECT_EQ(2ULL, burst(&r, 101 * BI_NSEC_PER_MSEC, &retry));
 
 	ASSERT_EQ(0, rig_init(&r, "wunits=100000 initial=1"));
 	mp = &r.m;
