@@ -216,6 +216,7 @@ TEST(s0_33_selector_scales_huge_windows)
 	const u64 half = 1ULL << 53;
 	struct bi_sample below = { 2 * half, 39 * half, 941 * half };
 	struct bi_sample above = { 2 * half, 41 * half, 1061 * half };
+	struct bi_sample wide;
 	struct bi_modesel m;
 
 	memset(&m, 0xa5, sizeof(m));
@@ -225,6 +226,13 @@ TEST(s0_33_selector_scales_huge_windows)
 	ASSERT_EQ(BI_MODE_REQUEST, bi_mode_tick(&m, &below, 1000));
 	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &above, 1000));
 	ASSERT_EQ(BI_MODE_REQUEST, bi_mode_tick(&m, &below, 1000));
+	/*
+	 * 2^56 bios, halves of 1 and 4 units (CV^2 0.36): the sum of squares
+	 * stays under 2^60, yet the products overflow 128 bits unless the
+	 * count and the sum alone bring the window down.
+	 */
+	wide = (struct bi_sample){ 1ULL << 56, 5ULL << 55, 17ULL << 55 };
+	ASSERT_EQ(BI_MODE_WORK, bi_mode_tick(&m, &wide, 1000));
 }
 
 /*
