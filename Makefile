@@ -6,6 +6,10 @@
 #   make deps        install every Debian package and unpack guest kernels (root)
 #   make             module (for KDIR), user tools, unit and guest test programs
 #   make unit        freestanding-core unit tests on the host
+#   make mutate      mutation testing of kmod/core against the unit suite
+#                    (not in CI, 15-40 min): MUTATE_N mutants a file (30),
+#                    MUTATE_SEED (17), MUTATE_FILES (all); killed/total per
+#                    file, build/mutate/report.json (doc/mechanisms.md)
 #   make check       deps, build, unit, fuzz smoke, host (install, packages,
 #                    systemd guest) and guest tests on 6.1
 #   make check-all   the same, guest tests on 6.1 and 6.12
@@ -54,7 +58,7 @@ include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 
 .DEFAULT_GOAL := all
 
-.PHONY: all deps ksrc module tools tests unit fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
+.PHONY: all deps ksrc module tools tests unit mutate fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
 	host-check deb deb-check systemd-check check-full debug-kernel check-debug \
 	demo bench bench-smoke checkpatch clean
 all: module tools tests
@@ -99,8 +103,18 @@ tools: $(TOOL_BINS)
 
 tests: $(UNIT_BINS) $(TEST_BINS)
 
+# ... and selftests/unit/mechanisms_doc.sh: doc/mechanisms.md has a row for
+# every mechanism ID cited and names only tests that exist.
 unit: $(UNIT_BINS)
-	@bash selftests/run-suite.sh unit $(UNIT_BINS)
+	@bash selftests/run-suite.sh unit $(UNIT_BINS) selftests/unit/mechanisms_doc.sh
+
+# Mutation testing (selftests/unit/mutate.py): each mutant of a core file
+# must fail a unit test; exits 1 when a file kills under 90 %.
+MUTATE_N ?= 30
+MUTATE_SEED ?= 17
+mutate: $(KSRC_STAMP)
+	@python3 selftests/unit/mutate.py --per-file $(MUTATE_N) --seed $(MUTATE_SEED) \
+		--cc $(CC) $(MUTATE_FILES)
 
 # ---- guest tests: two boots per kernel run every program of build/guest ----
 # one in the deterministic mode (rates, capacities), one with 2 vCPUs.

@@ -1014,7 +1014,7 @@ static int bi_tenant_validate(const void *p, struct bi_pctx *ctx)
 
 	if (c->raise_ticks <= c->lower_ticks)
 		return bi_fail_conflict(ctx, "raise_ticks", "lower_ticks",
-					"raise_ticks must exceed lower_ticks, S0-10");
+					"raise_ticks must exceed lower_ticks, S0-09");
 	if (c->min_tokens != BI_CONF_MIN_AUTO && c->floor_tokens != BI_NO_FLOOR &&
 	    c->floor_tokens >= c->min_tokens)
 		return bi_fail_conflict(ctx, "floor", "min_tokens",

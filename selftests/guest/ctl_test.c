@@ -8,9 +8,11 @@
  * snapshot of several cgroups that did I/O against their sysfs counters.
  * Then blkisoctl end to end: attach, apply, stats -j, set, get, detach;
  * and blkisoctl ring (the feedback tick's records through BLKISO_IOC_RING)
- * against the sysfs ring files, with top's feedback columns.  tenant_del
- * (ioctl, sysfs, message) and the latency histogram in microseconds.
- * Nothing here asserts a rate, so every test runs in both guest modes.
+ * against the sysfs ring files, with top's feedback columns, and the
+ * ring's cadence at two tick_ms.  tenant_del (ioctl, sysfs, message) and
+ * the latency histogram in microseconds.  Nothing here asserts an I/O
+ * rate, so every test runs in both guest modes; the tick rate is asserted
+ * in the deterministic mode only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -737,6 +739,89 @@ TEST_F_TIMEOUT(ctl, blkisoctl_ring_matches_sysfs, GUEST_TIMEOUT)
 	EXPECT_EQ(1, gu_sh(CTL " ring 2>/dev/null"));
 	unlink(json);
 	unlink("/tmp/ctl_ring.py");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Set the device's tick_ms, let 24 ticks pass at the new period, and
+ * measure them in the device's ring: the median gap between consecutive
+ * ticks (ms) and the ticks per second over the run.  0, or -1.
+ */
+static int ring_cadence(const char *dir, unsigned int tick_ms, double *median_ms,
+			double *per_s)
+{
+	static struct gu_tick r[GU_TICKS_MAX];
+	double gap[GU_TICKS_MAX];
+	unsigned long long from, first_us = 0, last_us = 0;
+	char path[256];
+	int n, i, k = 0;
+
+	snprintf(path, sizeof(path), "%s/conf", dir);
+	if (gu_write(path, "tick_ms=%u", tick_ms))
+		return -1;
+	/* the tick that is queued keeps the old period; the next one has the new */
+	from = dev_seq(dir) + 2;
+	for (i = 0; i < 3000 && dev_seq(dir) < from + 24; i++)
+		usleep(10 * 1000);
+	snprintf(path, sizeof(path), "%s/ring", dir);
+	n = gu_ring_read(path, r, GU_TICKS_MAX);
+	for (i = 1; i < n; i++) {
+		if (r[i - 1].seq < from)
+			continue;
+		if (r[i].seq != r[i - 1].seq + 1)
+			return -1;
+		if (!k)
+			first_us = r[i - 1].time_us;
+		last_us = r[i].time_us;
+		gap[k++] = (r[i].time_us - r[i - 1].time_us) / 1000.0;
+	}
+	if (k < 20 || last_us <= first_us)
+		return -1;
+	qsort(gap, k, sizeof(gap[0]), cmp_double);
+	*median_ms = gap[k / 2];
+	*per_s = k * 1e6 / (double)(last_us - first_us);
+	return 0;
+}
+
+/*
+ * The tick's cadence (S0-14, the ring that shows it), at tick_ms=100 and
+ * at tick_ms=40.  Deterministic mode: the median gap between the device's
+ * ring records is tick_ms within 10 % (work items start a jiffy or so
+ * late, and the next one is due a period after the last due time, not
+ * after the late start), and ticks per second over 24 ticks are 1000 /
+ * tick_ms within 10 %, 2.5 times as many at 40 ms as at 100 ms.  Ordinary
+ * mode (vCPUs stall when the host is loaded, and a tick more than a period
+ * late is not caught up with; measured under load: 100.0 and 48.5 ms):
+ * no tick comes early (median >= 90 % of tick_ms), and the gap at 40 ms is
+ * under 70 % of the gap at 100 ms.
+ */
+TEST_F_TIMEOUT(ctl, ring_cadence_follows_tick_ms, GUEST_TIMEOUT)
+{
+	double med100, med40, rate100, rate40;
+
+	ASSERT_EQ(0, ring_cadence(self->dir, 100, &med100, &rate100));
+	ASSERT_EQ(0, ring_cadence(self->dir, 40, &med40, &rate40));
+	TH_LOG("tick_ms=100: median gap %.1f ms, %.2f ticks/s; "
+	       "tick_ms=40: %.1f ms, %.2f ticks/s", med100, rate100, med40, rate40);
+	EXPECT_LE(90.0, med100);
+	EXPECT_LE(36.0, med40);
+	EXPECT_GE(0.7, med40 / med100);
+	if (!gu_icount())
+		return;
+	EXPECT_GE(110.0, med100);
+	EXPECT_GE(44.0, med40);
+	EXPECT_LE(9.0, rate100);
+	EXPECT_GE(11.0, rate100);
+	EXPECT_LE(22.5, rate40);
+	EXPECT_GE(27.5, rate40);
+	EXPECT_LE(2.25, rate40 / rate100);
+	EXPECT_GE(2.75, rate40 / rate100);
 }
 
 static long long now_ms(void)

@@ -133,6 +133,72 @@ TEST(s1_15_spill)
 	ASSERT_EQ(5, bi_ticket_total(&t));
 }
 
+/*
+ * S1-25: what bi_policy_valid() accepts: one to three distinct classes,
+ * either deduction, either action, a floor of zero or below.
+ */
+TEST(policy_validity)
+{
+	struct bi_policy p = pol(BI_DEDUCT_SPILL, 1, 2, X, Y);
+
+	ASSERT_TRUE(bi_policy_valid(&p));
+	p.action = BI_ACTION_REJECT;
+	ASSERT_TRUE(bi_policy_valid(&p));
+	p.floor_tokens = 0;
+	ASSERT_TRUE(bi_policy_valid(&p));
+	p.floor_tokens = 1;
+	ASSERT_FALSE(bi_policy_valid(&p));
+	p.floor_tokens = -5;
+	p.nr_buckets = 3;
+	p.bucket[2] = BI_CLASS_HI;
+	ASSERT_TRUE(bi_policy_valid(&p));
+	p.bucket[2] = Y;			/* a class twice */
+	ASSERT_FALSE(bi_policy_valid(&p));
+	p.bucket[2] = BI_NR_CLASSES;
+	ASSERT_FALSE(bi_policy_valid(&p));
+	p = pol(BI_DEDUCT_SAME, 1, 0, X, Y);
+	ASSERT_FALSE(bi_policy_valid(&p));
+	p = pol(BI_DEDUCT_SPILL + 1, 1, 1, X, 0);
+	ASSERT_FALSE(bi_policy_valid(&p));
+	p = pol(BI_DEDUCT_SAME, 1, 1, X, 0);
+	p.action = BI_ACTION_REJECT + 1;
+	ASSERT_FALSE(bi_policy_valid(&p));
+	ASSERT_FALSE(bi_policy_valid(NULL));
+}
+
+/* S1-15: a spill over all three classes; the ticket's total is what was taken. */
+TEST(spill_over_three_classes)
+{
+	struct bi_bucket cls[BI_NR_CLASSES];
+	struct bi_policy p = pol(BI_DEDUCT_SPILL, 1, 3, BI_CLASS_HI, X);
+	struct bi_ticket t;
+
+	p.bucket[2] = Y;
+	set_tokens(cls, 0, 10, 10, 10);
+	ASSERT_EQ(BI_VERDICT_ADMIT, bi_admit(cls, &p, 35, 0, &t));
+	ASSERT_EQ(3, t.nr);
+	ASSERT_EQ(35, bi_ticket_total(&t));
+	ASSERT_EQ(-5, cls[Y].tokens);
+	ASSERT_EQ(-5, bi_ticket_correct(cls, &t, 30, NULL, 0));
+	ASSERT_EQ(30, bi_ticket_total(&t));
+	ASSERT_EQ(0, cls[Y].tokens);
+}
+
+/* A policy consults its own buckets only: a full SYS bucket admits no LO bio. */
+TEST(no_bucket_beyond_the_policy)
+{
+	struct bi_bucket cls[BI_NR_CLASSES];
+	struct bi_policy lo;
+	struct bi_ticket t;
+
+	bi_policy_priority(&lo, BI_CLASS_LO);
+	set_tokens(cls, 100, 0, 0, 0);
+	ASSERT_EQ(BI_VERDICT_DELAY, bi_admit(cls, &lo, 1, 0, &t));
+	ASSERT_EQ(0, t.nr);
+	ASSERT_EQ(U64_MAX, bi_admit_ready_at_ns(cls, &lo, 1, 0));
+	ASSERT_EQ(100, cls[BI_CLASS_SYS].tokens);
+}
+
 /* primary then secondary; S0-30: min auto = the initial deduction. */
 TEST(a_19_order_and_s0_30_min_auto)
 {

@@ -255,6 +255,100 @@ TEST(refund_capped)
 	ASSERT_EQ(2, balance_delta(&b));
 }
 
+/* Charges and refunds of zero or less change nothing and count nothing. */
+TEST(zero_and_negative_amounts_change_nothing)
+{
+	struct bi_bucket b;
+
+	bi_bucket_init(&b, 0, 10, 5, 0);
+	ASSERT_EQ(0, bi_bucket_charge(&b, 0, BI_NO_FLOOR, 0));
+	ASSERT_EQ(0, bi_bucket_charge(&b, -3, BI_NO_FLOOR, 0));
+	ASSERT_EQ(0, bi_bucket_refund(&b, 0, 0));
+	ASSERT_EQ(0, bi_bucket_refund(&b, -3, 0));
+	ASSERT_EQ(5, b.tokens);
+	ASSERT_EQ(0ULL, b.charged);
+	ASSERT_EQ(0ULL, b.refunded);
+	ASSERT_EQ(0ULL, b.dropped);
+	/* a refund that exactly fills the bucket drops nothing */
+	ASSERT_EQ(5, bi_bucket_refund(&b, 5, 0));
+	ASSERT_EQ(10, b.tokens);
+	ASSERT_EQ(0ULL, b.dropped);
+}
+
+/*
+ * S0-31: a new rate applies from the moment it is set; what the old rate
+ * earned until then is kept (1000/s for 1 s, then 10/s for 1 s: 1010).
+ */
+TEST(set_keeps_what_the_old_rate_earned)
+{
+	struct bi_bucket b;
+
+	bi_bucket_init(&b, 1000, 100000, 0, 0);
+	bi_bucket_set(&b, 10, 100000, SEC);
+	ASSERT_EQ(1000, b.tokens);
+	bi_bucket_refill(&b, 2 * SEC);
+	ASSERT_EQ(1010, b.tokens);
+}
+
+/*
+ * A-14: a bucket that fills forgets the fraction of a token it had: after
+ * a charge, the next token takes a whole 1/rate (3/s: 333,333,334 ns).
+ */
+TEST(full_bucket_forgets_the_fraction)
+{
+	struct bi_bucket b;
+	u64 t0 = 1400 * MS;
+
+	bi_bucket_init(&b, 3, 2, 0, 0);
+	bi_bucket_refill(&b, SEC / 2);		/* 1.5 tokens: 1 and a half */
+	ASSERT_EQ(1, b.tokens);
+	bi_bucket_refill(&b, t0);		/* full at 2 */
+	ASSERT_EQ(2, b.tokens);
+	ASSERT_EQ(2, bi_bucket_charge(&b, 2, BI_NO_FLOOR, t0));
+	bi_bucket_refill(&b, t0 + 333333333);
+	ASSERT_EQ(0, b.tokens);
+	bi_bucket_refill(&b, t0 + 333333334);
+	ASSERT_EQ(1, b.tokens);
+}
+
+/* S0-28: a bio's running total saturates where balances do. */
+TEST(charge_to_saturates)
+{
+	struct bi_bucket b;
+	s64 charged = 0;
+
+	bi_bucket_init(&b, 0, BI_TOKENS_LIMIT, BI_TOKENS_LIMIT, 0);
+	ASSERT_EQ(BI_TOKENS_LIMIT, bi_bucket_charge_to(&b, &charged, INT64_MAX,
+						       BI_NO_FLOOR, 0));
+	ASSERT_EQ(BI_TOKENS_LIMIT, charged);
+	ASSERT_EQ(0, bi_bucket_charge_to(&b, &charged, INT64_MAX, BI_NO_FLOOR, 0));
+}
+
+/*
+ * ready_at far away: at 1 unit/s, a debt of 9,223,372,036 units ends
+ * exactly that many seconds (plus one for the minimum) later; one unit
+ * more and the time no longer fits the nanosecond clock's range the code
+ * allows (half of 2^64 ns): never.
+ */
+TEST(ready_at_far_future)
+{
+	struct bi_bucket b;
+
+	bi_bucket_init(&b, 1, BI_TOKENS_LIMIT, -9223372036LL, 0);
+	ASSERT_EQ(9223372037ULL * SEC, bi_bucket_ready_at_ns(&b, 1, 0));
+	bi_bucket_init(&b, 1, BI_TOKENS_LIMIT, -9223372037LL, 0);
+	ASSERT_EQ(U64_MAX, bi_bucket_ready_at_ns(&b, 1, 0));
+}
+
+/* S0-25: corrections of 2^40 units or more are never inside a <= 100 % band. */
+TEST(deadband_saturates)
+{
+	struct bi_deadband db = { .units = 0, .pct = 100 };
+
+	ASSERT_FALSE(bi_deadband_skip(&db, 1LL << 41, 3LL << 39));
+	ASSERT_TRUE(bi_deadband_skip(&db, 1LL << 39, 1LL << 38));
+}
+
 /* S0-27: -500 at 1000 units/s, min 1: first admission at 501 ms. */
 TEST(s0_27_negative_recovery)
 {

@@ -91,6 +91,23 @@ TEST(default_rules)
 	ASSERT_EQ(BI_CLASS_MID, cls(&c, 200, 4 * KiB, 0, 77));
 }
 
+/* bi_rules_default() sets every field itself (the meter's rules before a line). */
+TEST(rules_default_from_garbage)
+{
+	struct bi_rules r;
+	struct bi_io io = mkio(BI_OP_WRITE, 4 * KiB, 0, BI_PRIO_BE);
+	unsigned int i;
+
+	memset(&r, 0xa5, sizeof(r));
+	bi_rules_default(&r);
+	ASSERT_EQ(BI_CLASS_MID, r.default_class);
+	for (i = 4; i < BI_NR_RULES; i++)
+		ASSERT_FALSE(r.rule[i].used);
+	ASSERT_EQ(BI_CLASS_MID, bi_classify(&r, &io));
+	io = mkio(BI_OP_READ, 4 * KiB, BI_IO_SYNC, BI_PRIO_BE);
+	ASSERT_EQ(BI_CLASS_HI, bi_classify(&r, &io));
+}
+
 /*
  * S1-17 (d): rules "write -> class 2, read >= 256 KiB -> class 3, else 1",
  * 20 synthetic bios.  Class ids 1, 2, 3 are HI, MID, LO.
@@ -221,6 +238,11 @@ TEST(s1_18_policy_from_conf)
 	bi_conf_policy(&c, BI_CLASS_HI, 32, &p);
 	ASSERT_EQ(32, p.min_tokens);
 	ASSERT_EQ(BI_NO_FLOOR, p.floor_tokens);
+	/* a list shorter than the class's default: hi consults hi alone */
+	ASSERT_EQ(0, tparse(&c, "hi.policy=hi"));
+	bi_conf_policy(&c, BI_CLASS_HI, 0, &p);
+	ASSERT_EQ(1, p.nr_buckets);
+	ASSERT_EQ(BI_CLASS_HI, p.bucket[0]);
 }
 
 /* S1-18 (d): a policy "file" loads, and its dump is identical. */

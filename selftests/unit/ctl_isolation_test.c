@@ -7,6 +7,7 @@
  * slot) gets min(D, capacity(n, delta)) each tick.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "ctl_isolation.h"
 #include "kselftest_harness.h"
 
@@ -97,6 +98,225 @@ TEST(delay_values)
 	/* one delayed slot cannot bring 9 slots to 750: drop a slot */
 	ASSERT_EQ(U64_MAX, bi_iso_compute_delay_ns(BI_ISO_SINGLE, 9, 750, 100));
 	ASSERT_EQ(0, bi_iso_compute_delay_ns(BI_ISO_SPREAD, 7, 750, 100));
+}
+
+/*
+ * S3-11: the delay is the time between a slot being free and the bio
+ * going to the device, the same whenever the slot frees and whatever came
+ * before.  Unpaced (no per-slot rate measured yet): spread mode holds a
+ * mean-sized bio delta on every slot, a bio twice the mean 2 x delta;
+ * single mode holds only the lowest slot (handed out last), for delta.
+ * Paced spread mode: the hold is the time to the bio's turn, so a slot
+ * freed late by the device's queue is held that much less.
+ */
+TEST(s3_11_delay_between_free_slot_and_dispatch)
+{
+	const u64 ms = BI_NSEC_PER_MSEC, delta = 3 * ms;
+	struct bi_iso_params p;
+	struct bi_iso t;
+	u64 d, now;
+	int s[4], i;
+
+	bi_iso_params_init(&p, 200);
+	bi_iso_init(&t, &p);
+	t.mode = BI_ISO_DELAY;
+	t.n = 4;
+	t.delay_ns = delta;
+	t.units_fp = 2 << BI_FP_SHIFT;		/* mean bio: 2 units */
+	for (i = 0; i < 4; i++) {
+		s[i] = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+		ASSERT_LE(0, s[i]);
+		ASSERT_EQ(delta, d);
+	}
+	ASSERT_EQ(-1, bi_iso_slot_get(&t, &p, 2, 0, 0, &d));
+	for (now = 7 * ms; now < 1000 * ms; now += 331 * ms) {
+		bi_iso_slot_put(&t, s[1], 0);
+		s[1] = bi_iso_slot_get(&t, &p, 2, 0, now, &d);
+		ASSERT_LE(0, s[1]);
+		ASSERT_EQ(delta, d);		/* from the free slot, at any time */
+	}
+	bi_iso_slot_put(&t, s[2], 0);
+	s[2] = bi_iso_slot_get(&t, &p, 4, 0, now, &d);
+	ASSERT_EQ(2 * delta, d);		/* S3-16: twice the mean size */
+	/* a slot limit alone holds nothing, whatever delta was left behind */
+	t.mode = BI_ISO_SLOTS;
+	bi_iso_slot_put(&t, s[3], 0);
+	ASSERT_LE(0, bi_iso_slot_get(&t, &p, 2, 0, now, &d));
+	ASSERT_EQ(0, d);
+
+	p.delay_mode = BI_ISO_SINGLE;
+	bi_iso_init(&t, &p);
+	t.mode = BI_ISO_DELAY;
+	t.n = 4;
+	t.delay_ns = delta;
+	t.units_fp = 2 << BI_FP_SHIFT;
+	for (i = 3; i >= 0; i--) {
+		s[i] = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+		ASSERT_EQ(i, s[i]);		/* highest free slot first */
+		ASSERT_EQ(i ? 0 : delta, d);	/* only slot 0 is delayed */
+	}
+	bi_iso_slot_put(&t, s[0], 0);
+	ASSERT_EQ(0, bi_iso_slot_get(&t, &p, 2, 0, 50 * ms, &d));
+	ASSERT_EQ(delta, d);
+	bi_iso_slot_put(&t, s[3], 0);
+	ASSERT_EQ(3, bi_iso_slot_get(&t, &p, 2, 0, 60 * ms, &d));
+	ASSERT_EQ(0, d);
+
+	/* paced: 2 slots of 10 ms service and delta 10 ms, a turn per 10 ms */
+	p.delay_mode = BI_ISO_SPREAD;
+	bi_iso_init(&t, &p);
+	t.mode = BI_ISO_DELAY;
+	t.n = 2;
+	t.r_pt = 100;
+	t.units_fp = 2 << BI_FP_SHIFT;
+	t.delay_ns = 10 * ms;
+	s[0] = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+	ASSERT_EQ(0, d);
+	s[1] = bi_iso_slot_get(&t, &p, 2, 0, 0, &d);
+	ASSERT_EQ(10 * ms, d);			/* turn at 10 ms */
+	bi_iso_slot_put(&t, s[0], 0);
+	s[0] = bi_iso_slot_get(&t, &p, 2, 0, 10 * ms, &d);
+	ASSERT_EQ(10 * ms, d);			/* freed at 10 ms, turn at 20 ms */
+	bi_iso_slot_put(&t, s[1], 0);
+	s[1] = bi_iso_slot_get(&t, &p, 2, 0, 26 * ms, &d);
+	ASSERT_EQ(4 * ms, d);			/* freed late: turn still at 30 ms */
+}
+
+/* init sets every field, whatever the memory held before */
+TEST(init_from_garbage)
+{
+	struct bi_iso_params p;
+	struct bi_iso t;
+
+	memset(&p, 0xa5, sizeof(p));
+	bi_iso_params_init(&p, 300);
+	ASSERT_EQ(300ULL, p.alloc);
+	ASSERT_FALSE(p.predictive);
+	ASSERT_FALSE(p.metric_units);
+	ASSERT_FALSE(p.reduce_below_alloc);
+	ASSERT_TRUE(p.strict);
+	ASSERT_EQ(0ULL, p.delay_max_ns);
+	memset(&t, 0xa5, sizeof(t));
+	bi_iso_init(&t, &p);
+	ASSERT_EQ(0ULL, t.delay_ns);
+	ASSERT_EQ(0ULL, t.debt_ns);
+	ASSERT_EQ(0ULL, t.usage);
+	ASSERT_EQ(0ULL, t.slot_busy);
+	ASSERT_EQ(0U, t.inflight);
+	ASSERT_EQ(32U, t.n);
+	ASSERT_EQ(BI_ISO_SLOTS, t.mode);
+}
+
+/*
+ * S3-09 rules 2 and 3, exactly, through the tick: no delta, below the
+ * band and refused a slot, one slot more per evaluation, never above
+ * n_max; at the maximum delta and still above, delta 0 and one slot less.
+ * Evaluations come every eval_ticks ticks, not every tick after the first.
+ */
+static void delay_state(struct bi_iso_params *p, struct bi_iso *t, u32 n, u64 delay)
+{
+	bi_iso_params_init(p, 1000);
+	p->delay_mode = BI_ISO_SINGLE;		/* not paced */
+	p->abuse_permille = 0;
+	p->delay_max_ns = 5 * BI_NSEC_PER_MSEC;
+	bi_iso_init(t, p);
+	t->mode = BI_ISO_DELAY;
+	t->n = n;
+	t->prev_n = n;
+	t->delay_ns = delay;
+	t->last_ns = TICK_NS;
+}
+
+TEST(delay_rules_step_by_one_slot)
+{
+	struct bi_iso_stats none = { 0 }, flood = { .done = 500 };	/* 5000/s */
+	struct bi_iso_params p;
+	struct bi_iso t;
+	u64 now = TICK_NS;
+	int i;
+
+	delay_state(&p, &t, 5, 0);
+	p.eval_ticks = 2;
+	for (i = 1; i <= 4; i++) {
+		t.refused = 1;			/* a bio waited for a slot */
+		now += TICK_NS;
+		bi_iso_tick(&t, &p, &none, true, now);
+		ASSERT_EQ(5U + i / 2, t.n) TH_LOG("tick %d", i);
+		ASSERT_EQ(BI_ISO_DELAY, t.mode);
+	}
+	delay_state(&p, &t, 32, 0);
+	p.eval_ticks = 1;
+	t.refused = 1;
+	bi_iso_tick(&t, &p, &none, true, now);
+	ASSERT_EQ(32U, t.n);			/* n_max */
+
+	delay_state(&p, &t, 5, 5 * BI_NSEC_PER_MSEC);
+	p.eval_ticks = 1;
+	t.usage = 5000;
+	t.prev_n = 9;
+	bi_iso_tick(&t, &p, &flood, true, now);
+	ASSERT_EQ(BI_ISO_SLOTS, t.mode);
+	ASSERT_EQ(0ULL, t.delay_ns);
+	ASSERT_EQ(4U, t.n);
+	ASSERT_EQ(5U, t.prev_n);		/* S3-06 approach 2 starts from it */
+}
+
+/*
+ * S3-09 rule 2 in slots mode at its edge (remedy 2): below the band and
+ * short of slots, one more slot is added as it is while n + 1 slots at
+ * r_pt stay within the band's top (1030 for 1000), and with a delay once
+ * they would exceed it: 5 x 206 = 1030 adds the slot, 5 x 207 the delay.
+ */
+TEST(slot_added_or_delayed_at_the_band_top)
+{
+	struct bi_iso_stats none = { 0 };
+	struct bi_iso_params p;
+	struct bi_iso t;
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		bi_iso_params_init(&p, 1000);
+		p.eval_ticks = 1;
+		p.abuse_permille = 0;
+		bi_iso_init(&t, &p);
+		t.n = 4;
+		t.prev_n = 4;
+		t.r_pt = 206 + i;
+		t.last_ns = TICK_NS;
+		t.refused = 1;
+		bi_iso_tick(&t, &p, &none, true, 2 * TICK_NS);
+		ASSERT_EQ(5U, t.n);
+		ASSERT_EQ(i ? BI_ISO_DELAY : BI_ISO_SLOTS, t.mode) TH_LOG("r_pt %u", 206 + i);
+	}
+}
+
+/*
+ * S3-16: a small read's delay beyond small_delay_ns is owed by the next
+ * large bio, once: 10 ms delta, mean bio 64 units: a 2-unit read waits
+ * 200 us (312.5 us due), the next 128-unit bio 20 ms + 112.5 us, the one
+ * after it 20 ms.
+ */
+TEST(small_read_debt_paid_once)
+{
+	const u64 ms = BI_NSEC_PER_MSEC;
+	struct bi_iso_params p;
+	struct bi_iso t;
+	u64 d;
+
+	bi_iso_params_init(&p, 200);
+	bi_iso_init(&t, &p);
+	t.mode = BI_ISO_DELAY;
+	t.n = 4;
+	t.delay_ns = 10 * ms;
+	t.units_fp = 64 << BI_FP_SHIFT;
+	ASSERT_LE(0, bi_iso_slot_get(&t, &p, 2, BI_ISO_IO_SMALL_READ, 0, &d));
+	ASSERT_EQ(p.small_delay_ns, d);
+	ASSERT_EQ(112500ULL, t.debt_ns);
+	ASSERT_LE(0, bi_iso_slot_get(&t, &p, 128, BI_ISO_IO_BIG, 0, &d));
+	ASSERT_EQ(20 * ms + 112500, d);
+	ASSERT_EQ(0ULL, t.debt_ns);
+	ASSERT_LE(0, bi_iso_slot_get(&t, &p, 128, BI_ISO_IO_BIG, 0, &d));
+	ASSERT_EQ(20 * ms, d);
 }
 
 /* S3-04: allocation 500, start at 10 slots: n -> 5, 500 +-5 % within 2 s */

@@ -4,6 +4,7 @@
  * victim selection (seed 002).  Expected numbers are the catalogue's (d)
  * parts of S2-03..S2-17 with the A-23 defaults.
  */
+#include <string.h>
 #include "ctl_overload.h"
 #include "io.h"
 #include "kselftest_harness.h"
@@ -41,6 +42,140 @@ TEST(threshold_is_strict)
 	ASSERT_FALSE(tick(&o, &p, &ten));
 	ASSERT_EQ(100, o.miss_permille);
 	ASSERT_TRUE(tick(&o, &p, &eleven));
+}
+
+/* init sets every field, whatever the memory held before */
+TEST(init_from_garbage)
+{
+	struct bi_ovl_tenant t;
+	struct bi_ovl_params p;
+	struct bi_ovl o;
+
+	memset(&p, 0xa5, sizeof(p));
+	bi_ovl_params_init(&p);
+	ASSERT_EQ(10U, p.window_ticks);
+	ASSERT_EQ(0U, p.m_init);
+	ASSERT_FALSE(p.simple);
+	ASSERT_FALSE(p.ideal);
+	memset(&o, 0xa5, sizeof(o));
+	bi_ovl_init(&o, &p);
+	ASSERT_EQ(0U, o.miss_permille);
+	ASSERT_EQ(0ULL, o.transitions);
+	ASSERT_FALSE(o.any_above_commit);
+	ASSERT_FALSE(o.overloaded);
+	ASSERT_EQ(0U, o.m);
+	/* every slot of the window is empty: a clean tick shows 0 % missed */
+	ASSERT_FALSE(tick(&o, &p, &clean));
+	ASSERT_EQ(0U, o.miss_permille);
+	ASSERT_EQ(100ULL, o.sum_completed);
+	ASSERT_EQ(0ULL, o.transitions);
+
+	memset(&t, 0xa5, sizeof(t));
+	bi_ovl_tenant_init(&t);
+	t.threshold_permille = 100;
+	ASSERT_FALSE(bi_ovl_tenant_tick(&t, &p, 100, 0));
+	ASSERT_EQ(0U, t.miss_permille);
+}
+
+/* A window of 0 ticks is a window of 1. */
+TEST(window_of_zero_is_one)
+{
+	struct bi_ovl_params p;
+	struct bi_ovl o;
+
+	bi_ovl_params_init(&p);
+	p.window_ticks = 0;
+	bi_ovl_init(&o, &p);
+	ASSERT_TRUE(tick(&o, &p, &over));
+	ASSERT_FALSE(tick(&o, &p, &clean));
+	ASSERT_EQ(0U, o.miss_permille);
+}
+
+/*
+ * Anti-windup (bi_ovl_tick): once overloaded, M rises again only while the
+ * newest tick is itself over the threshold (strictly: 10 % exactly holds),
+ * or a tenant's signal or a hint says so.
+ */
+TEST(raise_only_while_the_newest_tick_misses)
+{
+	struct bi_ovl_stats at = { 1000, 100, 0 }, above = { 1000, 101, 0 };
+	struct bi_ovl_params p;
+	struct bi_ovl o;
+
+	bi_ovl_params_init(&p);
+	bi_ovl_init(&o, &p);
+	ASSERT_TRUE(tick(&o, &p, &over));
+	ASSERT_EQ(20U, o.m);
+	ASSERT_TRUE(tick(&o, &p, &at));		/* window 13.6 %: still over */
+	ASSERT_EQ(20U, o.m);			/* the newest tick is not: hold */
+	ASSERT_TRUE(tick(&o, &p, &above));
+	ASSERT_EQ(40U, o.m);
+
+	/* a tenant's signal alone, tick after tick, on a clean device */
+	bi_ovl_init(&o, &p);
+	ASSERT_TRUE(bi_ovl_tick(&o, &p, &clean, true, 0));
+	ASSERT_TRUE(bi_ovl_tick(&o, &p, &clean, true, 0));
+	ASSERT_EQ(40U, o.m);
+	/* a hint alone, likewise */
+	bi_ovl_init(&o, &p);
+	bi_ovl_hint(&o);
+	ASSERT_TRUE(tick(&o, &p, &clean));
+	bi_ovl_hint(&o);
+	ASSERT_TRUE(tick(&o, &p, &clean));
+	ASSERT_EQ(40U, o.m);
+}
+
+/* S2-13: slack exactly theta, or exactly theta + band, holds M. */
+TEST(ideal_band_edges)
+{
+	struct bi_ovl_params p;
+	struct bi_ovl o;
+	struct bi_ovl_stats s = { 100, 0, 0 };
+	int i;
+
+	bi_ovl_params_init(&p);
+	p.ideal = true;
+	p.window_ticks = 1;
+	p.holdoff_ticks = 0;
+	bi_ovl_init(&o, &p);
+	o.m = 10;
+	s.slack_min_ns = (s64)p.theta_ns;
+	tick(&o, &p, &s);
+	ASSERT_EQ(10U, o.m);
+	s.slack_min_ns = (s64)p.theta_ns - 1;
+	tick(&o, &p, &s);
+	ASSERT_EQ(11U, o.m);
+	s.slack_min_ns = (s64)(p.theta_ns + p.band_ns);
+	tick(&o, &p, &s);
+	ASSERT_EQ(11U, o.m);
+	s.slack_min_ns = (s64)(p.theta_ns + p.band_ns) + 1;
+	for (i = 0; i < 2; i++)
+		tick(&o, &p, &s);
+	ASSERT_EQ(9U, o.m);
+}
+
+/*
+ * S2-09: victims deferred to a tenant above its commitment are owed for
+ * the tick only: after the tick, an above-commitment bio that is not due
+ * is not a victim.
+ */
+TEST(owed_victims_expire_with_the_tick)
+{
+	struct bi_ovl_params p;
+	struct bi_ovl o;
+
+	bi_ovl_params_init(&p);
+	bi_ovl_init(&o, &p);
+	o.any_above_commit = true;
+	o.m = 25;				/* rank 2 (BE): 50 % */
+	ASSERT_FALSE(bi_ovl_victim(&o, 2, false));	/* not due */
+	ASSERT_FALSE(bi_ovl_victim(&o, 2, false));	/* due: owed */
+	ASSERT_EQ(1U, o.owed[2]);
+	tick(&o, &p, &clean);			/* hold-off: M stays 25 */
+	ASSERT_EQ(25U, o.m);
+	ASSERT_EQ(0U, o.owed[2]);
+	ASSERT_FALSE(bi_ovl_victim(&o, 2, true));	/* 50: not due */
+	ASSERT_TRUE(bi_ovl_victim(&o, 2, true));	/* 100: due */
 }
 
 /* S2-04: misses in one tick: W = 1 flags 1 tick, W = 10 keeps them 10 ticks */

@@ -6,6 +6,7 @@
  * S0-15, S0-16, S0-20, S0-21, S0-35.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "ctl_rate.h"
 #include "ewma.h"
 #include "kselftest_harness.h"
@@ -77,6 +78,18 @@ TEST(incremental_sums_to_x_over_f)
 	ASSERT_CLOSE(50000, 100000 - c.cap_mrps, 500);
 }
 
+/* S0-12: n = 1 is the single-step form: X / f at once (140 - 100 = 40, f 4: -10) */
+TEST(single_step_when_n_is_one)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	setup(&c, &p, 30, 140, 4, 100);
+	p.n_lower = 1;
+	ASSERT_EQ(BI_RATE_CASE_A, bi_rate_adjust(&c, &p, true));
+	ASSERT_CLOSE(20000, c.cap_mrps, 1);
+}
+
 /* S0-09: Y = 40, f = 4, m = 4 -> +2.5; without rejections no change */
 TEST(case_b_raises_only_when_rejecting)
 {
@@ -143,6 +156,152 @@ TEST(four_cases_from_counters)
 		bi_rate_init(&c, 300 * BI_MRPS_PER_RPS);
 		ASSERT_EQ(tab[i].want, bi_rate_tick(&c, &p, &s, TICK_NS));
 	}
+}
+
+/*
+ * S0-11: the request-rate check and the work check give the same case in
+ * either order.  Rate first: rejecting ? (L > C ? A : L < C ? B : D) :
+ * (L > C ? C : D).  Work first: L > C ? (rejecting ? A : C) : L < C ?
+ * (rejecting ? B : D) : D.  Every combination, with L on C, one step
+ * (1/1024 unit/s) either side of it and 100 units/s either side, must give
+ * what both orders give; the far ones must move the cap (400 rps, f = 4)
+ * the way their case says: A down, B up, C to s * L / f = 330 rps, D not
+ * at all.
+ */
+static enum bi_rate_case rate_first(bool rejecting, s64 l_minus_c)
+{
+	if (rejecting)
+		return l_minus_c > 0 ? BI_RATE_CASE_A :
+		       l_minus_c < 0 ? BI_RATE_CASE_B : BI_RATE_CASE_D;
+	return l_minus_c > 0 ? BI_RATE_CASE_C : BI_RATE_CASE_D;
+}
+
+static enum bi_rate_case work_first(bool rejecting, s64 l_minus_c)
+{
+	if (l_minus_c > 0)
+		return rejecting ? BI_RATE_CASE_A : BI_RATE_CASE_C;
+	if (l_minus_c < 0)
+		return rejecting ? BI_RATE_CASE_B : BI_RATE_CASE_D;
+	return BI_RATE_CASE_D;
+}
+
+TEST(s0_11_both_evaluation_orders)
+{
+	static const s64 l_minus_c[] = { -(s64)FP(100), -1, 0, 1, (s64)FP(100) };
+	unsigned int i;
+	int r;
+
+	for (r = 0; r < 2; r++) {
+		for (i = 0; i < sizeof(l_minus_c) / sizeof(l_minus_c[0]); i++) {
+			s64 d = l_minus_c[i];
+			bool far = d <= -(s64)FP(100) || d >= (s64)FP(100);
+			enum bi_rate_case want = rate_first(r, d), got;
+			struct bi_rate_params p;
+			struct bi_rate_ctl c;
+
+			ASSERT_EQ(want, work_first(r, d));
+			setup(&c, &p, 400, 0, 4, 1000);
+			c.l_fp = (u64)((s64)FP(1000) + d);	/* C = 1000 units/s */
+			got = bi_rate_adjust(&c, &p, r);
+			ASSERT_EQ(want, got) TH_LOG("rejecting %d, L - C %lld/1024", r,
+						    (long long)d);
+			if (got == BI_RATE_CASE_D)
+				ASSERT_EQ(400000ULL, c.cap_mrps);
+			if (!far)
+				continue;
+			if (got == BI_RATE_CASE_A)
+				ASSERT_GT(400000ULL, c.cap_mrps);
+			if (got == BI_RATE_CASE_B)
+				ASSERT_LT(400000ULL, c.cap_mrps);
+			if (got == BI_RATE_CASE_C)
+				ASSERT_CLOSE(330000, c.cap_mrps, 1);
+		}
+	}
+}
+
+/* init sets every field, whatever the memory held before */
+TEST(init_from_garbage)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	memset(&p, 0xa5, sizeof(p));
+	bi_rate_params_init(&p, 1000);
+	ASSERT_EQ(100ULL, p.cap_min_mrps);
+	ASSERT_EQ(0ULL, p.cap_max_mrps);
+	ASSERT_TRUE(p.overshoot_guard);
+	memset(&c, 0xa5, sizeof(c));
+	bi_rate_init(&c, 5000);
+	ASSERT_FALSE(c.case_c_done);
+	ASSERT_FALSE(c.f_primed);
+	ASSERT_EQ(0U, c.rej_ppm);
+	ASSERT_EQ((u64)BI_FP_ONE, c.f_fp);
+}
+
+/*
+ * The cap stays in [cap_min, C requests/s] (f >= 1 unit), or [cap_min,
+ * cap_max] when cap_max is set, even when both ends are the same.
+ */
+TEST(clamp_ends)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	setup(&c, &p, 90, 10, 1, 100);		/* C = 100 units/s: 100 rps */
+	p.cap_max_mrps = 0;
+	ASSERT_EQ(BI_RATE_CASE_B, bi_rate_adjust(&c, &p, true));
+	ASSERT_EQ(100000ULL, c.cap_mrps);	/* +22.5 rps, clamped */
+	setup(&c, &p, 1, 10, 1, 100);
+	p.cap_max_mrps = p.cap_min_mrps;	/* a one-value range */
+	ASSERT_EQ(BI_RATE_CASE_B, bi_rate_adjust(&c, &p, true));
+	ASSERT_EQ(p.cap_min_mrps, c.cap_mrps);
+}
+
+/*
+ * A-02: "rejecting" is a throttled bio in this tick, or a smoothed
+ * throttled fraction strictly above epsilon; nothing arrived is not
+ * rejecting, even with epsilon 0.
+ */
+TEST(rejecting_edges)
+{
+	struct bi_rate_stats one = { 100000, 1, 100000, 400000 };	/* L 4M > C */
+	struct bi_rate_stats idle = { 0, 0, 0, 0 };
+	struct bi_rate_stats calm = { 1000, 0, 1000, 4000 };		/* L 40,000 > C */
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	bi_rate_params_init(&p, 1000);
+	bi_rate_init(&c, 300 * BI_MRPS_PER_RPS);
+	ASSERT_EQ(BI_RATE_CASE_A, bi_rate_tick(&c, &p, &one, TICK_NS));
+	ASSERT_GT(p.eps_ppm, c.rej_ppm);	/* 10 ppm smoothed: under epsilon */
+
+	p.eps_ppm = 0;
+	bi_rate_init(&c, 300 * BI_MRPS_PER_RPS);
+	ASSERT_EQ(BI_RATE_CASE_D, bi_rate_tick(&c, &p, &idle, TICK_NS));
+
+	bi_rate_params_init(&p, 1000);
+	p.alpha_rej_fp = 0;			/* the smoothed fraction holds */
+	bi_rate_init(&c, 300 * BI_MRPS_PER_RPS);
+	c.rej_ppm = p.eps_ppm;			/* exactly epsilon: not above */
+	ASSERT_EQ(BI_RATE_CASE_C, bi_rate_tick(&c, &p, &calm, TICK_NS));
+	bi_rate_init(&c, 300 * BI_MRPS_PER_RPS);
+	c.rej_ppm = p.eps_ppm + 1;
+	ASSERT_EQ(BI_RATE_CASE_A, bi_rate_tick(&c, &p, &calm, TICK_NS));
+}
+
+/* S0-15: f is primed by its first sample, then smoothed (alpha 0.7). */
+TEST(f_primed_then_smoothed)
+{
+	struct bi_rate_stats two = { 10, 0, 10, 20 }, ten = { 10, 0, 10, 100 };
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	bi_rate_params_init(&p, 1000);
+	bi_rate_init(&c, 300 * BI_MRPS_PER_RPS);
+	bi_rate_tick(&c, &p, &two, TICK_NS);
+	ASSERT_EQ(FP(2), c.f_fp);
+	bi_rate_tick(&c, &p, &ten, 2 * TICK_NS);
+	ASSERT_CLOSE(7782, c.f_fp, 3);		/* 0.7 x 10 + 0.3 x 2 = 7.6 */
 }
 
 /* S0-13: C = 10,000, F = 512 -> 19.53; b = 0.3 -> 3,000; max -> 10,000 */

@@ -68,6 +68,87 @@ TEST(s4_04_lazy_refill)
 	ASSERT_EQ(499, g.b.tokens);			/* capped at 500 */
 }
 
+/* a new capacity sets the local cap (1/16 of it, at least 1). */
+TEST(set_recomputes_local_max)
+{
+	struct bi_global g;
+
+	bi_global_init(&g, 1000, 16000, 0, 0);
+	ASSERT_EQ(1000, g.local_max);
+	bi_global_set(&g, 1000, 3200, 0);
+	ASSERT_EQ(200, g.local_max);
+	bi_global_set(&g, 1000, 10, 0);
+	ASSERT_EQ(1, g.local_max);
+}
+
+/*
+ * S4-04: a refused request is told when the rest can be had, or one
+ * capacity's worth when the rest is more: capacity 1 at 10/s, 5 wanted,
+ * empty: one token, 100 ms.
+ */
+TEST(retry_for_one_capacity)
+{
+	struct bi_global g;
+	u64 retry;
+
+	bi_global_init(&g, 10, 1, 0, 0);
+	ASSERT_EQ(0, bi_global_dispense(&g, 5, 5, 5, 0, &retry, NULL));
+	ASSERT_EQ(100 * MS, retry);
+}
+
+/*
+ * A-36: reclaim hands back a local balance (or debt) unused for more than
+ * a tick, and nothing else: not an empty one, not one used within the tick.
+ */
+TEST(reclaim_only_idle_balances)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 t;
+
+	bi_global_init(&g, 0, 1000, 0, 0);
+	bi_local_init(&l, 0);
+	ASSERT_LT(0ULL, g.tick_ns);
+	t = 10 * g.tick_ns;
+	l.last_use_ns = t;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + 5 * g.tick_ns));	/* empty */
+	l.tokens = 7;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + g.tick_ns));		/* within */
+	ASSERT_EQ(7, l.tokens);
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, t - 1));			/* clock behind */
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + g.tick_ns + 1));
+	ASSERT_EQ(0, l.tokens);
+	ASSERT_EQ(7, g.b.tokens);
+	l.tokens = -3;
+	l.last_use_ns = t;
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 2 * g.tick_ns));
+	ASSERT_EQ(4, g.b.tokens);
+}
+
+/*
+ * A wait never asks for more than half the capacity (bi_local_charge_slow):
+ * with a hold longer than the wait, an 80-token bio on an empty bucket of
+ * 100 at 100/s is told to come back when 50 are there (500 ms), not 80;
+ * with a capacity of 2 at 10/s, when 1 is there (100 ms).
+ */
+TEST(a_wait_asks_for_half_the_capacity)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry;
+
+	bi_global_init(&g, 100, 100, 0, 0);
+	g.hold_ns = 10 * SEC;			/* the hold does not end it first */
+	bi_local_init(&l, 0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 80, true, 0, &retry));
+	ASSERT_EQ(500 * MS, retry);
+	bi_global_init(&g, 10, 2, 0, 0);
+	g.hold_ns = 10 * SEC;
+	bi_local_init(&l, 0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 5, true, 0, &retry));
+	ASSERT_EQ(100 * MS, retry);
+}
+
 /* S4-05 / S4-10: after one dispense, bios are served locally. */
 TEST(s4_05_local_hits)
 {

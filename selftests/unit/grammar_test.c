@@ -808,7 +808,7 @@ TEST(error_messages)
 		{ "sys.min=5", "sys.min=5: locked (the sys class policy is fixed, A-17)" },
 		{ "r0=hi:huge", "r0=hi:huge: bad rule (unknown condition)" },
 		{ "floor=-5 min_tokens=-5", "floor/min_tokens: conflicting keys (floor must be below the minimum)" },
-		{ "lower_ticks=9", "raise_ticks/lower_ticks: conflicting keys (raise_ticks must exceed lower_ticks, S0-10)" },
+		{ "lower_ticks=9", "raise_ticks/lower_ticks: conflicting keys (raise_ticks must exceed lower_ticks, S0-09)" },
 		{ "r0=hi:\x01\xff", "r0=hi:??: bad rule (unknown condition)" },
 		{ "riops=11111111111111111111111111111111111111111111111111111111",
 		  "riops=111111111111111111111111111111111111111111...: overflow (more than 64 bits)" },

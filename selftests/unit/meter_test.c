@@ -3,10 +3,11 @@
  * meter_test.c - a tenant's admission through its throttle keys (meter.c):
  * caps hold over simulated time, io.max-style caps combine, refusals leave
  * nothing charged, system-class bios are never held back, completions
- * correct the charge.  Then the class stage (seed 001) and chains of
- * nested tenants (S1-19..S1-24): rates hold, refusals at any stage or level
- * change nothing, corrections land where the charge went, and tokens are
- * conserved along a chain under random traffic.
+ * correct the charge, an idle tenant needs no timer (S4-04).  Then the
+ * class stage (seed 001) and chains of nested tenants (S1-19..S1-24): rates
+ * hold, refusals at any stage or level change nothing, corrections land
+ * where the charge went, and tokens are conserved along a chain under
+ * random traffic.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -459,6 +460,152 @@ TEST(initial_ewma_follows_the_tick)
 		bi_meter_classify(&r.m, &io, &ch);
 		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
 		EXPECT_EQ(i ? 1 : 512, bi_charge_initial(&ch, BI_KEY_WUNITS));
+	}
+}
+
+/*
+ * S4-04: an idle tenant costs nothing and needs no timer: the core keeps
+ * no deadline that something periodic must serve.  With the injected
+ * clock, a tenant left without a single call for a second, an hour or a
+ * month is, at its next bio, exactly where the refill formula puts it: a
+ * full burst and not one bio more, then the rate.
+ */
+/* 4 KiB reads offered at @now until one is refused: admitted, and *@retry. */
+static u64 burst(struct rig *r, u64 now, u64 *retry)
+{
+	struct bi_io io = { .op = BI_OP_READ, .bytes = 4096, .prio_class = BI_PRIO_BE };
+	struct bi_charge ch;
+	u64 n = 0;
+
+	for (;;) {
+		bi_meter_classify(&r->m, &io, &ch);
+		if (!bi_meter_admit(&r->m, &r->cpu, &ch, now, retry))
+			return n;
+		bi_meter_complete(&r->m, &r->cpu, &ch, now);
+		if (++n > 1000000)
+			return n;
+	}
+}
+
+/*
+ * riops=100: the request bucket holds 5 (burst_limit auto = max(3, 5 %)),
+ * a token every 10 ms, and the CPU's local bucket takes batches of 1.
+ * runits=1000 with whole-cost admission: 50 units (50 ms), a 4 KiB read
+ * costs 2 units, batches of 12 units (a quarter of the capacity; dispense.c)
+ * refill in 12 ms.  After an idle gap of 1 s, 1 h or 30 days: the burst
+ * exactly, then a refusal whose retry is one batch away, then bios at the
+ * rate within one batch, and all of it identical whatever the gap.
+ */
+TEST(s4_04_no_idle_timers)
+{
+	static const struct { const char *line; u64 burst, retry_ns, rate, batch; } c[] = {
+		{ "riops=100", 5, NS / 100, 100, 1 },
+		{ "runits=1000 initial=exact", 25, 12 * NS / 1000, 500, 6 },
+	};
+	static const u64 gap[] = { NS, 3600 * NS, 30 * 86400 * NS };
+	unsigned int i, g;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		u64 first_n = 0, first_wait = 0, first_rate = 0;
+
+		for (g = 0; g < sizeof(gap) / sizeof(gap[0]); g++) {
+			u64 retry, t, n, got, wait;
+			struct rig r;
+
+			ASSERT_EQ(0, rig_init(&r, c[i].line));
+			burst(&r, 0, &retry);		/* drained at 0 */
+			/* nothing at all until gap[g]: no tick, no reclaim */
+			t = gap[g];
+			got = burst(&r, t, &retry);
+			wait = retry - t;
+			EXPECT_EQ(c[i].burst, got) TH_LOG("%s, idle %llu s", c[i].line,
+							(unsigned long long)(t / NS));
+			EXPECT_LT(0ULL, wait);
+			EXPECT_GE(c[i].retry_ns, wait) TH_LOG("%s", c[i].line);
+			/* then the rate: one second of retries */
+			for (n = 0; t < gap[g] + NS; ) {
+				n += burst(&r, t, &retry);
+				t = retry > t ? retry : t + 1;
+			}
+			EXPECT_LE(c[i].rate - c[i].batch, n) TH_LOG("%s", c[i].line);
+			EXPECT_GE(c[i].rate + c[i].batch, n) TH_LOG("%s", c[i].line);
+			if (!g) {
+				first_n = got;
+				first_wait = wait;
+				first_rate = n;
+				continue;
+			}
+			/* the length of the idle time changes nothing */
+			EXPECT_EQ(first_n, got);
+			EXPECT_EQ(first_wait, wait);
+			EXPECT_EQ(first_rate, n);
+		}
+	}
+}
+
+/*
+ * S0-31 at the meter: a cap changed at the instant the tenant is drained
+ * keeps the drained balance (nothing passes at once), where a new key
+ * would start full; and the one-level fast path (bi_meter_admit_one)
+ * leaves its completion to bi_meter_complete_chain, which corrects it.
+ */
+TEST(retune_keeps_a_drained_balance_and_admit_one_completes)
+{
+	struct rig r;
+	struct bi_chain_charge cc;
+	struct bi_meter *mp;
+	struct bi_meter_cpu *cp;
+	struct bi_io io = io_of(BI_OP_WRITE, 1 << 20, 0);
+	u64 retry;
+	s64 before, after;
+
+	ASSERT_EQ(0, rig_init(&r, "riops=1000"));
+	ASSERT_LE(50ULL, burst(&r, 0, &retry));
+	ASSERT_EQ(0, bi_conf_merge(&r.conf, "riops=20", 8, NULL));
+	bi_meter_configure(&r.m, &r.conf, &r.dev, 0);
+	EXPECT_EQ(0ULL, burst(&r, 0, &retry));
+	/* past the 100 ms hold: 101 ms of 20/s, not a fresh burst of 3 */
+	EXPECT_EQ(2ULL, burst(&r, 101 * BI_NSEC_PER_MSEC, &retry));
+
+	ASSERT_EQ(0, rig_init(&r, "wunits=100000 initial=1"));
+	mp = &r.m;
+	cp = &r.cpu;
+	before = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
+	ASSERT_TRUE(bi_meter_admit_one(&r.m, &r.cpu, &io, 512, &cc, 0, &retry));
+	EXPECT_EQ(1, cc.depth);
+	bi_meter_complete_chain(&mp, &cp, &cc, 0);
+	after = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
+	EXPECT_EQ(before - 512, after);
+	EXPECT_EQ(0, cc.depth);
+}
+
+/*
+ * S0-25: a correction smaller than deadband units is skipped: a 1 MiB
+ * write charged 1 at admission and 512 at completion with deadband=600
+ * keeps only the 1; with deadband=511 the 511 more are charged.
+ */
+TEST(deadband_skips_small_corrections)
+{
+	static const struct { const char *line; s64 cost; } c[] = {
+		{ "wunits=100000 initial=1 deadband=600", 1 },
+		{ "wunits=100000 initial=1 deadband=511", 512 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct rig r;
+		struct bi_io io = io_of(BI_OP_WRITE, 1 << 20, 0);
+		struct bi_charge ch;
+		u64 retry;
+		s64 before, after;
+
+		ASSERT_EQ(0, rig_init(&r, c[i].line));
+		before = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
+		bi_meter_classify(&r.m, &io, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+		bi_meter_complete(&r.m, &r.cpu, &ch, 0);
+		after = r.cpu.local[BI_KEY_WUNITS].tokens + r.m.key[BI_KEY_WUNITS].b.tokens;
+		EXPECT_EQ(before - c[i].cost, after) TH_LOG("%s", c[i].line);
 	}
 }
 

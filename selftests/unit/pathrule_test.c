@@ -54,6 +54,9 @@ TEST(invalid_globs_say_why)
 	big[256] = '\0';
 	EXPECT_EQ(-BI_EINVAL, check(big, msg));
 	EXPECT_NE(NULL, strstr(msg, "longer than 255"));
+	/* the message quotes at most 48 bytes of the glob, then "..." */
+	EXPECT_EQ(0, strncmp(msg, big, 48));
+	EXPECT_STREQ("...: bad glob (longer than 255 bytes)", msg + 48);
 	big[255] = '\0';
 	EXPECT_EQ(0, check(big, msg));
 }
@@ -92,6 +95,77 @@ TEST(double_star_spans_components)
 	EXPECT_TRUE(bi_glob_match("/**/b/**/d", "/a/b/c/b/x/d"));
 	EXPECT_TRUE(bi_glob_match("/**/b/c", "/b/b/c"));
 	EXPECT_FALSE(bi_glob_match("/**/b/c", "/b/c/d"));
+}
+
+/*
+ * The matcher against a plain recursive model of the same rules, over
+ * random globs and paths of up to 4 components: '*' matches any run of
+ * characters inside a component, a "**" component any number of whole
+ * components, a trailing "**" at least one.
+ */
+static bool model_comp(const char *p, const char *s)
+{
+	if (!*p)
+		return !*s;
+	if (*p == '*')
+		return model_comp(p + 1, s) || (*s && model_comp(p, s + 1));
+	return *s == *p && model_comp(p + 1, s + 1);
+}
+
+static bool model(const char *const *g, int gn, const char *const *c, int cn)
+{
+	int k;
+
+	if (!gn)
+		return !cn;
+	if (!strcmp(g[0], "**")) {
+		if (gn == 1)
+			return cn >= 1;
+		for (k = 0; k <= cn; k++)
+			if (model(g + 1, gn - 1, c + k, cn - k))
+				return true;
+		return false;
+	}
+	return cn && model_comp(g[0], c[0]) && model(g + 1, gn - 1, c + 1, cn - 1);
+}
+
+static void join(char *out, const char *const *parts, int n)
+{
+	int i;
+
+	strcpy(out, n ? "" : "/");
+	for (i = 0; i < n; i++) {
+		strcat(out, "/");
+		strcat(out, parts[i]);
+	}
+}
+
+TEST(match_agrees_with_a_model)
+{
+	static const char *const gw[] = { "a", "b", "*", "**", "a*", "*b", "ab", "*a*" };
+	static const char *const pw[] = { "a", "b", "ab", "ba", "aab", "bb" };
+	const char *g[4], *c[4];
+	char gs[64], ps[64];
+	u64 rng = 17;
+	int i, j, gn, cn, hits = 0;
+
+	for (i = 0; i < 20000; i++) {
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		gn = (int)(rng >> 60) % 5;
+		cn = (int)(rng >> 56 & 15) % 5;
+		for (j = 0; j < gn; j++)
+			g[j] = gw[(rng >> (8 + 3 * j)) % 8];
+		for (j = 0; j < cn; j++)
+			c[j] = pw[(rng >> (24 + 3 * j)) % 6];
+		join(gs, g, gn);
+		join(ps, c, cn);
+		ASSERT_EQ(0, check(gs, NULL)) TH_LOG("%s", gs);
+		ASSERT_EQ(model(g, gn, c, cn), bi_glob_match(gs, ps))
+			TH_LOG("glob %s path %s", gs, ps);
+		hits += model(g, gn, c, cn);
+	}
+	ASSERT_LT(2000, hits);			/* both answers well represented */
+	ASSERT_GT(18000, hits);
 }
 
 TEST(literals)
@@ -137,6 +211,33 @@ TEST(most_specific_wins)
 	/* the order never depends on the argument order */
 	EXPECT_EQ(-bi_glob_cmp("/a/*x*", "/a/*y*"), bi_glob_cmp("/a/*y*", "/a/*x*"));
 	EXPECT_NE(0, bi_glob_cmp("/a/*x*", "/a/*y*"));
+}
+
+/*
+ * The order's steps one at a time, and its consistency over random pairs:
+ * antisymmetric, zero only for the same glob.
+ */
+TEST(order_steps_and_consistency)
+{
+	static const char *const gw[] = {
+		"/", "/a", "/a/*", "/a/**", "/a/b*", "/a/bc*", "/a/*/*", "/a/x*",
+		"/a/y*", "/**", "/a/*b", "/*/a", "/a/**/b", "/ab*", "/a*",
+	};
+	unsigned int i, j;
+
+	EXPECT_GT(bi_glob_cmp("/a/bc*", "/a/b*"), 0);	/* prefix 5 over 4 */
+	EXPECT_GT(bi_glob_cmp("/a/b", "/a/b*"), 0);	/* no wildcard: all prefix */
+	EXPECT_GT(bi_glob_cmp("/a/*/*", "/a/**"), 0);	/* 2 wildcards each: longer */
+	EXPECT_GT(bi_glob_cmp("/a/x*", "/a/y*"), 0);	/* then the lower byte */
+	EXPECT_GT(bi_glob_cmp("/a/*", "/a/*/**"), 0);	/* 1 wildcard over 3 */
+	for (i = 0; i < sizeof(gw) / sizeof(gw[0]); i++) {
+		for (j = 0; j < sizeof(gw) / sizeof(gw[0]); j++) {
+			int ab = bi_glob_cmp(gw[i], gw[j]), ba = bi_glob_cmp(gw[j], gw[i]);
+
+			EXPECT_EQ(-ab, ba) TH_LOG("%s %s", gw[i], gw[j]);
+			EXPECT_EQ(i == j, ab == 0) TH_LOG("%s %s", gw[i], gw[j]);
+		}
+	}
 }
 
 TEST_HARNESS_MAIN

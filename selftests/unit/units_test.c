@@ -223,6 +223,11 @@ TEST(split_count_matches_the_block_layers_pieces)
 	ASSERT_EQ(1U, bi_split_count(12345, 2048, 2560, 0));
 	ASSERT_EQ(2U, bi_split_count(128, 256, 2560, 256));	/* crosses one boundary */
 	ASSERT_EQ(1U, bi_split_count(0, 0, 8, 0));
+	/* no limit given (0) is a limit of one sector; a chunk of 1 is none */
+	ASSERT_EQ(5U, bi_split_count(3, 5, 0, 0));
+	ASSERT_EQ(5U, bi_split_count(3, 5, 0, 4));
+	ASSERT_EQ(1U, bi_split_count(3, 8, 64, 1));
+	ASSERT_EQ(2U, bi_split_count(3, 65, 64, 1));
 	for (i = 0; i < 20000; i++) {
 		u64 sector;
 		u32 sectors, max, chunk;
@@ -338,6 +343,8 @@ TEST(device_derived_values)
 	ASSERT_EQ(30U, bi_dev_conf_hold_ms(&d));
 	ASSERT_EQ(50ULL, bi_dev_conf_local_max(&d, 100));
 	ASSERT_EQ(1ULL, bi_dev_conf_local_max(&d, 1));
+	ASSERT_EQ(0, bi_dev_conf_parse(&d, "local_max_pct=6", 15, NULL));
+	ASSERT_EQ(6000ULL, bi_dev_conf_local_max(&d, 100000));	/* 6 % exactly */
 	ASSERT_EQ(400U, bi_conf_delay_max_us(&c, 200));	/* 2 x latency */
 	ASSERT_EQ(50000U, bi_conf_delay_max_us(&c, 1000000));	/* capped, A-32 */
 	c = tconf("delay_max_us=777");

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * feedback_test.c - the controllers' settings from tenant and device lines
+ * (kmod/core/feedback.c): every key reaches its parameter with its scale
+ * (percent to permille, us and ms to ns), the request cap's start (S0-13),
+ * a tenant's own overload threshold (S2-16), and "above its commitment"
+ * (S2-09) at the edge of the isolation band and of the committed rate.
+ */
+#include <string.h>
+
+#include "feedback.h"
+#include "kselftest_harness.h"
+
+#define MS	BI_NSEC_PER_MSEC
+#define US	BI_NSEC_PER_USEC
+
+static int tline(struct bi_tenant_conf *c, const char *line)
+{
+	return bi_conf_parse(c, line, strlen(line), NULL);
+}
+
+static int dline(struct bi_dev_conf *d, const char *line)
+{
+	bi_dev_conf_init(d);
+	return bi_dev_conf_parse(d, line, strlen(line), NULL);
+}
+
+TEST(overload_params_from_the_device_line)
+{
+	struct bi_ovl_params p;
+	struct bi_dev_conf d;
+
+	ASSERT_EQ(0, dline(&d, "window_ticks=7 overload_pct=15 mult_up=30 mult_down=4 "
+			   "holdoff_ticks=5 ideal_us=250 ideal_band_us=700 overload=ideal"));
+	bi_fb_ovl_params(&p, &d);
+	ASSERT_EQ(7U, p.window_ticks);
+	ASSERT_EQ(150U, p.threshold_permille);
+	ASSERT_EQ(30U, p.t_first);
+	ASSERT_EQ(30U, p.t_next);
+	ASSERT_EQ(4U, p.r_release);
+	ASSERT_EQ(5U, p.holdoff_ticks);
+	ASSERT_EQ(250 * US, (u64)p.theta_ns);
+	ASSERT_EQ(700 * US, (u64)p.band_ns);
+	ASSERT_TRUE(p.ideal);
+	ASSERT_FALSE(p.simple);
+	ASSERT_EQ(0, dline(&d, "overload=simple"));
+	bi_fb_ovl_params(&p, &d);
+	ASSERT_TRUE(p.simple);
+	ASSERT_FALSE(p.ideal);
+	ASSERT_EQ(10U, p.window_ticks);		/* the defaults */
+	ASSERT_EQ(100U, p.threshold_permille);
+	ASSERT_EQ(20U, p.t_first);
+	ASSERT_EQ(2U, p.r_release);
+	ASSERT_EQ(3U, p.holdoff_ticks);
+}
+
+TEST(isolation_params_from_the_tenant_line)
+{
+	struct bi_tenant_conf c;
+	struct bi_iso_params p;
+
+	ASSERT_EQ(0, tline(&c, "alloc=500 isolation=wc slots=70 hover_ms=300 "
+			   "delay_step_us=150 delay_max_us=9000 abuse_pct=300 alloc_metric=iops"));
+	bi_fb_iso_params(&p, &c, 40 * MS);
+	ASSERT_EQ(500ULL, p.alloc);
+	ASSERT_FALSE(p.strict);
+	ASSERT_EQ(64U, p.n_max);		/* the slot bitmap's size */
+	ASSERT_EQ(300 * MS, p.hover_ns);
+	ASSERT_EQ(150 * US, p.delay_step_ns);
+	ASSERT_EQ(9000 * US, p.delay_max_ns);
+	ASSERT_EQ(3000U, p.abuse_permille);
+	ASSERT_EQ(40 * MS, p.tick_ns);
+	ASSERT_FALSE(p.metric_units);
+	ASSERT_EQ(0, tline(&c, "alloc=500 isolation=strict slots=8"));
+	bi_fb_iso_params(&p, &c, 100 * MS);
+	ASSERT_TRUE(p.strict);
+	ASSERT_EQ(8U, p.n_max);
+	ASSERT_TRUE(p.metric_units);		/* units by default */
+	ASSERT_EQ(2000U, p.abuse_permille);
+	ASSERT_EQ(1000 * MS, p.hover_ns);
+	ASSERT_EQ(100 * US, p.delay_step_ns);
+}
+
+TEST(rate_params_from_the_tenant_line)
+{
+	struct bi_tenant_conf c;
+	struct bi_rate_params p;
+
+	ASSERT_EQ(0, tline(&c, "lower_ticks=5 raise_ticks=7 safety_pct=130"));
+	bi_fb_rate_params(&p, &c, 1000, 50 * MS);
+	ASSERT_EQ(1000ULL, p.committed_ups);
+	ASSERT_EQ(5U, p.n_lower);
+	ASSERT_EQ(7U, p.m_raise);
+	ASSERT_EQ(1300U, p.safety_permille);
+	ASSERT_EQ(50 * MS, p.tick_ns);
+	bi_fb_rate_params(&p, &c, BI_CONF_UNLIMITED, 50 * MS);
+	ASSERT_EQ(0ULL, p.committed_ups);
+}
+
+/* S0-13: the iops cap if there is one, else C x 0.3, else none. */
+TEST(request_cap_start)
+{
+	struct bi_tenant_conf c;
+
+	ASSERT_EQ(0, tline(&c, "riops=250"));
+	ASSERT_EQ(250000ULL, bi_fb_initial_cap_mrps(&c, 1000, BI_DIR_READ));
+	ASSERT_EQ(300000ULL, bi_fb_initial_cap_mrps(&c, 1000, BI_DIR_WRITE));
+	ASSERT_EQ(0ULL, bi_fb_initial_cap_mrps(&c, BI_CONF_UNLIMITED, BI_DIR_WRITE));
+}
+
+/* S2-16: a miss_pct other than the device's overload_pct is the tenant's own. */
+TEST(tenant_threshold_override)
+{
+	struct bi_tenant_conf c;
+	struct bi_dev_conf d;
+
+	ASSERT_EQ(0, dline(&d, "overload_pct=10"));
+	ASSERT_EQ(0, tline(&c, "miss_pct=10"));
+	ASSERT_EQ(0U, bi_fb_tenant_threshold(&c, &d));
+	ASSERT_EQ(0, tline(&c, "miss_pct=9"));
+	ASSERT_EQ(90U, bi_fb_tenant_threshold(&c, &d));
+	ASSERT_EQ(0, tline(&c, "miss_pct=11"));
+	ASSERT_EQ(110U, bi_fb_tenant_threshold(&c, &d));
+}
+
+/*
+ * S2-09: above its commitment means above the isolation band (allocation
+ * + 3 %, not at its edge), or above C in a direction with a committed
+ * rate; a tenant promised nothing is above whenever it is active.
+ */
+TEST(above_commitment_edges)
+{
+	struct bi_rate_params rp[BI_NR_DIRS];
+	struct bi_rate_ctl rc[BI_NR_DIRS];
+	struct bi_tenant_conf c;
+	struct bi_iso iso;
+	struct bi_iso_params ip;
+
+	memset(rc, 0, sizeof(rc));
+	bi_rate_params_init(&rp[0], 0);
+	bi_rate_params_init(&rp[1], 0);
+	ASSERT_EQ(0, tline(&c, "alloc=1000"));
+	bi_fb_iso_params(&ip, &c, 100 * MS);
+	bi_iso_init(&iso, &ip);
+	iso.usage = 1030;
+	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+	iso.usage = 1031;
+	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, false));
+	ASSERT_EQ(0, tline(&c, "alloc=100000"));	/* the band is 3 % exactly */
+	iso.usage = 103000;
+	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+	iso.usage = 103001;
+	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+
+	ASSERT_EQ(0, tline(&c, ""));		/* no allocation */
+	iso.usage = 0;
+	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, false));
+	/* a committed write rate C = 500 units/s: above iff L > C */
+	bi_rate_params_init(&rp[BI_DIR_WRITE], 500);
+	rc[BI_DIR_WRITE].l_fp = (u64)500 << BI_FP_SHIFT;
+	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+	rc[BI_DIR_WRITE].l_fp++;
+	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, false));
+	rc[BI_DIR_READ].l_fp = (u64)10000 << BI_FP_SHIFT;	/* no read commitment */
+	rc[BI_DIR_WRITE].l_fp = 0;
+	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+}
+
+TEST_HARNESS_MAIN
