@@ -29,6 +29,7 @@ struct opts {
 	bool pretty;
 	long count;		/* top: refreshes, 0 = until interrupted */
 	bool prometheus;	/* stats: the Prometheus text format */
+	bool live;		/* attach/detach: under the disk's dm holders (live.c) */
 	const char *file;	/* apply: the file being read */
 };
 extern struct opts opt;
@@ -54,6 +55,16 @@ int dm_lookup(const char *name, struct bdev *dev);
 int dm_attach(const char *lower, const char *name);
 /* "blkiso-<basename of lower>", attach's default name. */
 void dm_default_name(const char *lower, char *name, size_t size);
+/* libdevmapper without udev when udev does not run (dm.c). */
+struct dm_task;
+void dm_udev_setup(void);
+/* Run a task with udev synchronisation (or none): libdevmapper's 1 or 0. */
+int dm_run_synced(struct dm_task *dmt);
+/* A "change" event to disk @maj:@min so that udev sees its new holder. */
+void lower_changed(unsigned int maj, unsigned int min);
+/* attach --live and detach --live (live.c): exit code. */
+int live_attach(const char *lower, const char *name);
+int live_detach(const char *name);
 /* major:minor under the blkiso dm device @name: 0, -ENOENT, -EINVAL. */
 int dm_blkiso_lower(const char *name, unsigned int *major, unsigned int *minor);
 /* "kernel" (0), a cgroup id (digits only), or a path below /sys/fs/cgroup. */
