@@ -917,6 +917,18 @@ undo:
 	return BX_OTHER;
 }
 
+/* The holders onto the blkiso device (@attach) or back onto the disk, then LVM. */
+static int holders_move(struct live *l, bool attach)
+{
+	char disk[32], bi[32];
+	int ret;
+
+	snprintf(disk, sizeof(disk), "%u:%u", l->dmaj, l->dmin);
+	snprintf(bi, sizeof(bi), "%u:%u", l->bmaj, l->bmin);
+	ret = holders_repoint(l, attach ? disk : bi, attach ? bi : disk);
+	return ret ? ret : lvm_step(l, attach);
+}
+
 static void undo_all(struct live *l, bool attach)
 {
 	holders_undo(l);
@@ -928,7 +940,6 @@ static void undo_all(struct live *l, bool attach)
 int live_attach(const char *disk, const char *name)
 {
 	struct live l = { .disk = disk };
-	char from[32], to[32];
 	int fd, ret;
 
 	snprintf(l.name, sizeof(l.name), "%s", name);
@@ -973,12 +984,7 @@ int live_attach(const char *disk, const char *name)
 	ret = blkiso_create(&l);
 	if (ret)
 		goto fail;
-	snprintf(from, sizeof(from), "%u:%u", l.dmaj, l.dmin);
-	snprintf(to, sizeof(to), "%u:%u", l.bmaj, l.bmin);
-	ret = holders_repoint(&l, from, to);
-	if (ret)
-		goto fail;
-	ret = lvm_step(&l, true);
+	ret = holders_move(&l, true);
 	if (ret)
 		goto fail;
 	lower_changed(l.dmaj, l.dmin);
@@ -994,7 +1000,7 @@ out:
 int live_detach(const char *arg)
 {
 	struct live l = { .disk = arg };
-	char from[32], to[32], path[64];
+	char sys[64], path[64];
 	struct dm_task *dmt;
 	struct dm_info info;
 	struct bdev dev;
@@ -1012,11 +1018,11 @@ int live_detach(const char *arg)
 	}
 	snprintf(path, sizeof(path), "/dev/block/%u:%u", l.dmaj, l.dmin);
 	l.disk = path;
-	snprintf(from, sizeof(from), "/sys/dev/block/%u:%u", l.dmaj, l.dmin);
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", l.dmaj, l.dmin);
 	{
 		char real[PATH_MAX];
 
-		if (!realpath(from, real)) {
+		if (!realpath(sys, real)) {
 			err("%s: its disk %u:%u is gone", l.name, l.dmaj, l.dmin);
 			return BX_NOTFOUND;
 		}
@@ -1041,12 +1047,7 @@ int live_detach(const char *arg)
 	ret = lvm_lock(&l);
 	if (ret)
 		goto out;
-	snprintf(from, sizeof(from), "%u:%u", l.bmaj, l.bmin);
-	snprintf(to, sizeof(to), "%u:%u", l.dmaj, l.dmin);
-	ret = holders_repoint(&l, from, to);
-	if (ret)
-		goto fail;
-	ret = lvm_step(&l, false);
+	ret = holders_move(&l, false);
 	if (ret)
 		goto fail;
 	if (inject("remove", -1) || dm_simple(l.name, DM_DEVICE_REMOVE)) {
