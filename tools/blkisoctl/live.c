@@ -189,8 +189,10 @@ static unsigned int table_repoint(const struct table *t, const char *from, const
 
 		out->seg[i] = t->seg[i];
 		out->seg[i].params = o;
-		if (!o)
-			continue;
+		if (!o) {
+			out->n = i + 1;
+			return 0;	/* no memory: treated as naming nothing */
+		}
 		while (*p) {
 			if ((p == t->seg[i].params || p[-1] == ' ') && !strncmp(p, from, fl) &&
 			    (p[fl] == ' ' || !p[fl])) {
