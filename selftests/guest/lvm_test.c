@@ -329,6 +329,9 @@ TEST_F_TIMEOUT(lvm, activation_after_reboot, LVM_TIMEOUT)
 
 	SKIP_BY_MODE();
 	ASSERT_EQ(0, gu_sh(LVMENV CTL " attach --live /dev/%s " BI, self->sd));
+	/* the boot-time file: save writes the attach line (no udev: no by-id names) */
+	ASSERT_EQ(0, gu_sh(CTL " save " BI " > /tmp/bilvm.conf"));
+	EXPECT_EQ(0, gu_sh("grep -qx 'attach /dev/%s " BI "' /tmp/bilvm.conf", self->sd));
 	/* shutdown: filesystems, VG, blkiso */
 	ASSERT_EQ(0, gu_sh("umount /mnt/bilvm1 /mnt/bilvm2"));
 	ASSERT_EQ(0, lvm("vgchange -q -an " VG));
@@ -337,8 +340,7 @@ TEST_F_TIMEOUT(lvm, activation_after_reboot, LVM_TIMEOUT)
 	EXPECT_NE(0, lvm("vgchange -q -ay " VG " 2>/dev/null"));
 	EXPECT_NE(0, gu_sh("dmsetup info " VG "-lv1 >/dev/null 2>&1"));
 	/* boot in blkiso.service's order: apply's attach line, then LVM */
-	ASSERT_EQ(0, gu_sh("echo 'attach /dev/%s " BI "' > /tmp/bilvm.conf && " CTL
-			   " apply /tmp/bilvm.conf", self->sd));
+	ASSERT_EQ(0, gu_sh(CTL " apply /tmp/bilvm.conf"));
 	ASSERT_EQ(0, lvm("vgchange -q -ay " VG));
 	majmin("/dev/mapper/" BI, bi, sizeof(bi));
 	EXPECT_TRUE(lvs_on(bi));

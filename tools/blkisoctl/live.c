@@ -58,7 +58,6 @@
 #define MAX_HOLDERS	64
 #define MAX_SEGS	256
 #define LVM_LOCK_WAIT_S	30
-#define NAME_LEN	512	/* a /dev/disk/by-id name */
 #define FILTER_TAG	"# blkisoctl: raw disks under blkiso devices, see blkisoctl(8)"
 
 struct seg {
@@ -111,21 +110,6 @@ static bool inject(const char *step, int idx)
 		return false;
 	fprintf(stderr, "blkisoctl: BLKISOCTL_LIVE_FAIL=%s: failing this step\n", f);
 	return true;
-}
-
-static int read_str(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, size, f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
 }
 
 static void table_free(struct table *t)
@@ -297,7 +281,7 @@ static int holders_get(unsigned int maj, unsigned int min, const char *what,
 		if (d->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/dm/name", dir, d->d_name);
-		if (strncmp(d->d_name, "dm-", 3) || read_str(path, h->name, sizeof(h->name))) {
+		if (strncmp(d->d_name, "dm-", 3) || read_line(path, h->name, sizeof(h->name))) {
 			err("%s: held by %s, which is not a device-mapper device: cannot move it live",
 			    what, d->d_name);
 			ret = BX_PERM;
@@ -309,7 +293,7 @@ static int holders_get(unsigned int maj, unsigned int min, const char *what,
 			break;
 		}
 		snprintf(path, sizeof(path), "%s/%s/dm/uuid", dir, d->d_name);
-		read_str(path, h->uuid, sizeof(h->uuid));
+		read_line(path, h->uuid, sizeof(h->uuid));
 		dmt = dm_task_create(DM_DEVICE_INFO);
 		if (dmt && dm_task_set_name(dmt, h->name) && dm_task_run(dmt) &&
 		    dm_task_get_info(dmt, &info) && info.exists && info.suspended) {
@@ -553,14 +537,14 @@ static int write_atomic(const char *path, const char *data, size_t len)
  * another disk after a reboot), else /dev/<kname>.  LVM rejects a device
  * when every name of it that matches a pattern matches an "r" one.
  */
-static unsigned int disk_names(const struct live *l, char names[][NAME_LEN], unsigned int max)
+unsigned int disk_names(const char *kname, char names[][NAME_LEN], unsigned int max)
 {
 	char link[NAME_LEN], real[PATH_MAX], want[96];
 	unsigned int n = 0;
 	struct dirent *d;
 	DIR *dh = opendir("/dev/disk/by-id");
 
-	snprintf(want, sizeof(want), "/dev/%s", l->kname);
+	snprintf(want, sizeof(want), "/dev/%s", kname);
 	while (dh && (d = readdir(dh)) && n < max) {
 		if (d->d_name[0] == '.')
 			continue;
@@ -722,7 +706,7 @@ static int lvm_step(struct live *l, bool attach)
 	if (!l->conf_old)
 		return BX_OTHER;
 	l->conf_path = strdup(path);
-	n = disk_names(l, names, 16);
+	n = disk_names(l->kname, names, 16);
 	if (attach && user_global_filter(l->conf_old)) {
 		err("lvm: %s sets devices/global_filter itself; add \"r|^%s$|\" to it (LVM must not see the PV on the raw disk beside %s), then attach again",
 		    path, names[0], bdev);
