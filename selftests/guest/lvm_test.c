@@ -74,7 +74,7 @@ static const char *skip_why(const char *test)
 	if (full_run())
 		return NULL;
 	if (strstr(test, "rollback") || strstr(test, "activation_after_reboot") ||
-	    strstr(test, "devices_file"))
+	    strstr(test, "devices_file") || strstr(test, "user_filter"))
 		return "a long run: make check-full (GUEST_FULL=1)";
 	return gu_icount() ? "no rate: runs in the ordinary mode" : NULL;
 }
@@ -386,6 +386,35 @@ TEST_F_TIMEOUT(lvm, devices_file, LVM_TIMEOUT)
 	EXPECT_EQ(0, gu_sh("grep -q 'DEVNAME=/dev/%s ' " LVMDIR "/devices/system.devices",
 			   self->sd));
 	gu_sh("cat " LVMDIR "/devices/system.devices >&2");
+}
+
+/*
+ * An administrator's own global_filter: refused with the pattern to add,
+ * lvm.conf untouched; with the pattern added, attach goes ahead and
+ * leaves lvm.conf as it is.
+ */
+TEST_F_TIMEOUT(lvm, user_filter, LVM_TIMEOUT)
+{
+	char bi[16], out[2048];
+
+	SKIP_BY_MODE();
+	ASSERT_EQ(0, gu_sh("sed -i 's/^devices {$/devices {\\n\\tglobal_filter = [ \"r|^\\/dev\\/loop|\" ]/' "
+			   LVMDIR "/lvm.conf && cp " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.uf"));
+	EXPECT_EQ(2, gu_sh(LVMENV CTL " attach --live /dev/%s " BI " 2>/tmp/bilvm.err", self->sd));
+	gu_sh_out(out, sizeof(out), "cat /tmp/bilvm.err");
+	EXPECT_NE(NULL, strstr(out, "r|^/dev/")) TH_LOG("%s", out);
+	EXPECT_NE(0, gu_sh("dmsetup info " BI " >/dev/null 2>&1"));
+	EXPECT_EQ(0, gu_sh("cmp -s " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.uf"));
+	ASSERT_EQ(0, gu_sh("sed -i 's/\"r|^\\/dev\\/loop|\"/\"r|^\\/dev\\/loop|\", \"r|^\\/dev\\/%s$|\"/' "
+			   LVMDIR "/lvm.conf && cp " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.uf",
+			   self->sd));
+	ASSERT_EQ(0, gu_sh(LVMENV CTL " attach --live /dev/%s " BI, self->sd));
+	majmin("/dev/mapper/" BI, bi, sizeof(bi));
+	EXPECT_TRUE(lvs_on(bi));
+	EXPECT_EQ(0, gu_sh("cmp -s " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.uf"));
+	EXPECT_EQ(0, lvm("pvs --noheadings -o pv_name | tr -d ' ' | grep -qx /dev/mapper/" BI));
+	ASSERT_EQ(0, gu_sh(LVMENV CTL " detach --live " BI));
+	EXPECT_EQ(0, gu_sh("cmp -s " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.uf"));
 }
 
 /* A filesystem mounted on the disk itself: refused, with the boot recipe. */

@@ -708,7 +708,17 @@ static int lvm_step(struct live *l, bool attach)
 	l->conf_path = strdup(path);
 	n = disk_names(l->kname, names, 16);
 	if (attach && user_global_filter(l->conf_old)) {
-		err("lvm: %s sets devices/global_filter itself; add \"r|^%s$|\" to it (LVM must not see the PV on the raw disk beside %s), then attach again",
+		const char *uf = user_global_filter(l->conf_old);
+		size_t len = strcspn(uf, "\n");
+		char mine[NAME_LEN + 16];
+
+		/* the administrator's own filter rejects the disk already: done */
+		for (unsigned int i = 0; i < n; i++) {
+			snprintf(mine, sizeof(mine), "r|^%.*s$|", NAME_LEN - 1, names[i]);
+			if (memmem(uf, len, mine, strlen(mine)))
+				return BX_OK;
+		}
+		err("lvm: %s sets devices/global_filter itself; add \"r|^%s$|\" to it (LVM must not see the PV on the raw disk beside %s), then attach --live again",
 		    path, names[0], bdev);
 		return BX_INPUT;
 	}
