@@ -418,7 +418,20 @@ TEST_F_TIMEOUT(lvm, user_filter, LVM_TIMEOUT)
 }
 
 /* A filesystem mounted on the disk itself: refused, with the boot recipe. */
-TEST(mounted_disk_refused)
+FIXTURE(plain) {
+	int unused;
+};
+
+FIXTURE_SETUP(plain)
+{
+}
+
+FIXTURE_TEARDOWN(plain)
+{
+}
+
+/* a fixture only for the timeout: guest time leaps in the deterministic mode */
+TEST_F_TIMEOUT(plain, mounted_disk_refused, LVM_TIMEOUT)
 {
 	char out[2048], loop[64];
 
