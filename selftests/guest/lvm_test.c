@@ -178,6 +178,30 @@ static int reader_start(struct gu_fio_job *job, int seconds)
 			    LV1 " --name=b --filename=" LV2, seconds);
 }
 
+/* Verified writes on LV2's filesystem in the background. */
+static int writer_start(struct gu_fio_job *job, int seconds)
+{
+	return gu_fio_start(job, "", "--name=w --filename=/mnt/bilvm2/fio.dat --size=16M"
+			    " --rw=randwrite --bs=4k --direct=1 --ioengine=psync --verify=crc32c"
+			    " --verify_backlog=64 --time_based --runtime=%d", seconds);
+}
+
+/*
+ * Run blkisoctl @args with a step failed on purpose: exit 5, and the LVs'
+ * tables, the dm device list and lvm.conf (against the copy @conf) as before.
+ */
+static bool fails_cleanly(const char *args, const char *conf)
+{
+	char before[1024], after[1024];
+	int rc;
+
+	tables(before, sizeof(before));
+	rc = gu_sh(LVMENV CTL " %s 2>/dev/null", args);
+	tables(after, sizeof(after));
+	return rc == 5 && !strcmp(before, after) &&
+	       !gu_sh("cmp -s " LVMDIR "/lvm.conf %s", conf);
+}
+
 /* Wait for a background fio: it ran and reported no error. */
 static bool fio_clean(struct gu_fio_job *job, struct gu_fio *res)
 {
@@ -186,7 +210,7 @@ static bool fio_clean(struct gu_fio_job *job, struct gu_fio *res)
 
 TEST_F_TIMEOUT(lvm, attach_detach_live, LVM_TIMEOUT)
 {
-	char raw[16], bi[16], dir[128], now[256], cmd[256], before[1024], after[1024];
+	char raw[16], bi[16], dir[128], now[256], cmd[256], args[256];
 	unsigned long long ios = 0, cgid = gu_cg_id(CG);
 	struct gu_fio_job job, rd;
 	struct gu_fio w, r;
@@ -203,17 +227,13 @@ TEST_F_TIMEOUT(lvm, attach_detach_live, LVM_TIMEOUT)
 	ASSERT_GT(iops, 2 * RIOPS);
 
 	/* a failed attach first: the first holder moved back, nothing left */
-	tables(before, sizeof(before));
-	EXPECT_EQ(5, gu_sh(LVMENV "BLKISOCTL_LIVE_FAIL=resume:1 " CTL " attach --live /dev/%s "
-			   BI " 2>/dev/null", self->sd));
-	tables(after, sizeof(after));
-	EXPECT_STREQ(before, after);
-	EXPECT_EQ(0, gu_sh("cmp -s " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.orig"));
+	snprintf(args, sizeof(args), "attach --live /dev/%s " BI, self->sd);
+	setenv("BLKISOCTL_LIVE_FAIL", "resume:1", 1);
+	EXPECT_TRUE(fails_cleanly(args, "/tmp/bilvm-lvm.conf.orig"));
+	unsetenv("BLKISOCTL_LIVE_FAIL");
 
 	/* writes with verification on LV2's filesystem across attach and detach */
-	ASSERT_EQ(0, gu_fio_start(&job, "", "--name=w --filename=/mnt/bilvm2/fio.dat"
-				  " --size=16M --rw=randwrite --bs=4k --direct=1 --ioengine=psync"
-				  " --verify=crc32c --verify_backlog=64 --time_based --runtime=5"));
+	ASSERT_EQ(0, writer_start(&job, 5));
 	usleep(500000);
 	ASSERT_EQ(0, gu_sh(LVMENV CTL " attach --live /dev/%s " BI, self->sd));
 	majmin("/dev/mapper/" BI, bi, sizeof(bi));
@@ -248,18 +268,13 @@ TEST_F_TIMEOUT(lvm, attach_detach_live, LVM_TIMEOUT)
 	EXPECT_TRUE(gu_ledger_ok(dir));
 
 	/* a failed detach (the last step): still attached, lvm.conf as it is */
-	tables(before, sizeof(before));
 	gu_sh("cp " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.attached");
-	EXPECT_EQ(5, gu_sh(LVMENV "BLKISOCTL_LIVE_FAIL=remove " CTL " detach --live " BI
-			   " 2>/dev/null"));
-	tables(after, sizeof(after));
-	EXPECT_STREQ(before, after);
-	EXPECT_EQ(0, gu_sh("cmp -s " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.attached"));
+	setenv("BLKISOCTL_LIVE_FAIL", "remove", 1);
+	EXPECT_TRUE(fails_cleanly("detach --live " BI, "/tmp/bilvm-lvm.conf.attached"));
+	unsetenv("BLKISOCTL_LIVE_FAIL");
 
 	/* and out again under writes, the reader's bios parked */
-	ASSERT_EQ(0, gu_fio_start(&job, "", "--name=w --filename=/mnt/bilvm2/fio.dat"
-				  " --size=16M --rw=randwrite --bs=4k --direct=1 --ioengine=psync"
-				  " --verify=crc32c --verify_backlog=64 --time_based --runtime=3"));
+	ASSERT_EQ(0, writer_start(&job, 3));
 	ASSERT_EQ(0, reader_start(&rd, 3));
 	usleep(500000);
 	ASSERT_EQ(0, gu_sh(LVMENV CTL " detach --live " BI));
