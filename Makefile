@@ -207,10 +207,12 @@ check-debug: debug-kernel tests
 # this machine (apt, DKMS's own build for the 6.1 headers), dkms build for
 # 6.1 and 6.12 with the meter suite on each DKMS-built module (~9 min);
 # the guest tests that only run with GUEST_FULL=1 (writeback_test: two
-# writers, the 30 s backpressure flood, fsync under a flood), deterministic
-# mode, 6.1 and 6.12 (about 10 minutes); then check-debug (a cold debug
+# writers, the 30 s backpressure flood, fsync under a flood; lvm_test:
+# every rollback step of attach --live, LVM's devices file, activation
+# after a reboot, and the whole program on 6.12), deterministic mode, 6.1
+# and 6.12 (about 20 minutes); then check-debug (a cold debug
 # kernel build is about an hour on 2 cores).
-GUEST_FULL_TESTS := writeback_test
+GUEST_FULL_TESTS := writeback_test lvm_test
 check-full: check-all
 	@bash selftests/host/dkms.sh --install --meter 6.1 6.12 | tee $(B)/results/deb-full.log; \
 	for k in 6.1 6.12; do \

@@ -13,7 +13,7 @@ fi
 # cache=loose): in deterministic mode the guest clock jumps ahead while the
 # guest waits for the host, so a cold start of fio costs seconds of guest
 # time, which would eat into the tests' timeouts.
-for b in fio dmsetup blockdev bash; do
+for b in fio dmsetup blockdev bash lvm; do
 	p=$(command -v "$b") || continue
 	cat "$p" $(ldd "$p" 2>/dev/null | grep -o '/[^ ]*') > /dev/null 2>&1
 done

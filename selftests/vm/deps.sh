@@ -26,7 +26,7 @@ packages=(
 	gcc make bc flex bison libelf-dev libssl-dev pahole
 	clang llvm libclang-rt-14-dev valgrind
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd file
-	fio liburing-dev libdevmapper-dev dmsetup
+	fio liburing-dev libdevmapper-dev dmsetup lvm2
 	libcap2-bin util-linux e2fsprogs xfsprogs
 	gnuplot-nox python3
 	linux-source-6.1

@@ -29,6 +29,7 @@ struct opts {
 	bool pretty;
 	long count;		/* top: refreshes, 0 = until interrupted */
 	bool prometheus;	/* stats: the Prometheus text format */
+	bool live;		/* attach/detach: under the disk's dm holders (live.c) */
 	const char *file;	/* apply: the file being read */
 };
 extern struct opts opt;
@@ -54,6 +55,22 @@ int dm_lookup(const char *name, struct bdev *dev);
 int dm_attach(const char *lower, const char *name);
 /* "blkiso-<basename of lower>", attach's default name. */
 void dm_default_name(const char *lower, char *name, size_t size);
+/* libdevmapper without udev when udev does not run (dm.c). */
+struct dm_task;
+void dm_udev_setup(void);
+/* Run a task with udev synchronisation (or none): libdevmapper's 1 or 0. */
+int dm_run_synced(struct dm_task *dmt);
+/* A "change" event to disk @maj:@min so that udev sees its new holder. */
+void lower_changed(unsigned int maj, unsigned int min);
+/* attach --live and detach --live (live.c): exit code. */
+int live_attach(const char *lower, const char *name);
+int live_detach(const char *name);
+/*
+ * The names of disk @kname ("sdb") that survive a reboot: its
+ * /dev/disk/by-id links, else /dev/@kname; how many (at least 1).
+ */
+#define NAME_LEN	512
+unsigned int disk_names(const char *kname, char names[][NAME_LEN], unsigned int max);
 /* major:minor under the blkiso dm device @name: 0, -ENOENT, -EINVAL. */
 int dm_blkiso_lower(const char *name, unsigned int *major, unsigned int *minor);
 /* "kernel" (0), a cgroup id (digits only), or a path below /sys/fs/cgroup. */
@@ -62,6 +79,9 @@ int resolve_cgroup(const char *arg, uint64_t *cgid);
 const char *cgroup_path(uint64_t cgid);
 /* Every blkiso device (sysfs), by minor; *devs is malloc'ed: 0 or an exit code. */
 int list_devices(struct bdev **devs, unsigned int *count);
+
+/* The first line of a (sysfs) file, newline dropped: 0 or -1. */
+int read_line(const char *path, char *buf, size_t size);
 
 /* The keyword selectors "dev X" and "cgroup Y", in any order. */
 struct sel {

@@ -25,7 +25,7 @@
 
 #include "blkisoctl.h"
 
-static void dm_udev_setup(void)
+void dm_udev_setup(void)
 {
 	if (access("/run/udev/control", F_OK)) {
 		setenv("DM_DISABLE_UDEV", "1", 1);
@@ -34,7 +34,7 @@ static void dm_udev_setup(void)
 }
 
 /* Run @dmt with udev synchronisation (or none) so that nodes exist after. */
-static int dm_run_synced(struct dm_task *dmt)
+int dm_run_synced(struct dm_task *dmt)
 {
 	uint32_t cookie = 0;
 	int ok;
@@ -56,7 +56,7 @@ static int lower_size(const char *path, uint64_t *sectors)
 		int e = errno;
 
 		if (e == EBUSY)
-			err("%s: in use (mounted, or held by another device); not attaching",
+			err("%s: in use (mounted, or held by another device); not attaching (under LVM: attach --live)",
 			    path);
 		else
 			err("%s: %s", path, strerror(e));
@@ -102,7 +102,7 @@ out:
 }
 
 /* Let udev look at the lower device again: held or freed (see the top). */
-static void lower_changed(unsigned int maj, unsigned int min)
+void lower_changed(unsigned int maj, unsigned int min)
 {
 	char path[64];
 	FILE *f;
@@ -175,6 +175,8 @@ int cmd_attach(int argc, char **argv)
 		snprintf(name, sizeof(name), "%s", argv[1]);
 	else
 		dm_default_name(argv[0], name, sizeof(name));
+	if (opt.live)
+		return live_attach(argv[0], name);
 	ret = dm_attach(argv[0], name);
 	if (ret)
 		return ret;
@@ -195,6 +197,8 @@ int cmd_detach(int argc, char **argv)
 		err("usage: detach NAME");
 		return BX_USAGE;
 	}
+	if (opt.live)
+		return live_detach(argv[0]);
 	ret = resolve_dev(argv[0], &dev);
 	if (ret)
 		return ret;

@@ -26,6 +26,8 @@ static const char usage_text[] =
 "\n"
 "  attach dev DEV [name NAME]              dm device NAME (default blkiso-<dev>) over DEV\n"
 "  detach dev NAME                         remove it (also: attach DEV [NAME], detach NAME)\n"
+"  attach --live dev DEV [name NAME]       the same under DEV's dm holders (LVs), mounted\n"
+"  detach --live dev NAME                  holders back onto the disk, blkiso removed\n"
 "  tenant set dev DEV cgroup CG key=value... merge a quota line (also: set CG DEV ...)\n"
 "  tenant get dev DEV cgroup CG            the tenant's canonical line (also: get CG DEV)\n"
 "  tenant del dev DEV cgroup CG            drop the quota: back to counted only\n"
@@ -50,6 +52,7 @@ static const char usage_text[] =
 "  DEV: /dev/mapper/NAME, /dev/dm-N or a dm name; \"dev\" may be left out\n"
 "  -j, --json  JSON output (errors too);  -p, --pretty  indented JSON\n"
 "  -n, --count COUNT  top's refreshes;  --prometheus  stats in the Prometheus format\n"
+"  --live  attach/detach under the disk's device-mapper holders (LVM), see blkisoctl(8)\n"
 "  -h, --help  this text;  -V, --version  the tool's version\n"
 "exit: 0 ok, 1 usage, 2 bad input, 3 not found, 4 permission, 5 other\n"
 "See blkisoctl(8).\n";
@@ -164,6 +167,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "prometheus", no_argument, NULL, 'P' },
+		{ "live", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *object = NULL;
@@ -194,6 +198,9 @@ int main(int argc, char **argv)
 			return BX_OK;
 		case 'P':
 			opt.prometheus = true;
+			break;
+		case 'L':
+			opt.live = true;
 			break;
 		default:
 			fputs(usage_text, stderr);

@@ -86,8 +86,6 @@ int dm_lookup(const char *name, struct bdev *dev)
 	return ret;
 }
 
-static int read_line(const char *path, char *buf, size_t size);
-
 /* A node such as /dev/dm-3 names its device by the dm name too. */
 static void dm_name_of(struct bdev *dev)
 {
@@ -301,7 +299,7 @@ int take_selectors(int *argc, char ***argv, struct sel *sel)
 
 #define BLKISO_SYSFS	"/sys/kernel/blkiso"
 
-static int read_line(const char *path, char *buf, size_t size)
+int read_line(const char *path, char *buf, size_t size)
 {
 	FILE *f = fopen(path, "r");
 	int ok;

@@ -3,12 +3,15 @@
  * rule.c - rule add|del|list (device-level rules: a quota line for every
  * cgroup whose path matches a glob, doc/metering.md "Rules"), and save,
  * which prints the live configuration of one or every blkiso device as an
- * apply file: device lines, rules, and tenant lines by cgroup path (the
+ * apply file: the attach line of a device attach made (its disk by a
+ * stable name), device lines, rules, and tenant lines by cgroup path (the
  * tenants whose quota is a tenant line; those configured by a rule follow
  * from the rule).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +144,31 @@ int cmd_rule_list(int argc, char **argv)
 	return ret;
 }
 
+/*
+ * "attach LOWER NAME" for a device that attach made (dm UUID BLKISO-NAME),
+ * LOWER by a name that survives a reboot: the line that makes it at boot.
+ */
+static void save_attach(const struct bdev *dev)
+{
+	char path[PATH_MAX], uuid[160], names[1][NAME_LEN];
+	unsigned int maj, min;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/dm/uuid", dev->major, dev->minor);
+	if (read_line(path, uuid, sizeof(uuid)) ||
+	    strncmp(uuid, DM_UUID_PREFIX, strlen(DM_UUID_PREFIX)) ||
+	    dm_blkiso_lower(dev->name, &maj, &min))
+		return;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", maj, min);
+	{
+		char real[PATH_MAX];
+
+		if (!realpath(path, real))
+			return;
+		disk_names(basename(real), names, 1);
+	}
+	printf("attach %s %s\n", names[0], dev->name);
+}
+
 /* One device's configuration as apply lines. */
 static int save_dev(const struct bdev *dev)
 {
@@ -152,6 +180,7 @@ static int save_dev(const struct bdev *dev)
 	const char *path;
 	int ret;
 
+	save_attach(dev);
 	ret = ioc_device(false, dev, NULL, 0, line, NULL);
 	if (ret)
 		return ioc_fail(dev->name, ret, NULL);
