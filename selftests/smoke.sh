@@ -50,13 +50,16 @@ assert d["schema"] == 1, d.get("schema")
 for k in ("generated_utc", "machine", "guest_kernel", "caveat", "scenarios", "goals"):
     assert d.get(k), "bench.json: no %s" % k
 ANCHORS = ["blkiso", "io.max", "iocost", "bfq", "none"]
-EXTRA = ["blkiso-cap"]	# scen-noisy.sh's optional anchor
+EXTRA = ["blkiso-cap"]	# scen-noisy.sh's and scen-buffered.sh's optional anchor
 PATHS = ["raw", "dm-linear", "blkiso-no-quota", "blkiso", "io.max", "iocost"]
 NEED = {
     "accuracy": ["quota", "achieved", "err_run_pct", "err_win_mean_pct", "err_win_max_pct", "windows"],
     "noisy": ["isolation_mean_pct", "isolation_p05_pct", "isolation_p01_pct", "victim_p99_us",
               "victim_solo_p99_us", "p99_ratio", "victim_target_iops", "neighbour_mb_s",
               "work_conservation_pct"],
+    "buffered": ["isolation_mean_pct", "isolation_p05_pct", "isolation_p01_pct", "victim_p99_us",
+                 "victim_solo_p99_us", "p99_ratio", "victim_target_iops", "neighbour_mb_s",
+                 "work_conservation_pct"],
     "convergence": ["quota"],
     "scale": ["iops_total", "instr_per_io", "iops_total_1", "instr_per_io_1", "ratio"],
     "overhead": ["instr_per_io", "over_raw"],
@@ -107,7 +110,7 @@ for name, need in NEED.items():
                 or abs(v["err_run_pct"]) < 0.05, where
             assert 0 <= v["err_win_mean_pct"] <= v["err_win_max_pct"], where
             assert v["err_run_pct"] < 50, "%s: achieved %s for a quota of %s" % (where, v["achieved"], v["quota"])
-        elif name == "noisy":
+        elif name in ("noisy", "buffered"):
             assert 0 <= v["isolation_p01_pct"] <= v["isolation_p05_pct"] <= v["isolation_mean_pct"] <= 100, where
             # a policy may starve the neighbour (under io.max 6.1's io_uring gets
             # EAGAIN, see scen-noisy.sh); without one it must run
@@ -172,9 +175,9 @@ if [ $st = 0 ]; then
 	tables=$(grep -c '^| figure |' "$out/results.md")
 	[ "$(head -n 1 "$out/results.md")" = "<!-- results:begin -->" ] &&
 		[ "$(tail -n 1 "$out/results.md")" = "<!-- results:end -->" ] &&
-		grep -q '^| goal | target | blkiso | met |' "$out/results.md" && [ "$tables" = 5 ] || st=1
+		grep -q '^| goal | target | blkiso | met |' "$out/results.md" && [ "$tables" = 6 ] || st=1
 	if gnuplot -e 'set terminal' 2>&1 | grep -q png; then
-		for p in accuracy noisy convergence overhead; do
+		for p in accuracy noisy convergence overhead buffered; do
 			[ -s "$out/bench/bench-$p.png" ] || { st=1; echo "no bench-$p.png" >> "$out/results.md"; }
 		done
 	fi

@@ -66,10 +66,11 @@ null_dev() {	# name key=value...: a configfs null_blk device /dev/NAME
 	[ -b "/dev/${nb##*/}" ]
 }
 
-cap_run() {	# name fio-args...: a capacity run on the raw device
+cap_run() {	# name fio-args...: a capacity run on the raw device (CAP_DEV),
+	# its JSON in /tmp/cap-<CAP_TAG><name>.json
 	local n=$1; shift
-	fio --name="$n" --filename=$RAW --direct=1 --runtime="$cap_secs" --time_based \
-	    --eta=never --output-format=json --output="/tmp/cap-$n.json" "$@" > /dev/null
+	fio --name="$n" --filename="${CAP_DEV:-$RAW}" --direct=1 --runtime="$cap_secs" --time_based \
+	    --eta=never --output-format=json --output="/tmp/cap-${CAP_TAG:-}$n.json" "$@" > /dev/null
 }
 
 device_setup() {	# shape, measure, attach blkiso; sets DEV_* and RAW_MM

@@ -8,7 +8,7 @@ one directory per run (lib-guest.sh: meta.txt, fio JSON and logs with
 unix-epoch stamps in ms); DEVICE_TXT the device's shaping and capacity
 measured in the same boot ("key=value" lines).  Python 3 standard library.
 
-Output, one file per scenario (accuracy, noisy, convergence, scale):
+Output, one file per scenario (accuracy, noisy, convergence, scale, buffered):
   {"scenario", "kernel", "icount": 0|1, "device": {...},
    "runs": [{"anchor": blkiso|io.max|iocost|bfq|none, "case", "params",
              "metrics": {name: number|null}, "series": {"t_s": [...], ...}}
@@ -43,6 +43,10 @@ noisy     metrics victim_target_iops, victim_iops (mean over the together
           work_conservation_pct = idle / alone-raw x 100, victim_errors;
           series t_s (s since the victim's start), victim_iops,
           victim_p99_us, neighbour_mb_s
+buffered  the metrics and series of noisy: the buffered writer in the
+          neighbour's place (its 1 MiB write(2) calls per second, which dirty
+          throttling holds to its writeback's rate), the victim reading only;
+          work conservation against the "none" run's writer alone
 convergence  metrics quota, settle_s (from the step to the point after
           which the trailing 1 s rate, 4k-eq, stays within +-5% of the quota;
           null if it never does), settle_100ms_s (the same on the bare
@@ -306,17 +310,17 @@ def noisy(run, meta, device):
     return metrics, series
 
 
-def work_conservation(runs, device):
+def work_conservation(runs, device, cap_key):
     """The neighbour's MB/s while the victim idles, over its MB/s alone on
     the raw device without policy: the idle phase of the "none" run (the
-    same measurement), else the device setup's capacity run."""
+    same measurement), else the device setup's capacity run (cap_key)."""
     alone = None
     for r in runs:
         if r["anchor"] == "none":
             alone = r["metrics"].get("neighbour_idle_mb_s")
     src = "none run, victim idle"
     if not alone:
-        cap = device.get("randread_1m_qd128_io_uring_bytes_s")
+        cap = device.get(cap_key)
         alone = cap / 1e6 if cap else None
         src = "device capacity run"
     for r in runs:
@@ -419,7 +423,7 @@ def main():
             try:
                 if scen == "accuracy":
                     m, s = accuracy(run, meta)
-                elif scen == "noisy":
+                elif scen in ("noisy", "buffered"):
                     m, s = noisy(run, meta, device)
                 elif scen == "convergence":
                     m, s = convergence(run, meta)
@@ -431,7 +435,9 @@ def main():
             rec.update({"metrics": m, "series": s})
         runs.append(rec)
     if scen == "noisy":
-        work_conservation(runs, device)
+        work_conservation(runs, device, "randread_1m_qd128_io_uring_bytes_s")
+    elif scen == "buffered":
+        work_conservation(runs, device, "write_1m_qd32_bytes_s")
     doc = {"scenario": scen, "kernel": kernel, "icount": icount, "device": device, "runs": runs}
     with open(out + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)

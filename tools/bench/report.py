@@ -7,14 +7,15 @@ draw the plots and print the tables.
 SRC: directories (every *.json in them that is a fragment, i.e. an object
 with "scenario" and "runs") or fragment files.  The guest scripts write the
 fragments: selftests/bench/overhead-guest.sh (overhead.json) and
-selftests/bench/scenarios-guest.sh (accuracy, noisy, convergence, scale).
+selftests/bench/scenarios-guest.sh (accuracy, noisy, convergence, scale,
+buffered).
 Fragments of one scenario found in several files have their runs merged.
 --fastpath: fastpath.sh's JSON (the token engine under callgrind), copied
 into bench.json as is.  Python 3 standard library and gnuplot only.
 
 Writes OUT_DIR (default build/bench) /bench.json (schema 1, doc/bench.md),
 bench-accuracy.png, bench-noisy.png, bench-convergence.png,
-bench-overhead.png (each with its .dat and .gp), and prints one table per
+bench-overhead.png, bench-buffered.png (each with its .dat and .gp), and prints one table per
 scenario (anchors as columns) and the goals of issue 8.  Plots of
 scenarios absent from the sources are not drawn.  Exit status: 0, or 1
 when no fragment was found or one is malformed (files that are not JSON
@@ -36,7 +37,7 @@ ANCHOR_ORDER = ["blkiso", "blkiso-cap", "io.max", "iocost", "bfq", "none",
 OVERHEAD_ORDER = ["raw", "dm-linear", "blkiso-no-quota", "blkiso", "io.max", "iocost"]
 ISOLATING = ("blkiso", "blkiso-cap", "io.max", "iocost", "bfq")
 FIVE = ["blkiso", "io.max", "iocost", "bfq", "none"]	# every guest scenario's anchors
-SCENARIO_ORDER = ["accuracy", "noisy", "overhead", "convergence", "scale"]
+SCENARIO_ORDER = ["accuracy", "noisy", "overhead", "convergence", "scale", "buffered"]
 CAVEAT = ("The guest runs under QEMU TCG (software emulation, no KVM) on the machine "
           "above, in the deterministic mode (-icount shift=0: one guest nanosecond per "
           "guest instruction; idle time skips to the next timer), over null_blk devices "
@@ -62,6 +63,8 @@ SUMMARY_RULES = {
               ("instr_per_io_1", "mean"), ("ratio", "mean")],
     # overhead: per case (engine), see summarize()
 }
+# the buffered writer neighbour: noisy's figures, the writer as the neighbour
+SUMMARY_RULES["buffered"] = SUMMARY_RULES["noisy"]
 RULE_WORDS = {"maxabs": "worst |x| over the cases", "meanabs": "mean |x| over the cases",
               "min": "lowest over the cases", "max": "highest over the cases",
               "mean": "mean over the cases", "case": "per case (engine)"}
@@ -545,13 +548,13 @@ def pick_case(sc):
     return runs[0]["case"] if runs else None
 
 
-def plot_noisy(sc, outdir, drawn):
+def plot_noisy(sc, outdir, drawn, name="noisy", title="noisy neighbour"):
     case = pick_case(sc)
     runs = [r for r in valid_runs(sc) if r["case"] == case and r["series"].get("t_s")]
     runs.sort(key=lambda r: anchor_key(r["anchor"]))
     if not runs:
         return
-    dat = os.path.join(outdir, "bench-noisy.dat")
+    dat = os.path.join(outdir, "bench-%s.dat" % name)
     with open(dat, "w") as f:
         for r in runs:
             s = r["series"]
@@ -577,8 +580,8 @@ def plot_noisy(sc, outdir, drawn):
     tline = (", %g with lines dt 2 lc rgb '#000000' title 'victim target'" % target
              if is_num(target) else "")
     gp = """set terminal %(term)s
-set output '%(out)s/bench-noisy.png'
-set multiplot layout 3,1 title 'noisy neighbour (%(case)s): the victim per second under each anchor'
+set output '%(out)s/bench-%(name)s.png'
+set multiplot layout 3,1 title '%(title)s (%(case)s): the victim per second under each anchor'
 set grid
 set key outside right top
 set lmargin 10
@@ -600,8 +603,8 @@ set xlabel 'seconds'
 plot %(p3)s
 unset multiplot
 """ % {"term": term, "out": outdir, "case": gp_str(case), "p1": pl(2, 7), "p2": pl(3, 7),
-       "p3": pl(4, 5), "tline": tline}
-    run_gnuplot(outdir, "noisy", gp, drawn)
+       "p3": pl(4, 5), "tline": tline, "name": name, "title": title}
+    run_gnuplot(outdir, name, gp, drawn)
 
 
 def plot_convergence(sc, outdir, drawn):
@@ -785,7 +788,9 @@ def main():
     print_tables(doc)
     drawn = []
     plots = {"accuracy": plot_accuracy, "noisy": plot_noisy,
-             "convergence": plot_convergence, "overhead": plot_overhead}
+             "convergence": plot_convergence, "overhead": plot_overhead,
+             "buffered": lambda sc, o, d: plot_noisy(sc, o, d, "buffered",
+                                                     "buffered writer neighbour")}
     if not gp_term(100, 100):
         print("no gnuplot png terminal: plots not drawn (data in %s/*.dat)" % outdir)
     for name, fn in plots.items():

@@ -30,6 +30,7 @@ TITLES = {
     "overhead": "Overhead: guest instructions per 4 KiB read (icount)",
     "convergence": "Convergence: time to within 5% of the quota",
     "scale": "Scale: 1,000 configured cgroups, fio in 8",
+    "buffered": "Buffered writer neighbour: the victim's isolation from writeback",
 }
 WHAT = {
     "accuracy": "Each case caps one cgroup at a quota (4 KiB-equivalent IOPS, several block "
@@ -50,6 +51,14 @@ WHAT = {
                 "device / to dm-linear.",
     "convergence": "After a load or size step: seconds until the achieved rate stays within "
                    "5% of the quota. Summary: the slowest case (settle_s) and the mean.",
+    "buffered": "A victim (4 KiB O_DIRECT reads at a fixed rate, QD1) beside a writer "
+                "flooding the page cache of the same ext4 (1 MiB buffered writes; the flusher "
+                "submits its writeback, each anchor charges it to the writer's cgroup). "
+                "blkiso, blkiso-cap and io.max cap the writer at half the device's write "
+                "bandwidth (blkiso also gives the victim its rate as an allocation), iocost "
+                "and bfq weight the victim 1000 and the writer 10. Figures as in noisy; "
+                "neighbour_mb_s is the writer's write(2) rate, which dirty throttling holds "
+                "to its writeback's. Summary: the worst case.",
     "scale": "1,000 configured cgroups, fio in 8 of them: total throughput and instructions "
              "per I/O, against the same load with 1 cgroup configured (the _1 figures) and "
              "their ratio (doc/bench.md).",
@@ -80,6 +89,8 @@ def device_line(dev):
     mbps = dev.get("mbps_limit", dev.get("mbps"))
     if mbps:
         parts.append("%s MiB/s limit" % mbps)
+    if dev.get("filesystem"):
+        parts.append("memory-backed, %s on it" % dev["filesystem"])
     if dev.get("shaping"):
         parts.append("shaping %s" % dev["shaping"])
     if dev.get("cgroups_configured"):
@@ -87,8 +98,10 @@ def device_line(dev):
     meas = []
     for k, label in (("randread_4k_qd64_iops", "4k randread QD64 %s IOPS"),
                      ("randrw_4k_qd1_iops", "4k randrw QD1 %s IOPS"),
+                     ("randread_4k_qd1_iops", "4k randread QD1 %s IOPS"),
                      ("read_1m_qd32_bytes_s", "1 MiB reads %s MB/s"),
-                     ("randread_1m_qd128_io_uring_bytes_s", "1 MiB io_uring QD128 %s MB/s")):
+                     ("randread_1m_qd128_io_uring_bytes_s", "1 MiB io_uring QD128 %s MB/s"),
+                     ("write_1m_qd32_bytes_s", "1 MiB writes %s MB/s")):
         v = dev.get(k)
         if isinstance(v, (int, float)):
             meas.append(label % big(v / 1e6 if k.endswith("bytes_s") else v))
@@ -101,7 +114,7 @@ def device_line(dev):
 def notes(name, sc):
     """Facts from the figures that the tables alone would hide."""
     out = []
-    if name == "noisy":
+    if name in ("noisy", "buffered"):
         for r in sc["runs"]:
             m = r.get("metrics") or {}
             ne = m.get("neighbour_errors")
@@ -229,7 +242,7 @@ def section(doc):
               "%s instructions per bio, %s atomic read-modify-writes on it."
               % (fp.get("instructions_per_bio"), fp.get("atomic_rmw_in_fast_path")), ""]
     L += ["Plots (not in git): `build/bench/bench-accuracy.png`, `bench-noisy.png`, "
-          "`bench-convergence.png`, `bench-overhead.png`.", "", END]
+          "`bench-convergence.png`, `bench-overhead.png`, `bench-buffered.png`.", "", END]
     return L
 
 

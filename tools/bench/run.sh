@@ -7,13 +7,14 @@
 #   1. fastpath     the token engine's fast path under callgrind (host)
 #   2. overhead     selftests/bench/overhead-guest.sh, one deterministic boot
 #   3. scenarios    selftests/bench/scenarios-guest.sh, one deterministic boot:
-#                   accuracy, noisy, convergence, scale, anchors alternated
+#                   accuracy, noisy, convergence, scale, buffered, anchors
+#                   alternated
 #   4. report       tools/bench/report.py: bench.json, plots, tables
 #   5. results      tools/bench/results.py: README.md's Results section
 #
 # Knobs (environment; BENCH_* reach the guest scripts too):
 #   BENCH_SCENARIOS  the scenarios to run, words of "accuracy noisy overhead
-#                    convergence scale" (default: all)
+#                    convergence scale buffered" (default: all)
 #   BENCH_SECS       guest seconds per run (scenarios-guest.sh's default if unset)
 #   BENCH_SMOKE=1    the short version (a few seconds per scenario)
 #   BENCH_IOS        reads per overhead run (default 50000)
@@ -38,7 +39,7 @@ while getopts "k:" o; do
 	esac
 done
 out=${BENCH_OUT:-$top/build/bench}
-all="accuracy noisy overhead convergence scale"
+all="accuracy noisy overhead convergence scale buffered"
 want=${BENCH_SCENARIOS:-$all}
 for s in $want; do
 	case " $all " in *" $s "*) ;; *) echo "[bench] unknown scenario '$s' (known: $all)" >&2; exit 2 ;; esac

@@ -6,12 +6,43 @@
 # BENCH_IOS reads (default 20000), BENCH_ENGINE (default psync), in a child
 # cgroup.  Leaves /proc/kallsyms and /proc/modules in $BLKISO_OUT for the
 # report.
+#
+# BENCH_DEV=buffered instead: BENCH_IOS buffered 4 KiB writes (fio psync,
+# then end_fsync) to a file on ext4 on blkiso over a memory-backed null_blk
+# (mkfs on the null_blk before blkiso is over it, so that blkiso sees the
+# mount's and the writer's bios only), from a cgroup with +memory +io whose
+# tenant has a quota that never bites; the device's stats (the bios each
+# tenant had) also go to $BLKISO_OUT.
 set -euo pipefail
 ios=${BENCH_IOS:-20000}
 dev=${BENCH_DEV:-ovh-quota}
 # shellcheck source=selftests/bench/ovh-devices.sh
 . "$BLKISO_TOP/selftests/bench/ovh-devices.sh"
 ovh_warm
+if [ "$dev" = buffered ]; then
+	nb=/sys/kernel/config/nullb/bc
+	modprobe dm-mod; modprobe null_blk nr_devices=0; insmod "$BLKISO_KO"
+	modprobe crc32c_generic; modprobe libcrc32c; modprobe ext4
+	mkdir $nb; echo 512 > $nb/size; echo 1 > $nb/memory_backed; echo 1 > $nb/power
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/bc
+	dmsetup create bc --table "0 $(blockdev --getsz /dev/bc) blkiso /dev/bc 0"
+	echo "+io +memory" > /sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p /sys/fs/cgroup/bench /mnt/bc
+	mount -t ext4 /dev/mapper/bc /mnt/bc
+	for d in /sys/block/dm-*; do
+		[ "$(cat "$d/dm/name")" = bc ] && sys=/sys/kernel/blkiso/${d##*/}
+	done
+	echo "/bench wbps=100G wiops=1000000000" > "$sys/tenant"
+	sync
+	sh -c "echo \$\$ > /sys/fs/cgroup/bench/cgroup.procs; exec fio --name=w \
+		--filename=/mnt/bc/f --rw=write --bs=4k --size=$((ios * 4))k \
+		--ioengine=psync --end_fsync=1 --eta=never --output-format=terse" > /dev/null
+	umount /mnt/bc
+	cat "$sys/stats" "$sys"/*/stats > "$BLKISO_OUT/stats" 2>/dev/null || true
+	cat /proc/kallsyms > "$BLKISO_OUT/kallsyms"
+	cat /proc/modules > "$BLKISO_OUT/modules"
+	exit 0
+fi
 ovh_setup
 sh -c "echo \$\$ > /sys/fs/cgroup/bench/cgroup.procs; exec fio --name=o \
 	--filename=/dev/mapper/$dev --direct=1 --rw=randread --bs=4k \

@@ -2,10 +2,12 @@
 """report.py - guest instructions per read from insncount runs (profile.sh).
 
 Each run directory holds counts (the plugin's "<hex address> <count>"
-lines), kallsyms and modules.  Prints blkiso's own functions per read for
-each run, every function's difference to the ovh-linear run if there is
-one, and the requested module functions instruction by instruction
-(objdump of blkiso.ko, aligned by the function's kallsyms address)."""
+lines), kallsyms and modules.  Prints the kernel's instructions and
+blkiso's own functions per read (--per write: per buffered write) for each
+run, every function's difference to the --base run (default ovh-linear) if
+there is one, and the requested module functions instruction by
+instruction with their calls (objdump of blkiso.ko, aligned by the
+function's kallsyms address)."""
 import argparse
 import bisect
 import collections
@@ -40,6 +42,8 @@ def load(run):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--reads', type=int, default=20000)
+    ap.add_argument('--per', default='read')
+    ap.add_argument('--base', default='ovh-linear')
     ap.add_argument('--ko')
     ap.add_argument('--func', action='append', default=[])
     ap.add_argument('runs', nargs='+')
@@ -50,44 +54,56 @@ def main():
         mod = {s for _, s, m in syms if m}
         own = {k: v / n for k, v in per.items()
                if (k in mod or k in OWN) and v >= n}
-        print('%s: blkiso own %.1f per read: %s' % (
-            os.path.basename(r), sum(own.values()),
+        print('%s: kernel %.0f per %s; blkiso own %.1f per %s: %s' % (
+            os.path.basename(r), sum(per.values()) / n, a.per, sum(own.values()), a.per,
             ' '.join('%s=%.1f' % kv for kv in
                      sorted(own.items(), key=lambda kv: -kv[1]))))
-    base = [r for r in a.runs if os.path.basename(r) == 'ovh-linear']
+    base = [r for r in a.runs if os.path.basename(r) == a.base]
     for r in a.runs:
         if not base or r == base[0]:
             continue
         lp, rp = data[base[0]][1], data[r][1]
         rows = sorted(((rp[k] - lp[k]) / n, k) for k in set(lp) | set(rp))
         rows.sort(key=lambda x: -abs(x[0]))
-        print('%s - ovh-linear, per read (boot noise included):' %
-              os.path.basename(r))
+        print('%s - %s, per %s (boot noise included):' %
+              (os.path.basename(r), a.base, a.per))
         for d, k in rows[:25]:
             print('  %8.1f %s' % (d, k))
+    for r, (syms, per, ins) in data.items():
+        where = {s: addr for addr, s, m in syms if m}
+        for fn in a.func:
+            calls = ins.get(where.get(fn), 0)
+            print('%s %s: %.2f per %s; %d calls, %.1f per call' % (
+                os.path.basename(r), fn, per[fn] / n, a.per, calls,
+                per[fn] / calls if calls else 0))
     if not a.func or not a.ko:
         return
     dis = subprocess.run(['objdump', '-d', '--no-show-raw-insn', a.ko],
                          capture_output=True, text=True, check=True).stdout
     for r, (syms, _, ins) in data.items():
+        if os.path.basename(r).endswith('-before'):
+            continue	# another module: the objdump above is not its code
         where = {s: addr for addr, s, m in syms if m}
         for fn in a.func:
             m = re.search(r'^([0-9a-f]+) <%s>:\n(.*?)\n\n' % re.escape(fn),
                           dis, re.S | re.M)
             if not m or fn not in where:
                 continue
-            base_off, tot = int(m.group(1), 16), 0.0
+            base_off, tot, calls = int(m.group(1), 16), 0.0, None
             print('== %s %s' % (os.path.basename(r), fn))
             for line in m.group(2).split('\n'):
                 mm = re.match(r'\s+([0-9a-f]+):\s+(.*)', line)
                 if not mm:
                     continue
                 c = ins.get(where[fn] + int(mm.group(1), 16) - base_off, 0) / n
+                if calls is None:
+                    calls = c * n	# the entry instruction's count
                 tot += c
                 if c:
                     print('  %6.2f %5x  %s' % (c, int(mm.group(1), 16) - base_off,
                                              mm.group(2)))
-            print('  total %.1f per read' % tot)
+            print('  total %.1f per %s; %d calls, %.1f per call' % (
+                tot, a.per, calls or 0, tot * n / calls if calls else 0))
 
 
 if __name__ == '__main__':
