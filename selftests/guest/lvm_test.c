@@ -7,7 +7,8 @@
  * files with known checksums.  blkiso goes under the PV live while fio
  * writes and verifies on one LV; one cgroup reading both LVs is then held
  * to its one quota (the recommended layout: one blkiso device under the
- * PV); lvextend and lvchange --refresh keep the blkiso device in the
+ * PV), and two tenants, one per LV, to their own quotas side by side, the
+ * new one biting within one tick; lvextend and lvchange --refresh keep the blkiso device in the
  * tables (LVM's global_filter now rejects the raw disk); detach --live puts
  * everything back.  Data, fio's verification and fsck -n stay clean.  Then
  * each step of attach and detach failed on purpose (BLKISOCTL_LIVE_FAIL):
@@ -31,6 +32,8 @@
 #define LV2		"/dev/mapper/" VG "-lv2"
 #define CG		"bilvm_reader"
 #define RIOPS		200	/* the reader's quota, over both LVs */
+#define CG2		"bilvm_other"
+#define RIOPS2		300	/* the other tenant's quota, LV2 only */
 #define LVMDIR		"/tmp/bilvm-conf"
 #define CTL		"$BLKISO_TOP/build/tools/blkisoctl"
 /*
@@ -122,6 +125,7 @@ FIXTURE_SETUP(lvm)
 			   " sync"));
 	sums(self->sums, sizeof(self->sums));
 	ASSERT_EQ(0, gu_cg_create(CG));
+	ASSERT_EQ(0, gu_cg_create(CG2));
 }
 
 FIXTURE_TEARDOWN(lvm)
@@ -132,6 +136,7 @@ FIXTURE_TEARDOWN(lvm)
 	lvm("vgchange -q -an " VG " >/dev/null 2>&1");
 	gu_sh("dmsetup remove --retry " BI " 2>/dev/null");
 	gu_cg_destroy(CG);
+	gu_cg_destroy(CG2);
 	gu_sh("rmmod scsi_debug");
 	gu_module_unload();
 }
@@ -208,6 +213,54 @@ static bool fio_clean(struct gu_fio_job *job, struct gu_fio *res)
 	return !gu_fio_wait(job, res) && !res->status && !res->errors;
 }
 
+/* Completions of tenant @cgid over the next @ms milliseconds (guest time). */
+static long long completed_in(const char *dir, unsigned long long cgid, int ms)
+{
+	long long c0 = gu_tenant_stat(dir, cgid, "completed");
+
+	usleep(ms * 1000);
+	return gu_tenant_stat(dir, cgid, "completed") - c0;
+}
+
+/*
+ * Two tenants on the one blkiso device under the PV, each on its own LV:
+ * CG2 reads LV2 unthrottled, then gets riops=RIOPS2 while it reads.  The
+ * quota bites within one tick (100 ms: at most RIOPS2/10, the bucket's
+ * burst of 5 % and the 8 reads in flight, against about 190 unthrottled),
+ * and over the next second both tenants hold their own quotas side by
+ * side (CG at RIOPS on LV1, CG2 at RIOPS2 on LV2, ±10 %).
+ */
+static void two_tenants(struct __test_metadata *_metadata, const char *dir)
+{
+	unsigned long long cgid2 = gu_cg_id(CG2);
+	long long before, first_tick, second;
+	struct gu_fio_job j1, j2;
+	struct gu_fio r1, r2;
+
+	ASSERT_EQ(0, gu_fio_start(&j2, CG2, "--direct=1 --rw=randread --bs=4k --iodepth=8"
+				  " --ioengine=libaio --time_based --runtime=4 --name=b"
+				  " --filename=" LV2));
+	ASSERT_EQ(0, gu_wait_stat(dir, cgid2, "completed", 1, 5000));
+	before = completed_in(dir, cgid2, 1000);
+	ASSERT_EQ(0, gu_sh(CTL " set " CG2 " " BI " riops=%d", RIOPS2));
+	ASSERT_EQ(0, gu_fio_start(&j1, CG, "--direct=1 --rw=randread --bs=4k --iodepth=8"
+				  " --ioengine=libaio --time_based --runtime=2 --name=a"
+				  " --filename=" LV1));
+	first_tick = completed_in(dir, cgid2, 100);
+	second = completed_in(dir, cgid2, 1000);
+	TH_LOG("LV2's tenant: %lld reads/s unthrottled, %lld in the first 100 ms of "
+	       "riops=%d, %lld in the next second", before, first_tick, RIOPS2, second);
+	EXPECT_GE(before, 3 * RIOPS2);
+	EXPECT_LE(first_tick, RIOPS2 / 10 + RIOPS2 / 20 + 8);
+	EXPECT_TRUE(values_close(second, RIOPS2, 10));
+	EXPECT_TRUE(fio_clean(&j1, &r1));
+	EXPECT_TRUE(fio_clean(&j2, &r2));
+	TH_LOG("side by side: LV1's tenant %.0f IOPS (quota %d), LV2's %.0f", r1.read.iops,
+	       RIOPS, r2.read.iops);
+	EXPECT_TRUE(values_close(r1.read.iops, RIOPS, 10));
+	ASSERT_EQ(0, gu_sh(CTL " set " CG2 " " BI " riops=max"));
+}
+
 TEST_F_TIMEOUT(lvm, attach_detach_live, LVM_TIMEOUT)
 {
 	char raw[16], bi[16], dir[128], now[256], cmd[256], args[256];
@@ -250,6 +303,7 @@ TEST_F_TIMEOUT(lvm, attach_detach_live, LVM_TIMEOUT)
 	TH_LOG("both LVs under blkiso: %.0f IOPS, quota %d", iops, RIOPS);
 	EXPECT_TRUE(values_close(iops, RIOPS, 10));
 	EXPECT_GE(gu_tenant_stat(dir, cgid, "arrived"), (long long)ios);
+	two_tenants(_metadata, dir);
 
 	/*
 	 * LVM's own table writes keep blkiso under the LVs; they swap the
