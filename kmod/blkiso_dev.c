@@ -35,22 +35,35 @@ static struct kobj_type blkiso_dev_ktype = {
 /* Collect every this often: a removed cgroup's state goes within ~2 periods. */
 #define BLKISO_GC_PERIOD	(5 * HZ)
 
-/* Bios that reached .map for @t and have not ended: parked or in flight. */
-static u64 blkiso_tenant_busy(struct blkiso_tenant *t)
+/*
+ * Bios that still reference @t: its own that reached .map and have not
+ * ended (parked or in flight), and its descendants' charging it as an
+ * ancestor level.  Once @t is unhashed and a grace period has passed,
+ * each per-CPU term only moves towards zero, so a zero read is final.
+ * IRQs on: one tenant's fold over the possible CPUs.
+ */
+static bool blkiso_tenant_busy(struct blkiso_tenant *t)
 {
 	u64 stat[BLKISO_NR_STATS];
+	long held = 0;
+	int cpu;
 
+	for_each_possible_cpu(cpu)
+		held += READ_ONCE(per_cpu_ptr(t->pcpu, cpu)->held);
+	if (held)
+		return true;
 	blkiso_tenant_stats(t, stat, NULL, NULL);
-	return stat[BLKISO_ARRIVED] - stat[BLKISO_COMPLETED] -
-	       stat[BLKISO_REJECTED_NOWAIT] - stat[BLKISO_REJECTED];
+	return stat[BLKISO_ARRIVED] != stat[BLKISO_COMPLETED] +
+	       stat[BLKISO_REJECTED_NOWAIT] + stat[BLKISO_REJECTED];
 }
 
 /*
- * A tenant whose cgroup was removed is first unhashed (no new bio can find
- * it: .map counts a bio as arrived inside the RCU section of its lookup),
- * and freed on a later pass once a grace period has passed and every bio
- * that found it has ended.  Its sysfs directory goes with it.  The kernel
- * tenant and configured ancestors of live tenants stay.
+ * The collector, every BLKISO_GC_PERIOD.  The tenants of removed cgroups
+ * are unhashed (no new bio can find them), their nested tenants relinked
+ * past them, their sysfs directories removed; after a grace period, those
+ * no bio references any more (blkiso_tenant_busy) leave the list, the
+ * parent links to them are cleared, and after another grace period the
+ * collector drops its reference (the lifetime rule: blkiso.h).
  */
 static void blkiso_gc_work(struct work_struct *work)
 {
@@ -62,18 +75,6 @@ static void blkiso_gc_work(struct work_struct *work)
 	bool unhashed = false;
 
 	mutex_lock(&dev->conf_mutex);
-	/* Pass 1: free what was unhashed earlier and has drained. */
-	spin_lock_irq(&dev->lock);
-	list_for_each_entry_safe(t, tmp, &dev->tenant_list, list) {
-		if (t->gone && !t->nr_parked && !t->fb.nr_slot_wait &&
-		    !t->fb.nr_timed && !blkiso_tenant_busy(t)) {
-			list_del_rcu(&t->list);
-			list_add(&t->park, &dead);	/* park is unused once drained */
-			dev->nr_tenants--;
-		}
-	}
-	spin_unlock_irq(&dev->lock);
-	/* Pass 2: unhash the tenants of removed cgroups. */
 	list_for_each_entry(t, &dev->tenant_list, list) {
 		if (t->gone || t->cgid == BLKISO_KERNEL_CGID)
 			continue;
@@ -88,17 +89,49 @@ static void blkiso_gc_work(struct work_struct *work)
 		spin_unlock_irq(&dev->lock);
 		unhashed = true;
 	}
-	if (!list_empty(&dead) || unhashed)
+	if (unhashed)
 		blkiso_relink(dev);
+	mutex_unlock(&dev->conf_mutex);
+	if (unhashed) {
+		/* The directories go now (the work, not us: no conf_mutex). */
+		queue_work(dev->wq, &dev->sysfs_work);
+		flush_work(&dev->sysfs_work);
+		/* Every .map that found them has counted itself by now. */
+		synchronize_rcu();
+	}
+
+	mutex_lock(&dev->conf_mutex);
+	list_for_each_entry_safe(t, tmp, &dev->tenant_list, list) {
+		if (!t->gone || t->in_sysfs || blkiso_tenant_busy(t))
+			continue;
+		spin_lock_irq(&dev->lock);
+		/* not busy: nothing held either (and the dispatcher is done) */
+		if (blkiso_tenant_queued(t) || !list_empty(&t->park)) {
+			spin_unlock_irq(&dev->lock);
+			continue;
+		}
+		list_del_rcu(&t->list);
+		list_add(&t->park, &dead);	/* park is unused once drained */
+		t->dead = true;
+		dev->nr_tenants--;
+		spin_unlock_irq(&dev->lock);
+		cond_resched();
+	}
+	if (!list_empty(&dead)) {
+		/* only unhashed tenants can still link to them (relink) */
+		list_for_each_entry(t, &dev->tenant_list, list) {
+			struct blkiso_tenant *p = t->parent;
+
+			if (p && p->dead)
+				WRITE_ONCE(t->parent, NULL);
+		}
+	}
 	mutex_unlock(&dev->conf_mutex);
 	if (!list_empty(&dead)) {
 		/* Wait out any reader of the list or the links, then free. */
 		synchronize_rcu();
-		list_for_each_entry_safe(t, tmp, &dead, park) {
-			if (t->in_sysfs)
-				kobject_del(&t->kobj);
+		list_for_each_entry_safe(t, tmp, &dead, park)
 			kobject_put(&t->kobj);
-		}
 	}
 	queue_delayed_work(dev->wq, &dev->gc_work, BLKISO_GC_PERIOD);
 }
@@ -144,6 +177,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	kt = blkiso_tenant_get_or_create(dev, BLKISO_KERNEL_CGID);
 	if (IS_ERR(kt))
 		goto put;
+	kobject_put(&kt->kobj);		/* the list keeps it */
 	queue_delayed_work(dev->wq, &dev->gc_work, BLKISO_GC_PERIOD);
 	blkiso_fb_dev_start(dev);
 	return dev;

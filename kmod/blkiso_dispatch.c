@@ -405,9 +405,12 @@ static void blkiso_fail_dead(struct blkiso_dev *dev, struct bio *bio)
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 	struct blkiso_tenant *t = pb->tenant;
 
-	this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
 	trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
+	if (pb->anc_held)
+		blkiso_levels_put(pb);
 	pb->tenant = NULL;	/* .end_io: nothing charged, counted rejected */
+	/* the bio's last access to @t (the lifetime rule, blkiso.h) */
+	this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
 	bio->bi_status = BLK_STS_IOERR;
 	bio_endio(bio);
 }

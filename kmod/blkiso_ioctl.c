@@ -104,11 +104,11 @@ static int blkiso_ioc_tenant_check(struct blkiso_dev *dev, struct blkiso_ioc_ten
 	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
 	if (!conf)
 		return -ENOMEM;
+	/* found and used in one conf_mutex section (blkiso.h) */
+	mutex_lock(&dev->conf_mutex);
 	rcu_read_lock();
 	t = blkiso_tenant_find(dev, a->cgid);
 	rcu_read_unlock();
-	/* Tenants leave only with their device, which the registry pins. */
-	mutex_lock(&dev->conf_mutex);
 	if (t && !t->from_rule)
 		*conf = t->conf;
 	else
@@ -159,12 +159,15 @@ static int blkiso_ioc_get_tenant_fn(struct blkiso_dev *dev, void *arg)
 	struct blkiso_tenant *t;
 	int n;
 
+	/* found and used in one conf_mutex section (blkiso.h) */
+	mutex_lock(&dev->conf_mutex);
 	rcu_read_lock();
 	t = blkiso_tenant_find(dev, a->cgid);
 	rcu_read_unlock();
-	if (!t)
+	if (!t) {
+		mutex_unlock(&dev->conf_mutex);
 		return -ENOENT;
-	mutex_lock(&dev->conf_mutex);
+	}
 	n = bi_conf_format(&t->conf, a->line, sizeof(a->line));
 	a->flags = (t->configured ? BLKISO_F_CONFIGURED : 0) |
 		   (t->from_rule ? BLKISO_F_RULE : 0);

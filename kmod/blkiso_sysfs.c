@@ -337,15 +337,19 @@ const struct attribute_group *blkiso_dev_groups[] = {
 	NULL,
 };
 
-/* The next tenant without a sysfs directory, or NULL. */
-static struct blkiso_tenant *blkiso_next_homeless(struct blkiso_dev *dev)
+/*
+ * The next tenant whose directory is to be made (new) or removed (its
+ * cgroup is gone), with a reference; NULL if none.
+ */
+static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 {
 	struct blkiso_tenant *t, *found = NULL;
 
 	spin_lock_irq(&dev->lock);
 	list_for_each_entry(t, &dev->tenant_list, list) {
-		if (!t->sysfs_tried) {
+		if (!t->sysfs_tried || (t->gone && t->in_sysfs)) {
 			found = t;
+			kobject_get(&t->kobj);
 			break;
 		}
 	}
@@ -354,9 +358,10 @@ static struct blkiso_tenant *blkiso_next_homeless(struct blkiso_dev *dev)
 }
 
 /*
- * Tenant directories are made here, never on the hot path.  Tenants leave
- * the list only when the device goes, after this work was flushed, so a
- * tenant found under the lock stays valid after it is dropped.
+ * Tenant directories are made and removed here, never on the hot path nor
+ * under conf_mutex (their handlers take it, kobject_del waits for them).
+ * One work item, so the two never race; the collector flushes it after it
+ * unhashed tenants, and frees none that still has a directory.
  */
 void blkiso_sysfs_work(struct work_struct *work)
 {
@@ -364,12 +369,18 @@ void blkiso_sysfs_work(struct work_struct *work)
 	struct blkiso_tenant *t;
 	int ret;
 
-	while ((t = blkiso_next_homeless(dev))) {
-		if (t->cgid == BLKISO_KERNEL_CGID)
-			ret = kobject_add(&t->kobj, &dev->kobj, "kernel");
-		else
-			ret = kobject_add(&t->kobj, &dev->kobj, "%llu", t->cgid);
-		t->in_sysfs = !ret;
+	while ((t = blkiso_next_sysfs(dev))) {
+		if (t->in_sysfs) {
+			kobject_del(&t->kobj);
+			t->in_sysfs = false;
+		} else if (!t->gone) {
+			if (t->cgid == BLKISO_KERNEL_CGID)
+				ret = kobject_add(&t->kobj, &dev->kobj, "kernel");
+			else
+				ret = kobject_add(&t->kobj, &dev->kobj, "%llu", t->cgid);
+			t->in_sysfs = !ret;
+		}
 		t->sysfs_tried = true;
+		kobject_put(&t->kobj);
 	}
 }

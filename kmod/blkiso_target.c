@@ -208,17 +208,40 @@ static void blkiso_dtr(struct dm_target *ti)
  * The tenants a bio is charged to: its own and its configured ancestors',
  * those capped in its direction, innermost first (at most
  * BI_METER_MAX_DEPTH).  Ancestors are found by the tenants' parent links,
- * which the configuration path keeps up to date.
+ * which the configuration path keeps up to date.  The bio holds each
+ * ancestor level until its end (->held, the lifetime rule in blkiso.h).
+ * Caller is in the RCU read-side section of the bio's tenant lookup.
  */
 static noinline u8 blkiso_levels_chain(struct blkiso_bio *pb, struct blkiso_tenant *t,
 				      u8 dir)
 {
+	struct blkiso_tenant *own = t;
 	u8 depth = 0;
 
-	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent))
-		if (bi_meter_capped(&t->meter, dir))
-			pb->level[depth++] = t;
+	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent)) {
+		if (!bi_meter_capped(&t->meter, dir))
+			continue;
+		pb->level[depth++] = t;
+		if (t != own) {
+			this_cpu_inc(t->pcpu->held);
+			pb->anc_held = true;
+		}
+	}
 	return depth;
+}
+
+/*
+ * A bio gives its ancestor levels back (blkiso_levels_chain): its last
+ * access to them.  At its end, or when it is refused or failed unsent.
+ */
+noinline void blkiso_levels_put(struct blkiso_bio *pb)
+{
+	u8 i;
+
+	for (i = 0; i < pb->depth; i++)
+		if (pb->level[i] != pb->tenant)
+			this_cpu_dec(pb->level[i]->pcpu->held);
+	pb->anc_held = false;
 }
 
 /* Inline for a tenant without a configured ancestor (@dir constant there). */
@@ -301,6 +324,7 @@ static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct 
 	pb->arrive_ns = now;
 	pb->dispatch_ns = now;
 	pb->slot = -1;
+	pb->anc_held = false;
 	pb->bytes = bio->bi_iter.bi_size;
 }
 
@@ -379,7 +403,10 @@ static int blkiso_refuse(struct blkiso_dev *dev, struct bio *bio,
 			 struct blkiso_bio *pb, struct blkiso_tenant *t)
 {
 	trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
+	if (pb->anc_held)
+		blkiso_levels_put(pb);
 	pb->tenant = NULL;
+	/* counted rejected: the bio's last access to @t */
 	if (bio->bi_opf & REQ_NOWAIT) {
 		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED_NOWAIT]);
 		bio->bi_status = BLK_STS_AGAIN;
@@ -403,14 +430,16 @@ static int blkiso_pass(struct blkiso_dev *dev, struct bio *bio,
 	}
 	spin_lock_irqsave(&dev->lock, flags);
 	blkiso_slot_gate_locked(dev, t, bio, now, &out);
-	if (bio_list_empty(&out) && dev->draining)
-		queue_work(dev->wq, &dev->dispatch_work);
-	spin_unlock_irqrestore(&dev->lock, flags);
 	if (bio_list_empty(&out)) {
+		/* counted while held: once the lock goes, it may end at once */
 		this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
 		trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
+		if (dev->draining)
+			queue_work(dev->wq, &dev->dispatch_work);
+		spin_unlock_irqrestore(&dev->lock, flags);
 		return DM_MAPIO_SUBMITTED;
 	}
+	spin_unlock_irqrestore(&dev->lock, flags);
 	blkiso_admitted(dev, t, pb);
 	return DM_MAPIO_REMAPPED;
 }
@@ -482,9 +511,10 @@ static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
 			if (!(bio->bi_opf & REQ_NOWAIT) && !dev->conf.reject_mode) {
 				blkiso_hold_locked(dev, t, bio, stage,
 						   now + blkiso_hold_ns(dev));
-				spin_unlock_irqrestore(&dev->lock, flags);
+				/* counted while held, as in blkiso_pass() */
 				this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
 				trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
+				spin_unlock_irqrestore(&dev->lock, flags);
 				return DM_MAPIO_SUBMITTED;
 			}
 		}
@@ -507,18 +537,19 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 	struct cgroup *cgrp;
 	u64 now;
 
-	/* The RCU section covers the lookup and the "arrived" count. */
+	/* The RCU section covers the lookup, the "arrived" count, the levels. */
 	rcu_read_lock();
 	cgrp = blkiso_bio_cgroup(bio);
 	t = blkiso_tenant_lookup(dev, cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID, cgrp);
 	pb->tenant = t;
-	if (likely(t))
-		this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
-	rcu_read_unlock();
-	if (unlikely(!t))
+	if (unlikely(!t)) {
+		rcu_read_unlock();
 		return DM_MAPIO_REMAPPED;
+	}
+	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
 	now = ktime_get_ns();
 	blkiso_prepare(pb, bio, t, now);
+	rcu_read_unlock();
 	return blkiso_map_gated(dev, bio, pb, t, now);
 }
 
@@ -591,10 +622,10 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	 * IRQs are off from the lookup to the charge: the charge needs them
 	 * off (a completion on this CPU may correct the same local buckets),
 	 * and a section with IRQs off is an RCU read-side critical section
-	 * as well (synchronize_rcu() waits for it), which covers the lookup
-	 * and the "arrived" count: the tenant collector (blkiso_dev.c)
-	 * unhashes a removed cgroup's tenant, waits for a grace period, and
-	 * then sees every bio that found it.
+	 * as well (synchronize_rcu() waits for it), which covers the lookup,
+	 * the "arrived" count and the ancestor levels' holds: the tenant
+	 * collector (blkiso_dev.c) unhashes a removed cgroup's tenant, waits
+	 * for a grace period, and then sees every bio that references it.
 	 */
 	local_irq_save(flags);
 	cgrp = blkiso_bio_cgroup(bio);
@@ -686,6 +717,8 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		}
 		local_irq_restore(flags);
 	}
+	if (unlikely(pb->anc_held))
+		blkiso_levels_put(pb);
 	/* the feedback tick's inputs: device latency and misses (IRQ-safe ops) */
 	dev_ns = now - pb->dispatch_ns;
 	this_cpu_add(pc->fb.dev_ns, dev_ns);
@@ -703,16 +736,20 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	if (trace_blkiso_complete_enabled())
 		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
 				      lat_ns, blk_status_to_errno(*error));
-	/* "completed" is rios + wios, added up when the counters are folded */
 	if (*error)
 		this_cpu_inc(pc->stat[BLKISO_ERRORS]);
-	this_cpu_inc(pc->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
 	this_cpu_add(pc->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->bytes);
 	this_cpu_add(pc->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->units);
 	/* real us (a constant divisor: a multiply), bounds of the uapi */
 	this_cpu_inc(pc->lat[min_t(u32, fls64(div_u64(lat_ns, NSEC_PER_USEC)),
 				   BLKISO_LAT_BUCKETS - 1)]);
 	this_cpu_add(pc->lat_sum_ns, lat_ns);
+	/*
+	 * "completed" is rios + wios, added up when the counters are folded;
+	 * last, the bio's last access to @t: the collector frees a removed
+	 * cgroup's tenant once arrived bios are all completed (blkiso.h).
+	 */
+	this_cpu_inc(pc->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
 	return DM_ENDIO_DONE;
 }
 
