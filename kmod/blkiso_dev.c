@@ -94,7 +94,7 @@ static void blkiso_gc_work(struct work_struct *work)
 	mutex_unlock(&dev->conf_mutex);
 	if (unhashed) {
 		/* The directories go now (the work, not us: no conf_mutex). */
-		queue_work(dev->wq, &dev->sysfs_work);
+		queue_work(system_wq, &dev->sysfs_work);
 		flush_work(&dev->sysfs_work);
 		/* Every .map that found them has counted itself by now. */
 		synchronize_rcu();
@@ -133,7 +133,7 @@ static void blkiso_gc_work(struct work_struct *work)
 		list_for_each_entry_safe(t, tmp, &dead, park)
 			kobject_put(&t->kobj);
 	}
-	queue_delayed_work(dev->wq, &dev->gc_work, BLKISO_GC_PERIOD);
+	queue_delayed_work(system_wq, &dev->gc_work, BLKISO_GC_PERIOD);
 }
 
 /* ---- the registry ---- */
@@ -165,7 +165,12 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	INIT_WORK(&dev->sysfs_work, blkiso_sysfs_work);
 	INIT_DELAYED_WORK(&dev->gc_work, blkiso_gc_work);
 	kobject_init(&dev->kobj, &blkiso_dev_ktype);
-	/* Dispatch submits bios and may run while memory is short. */
+	/*
+	 * Dispatch submits bios and may run while memory is short: its own
+	 * workqueue, with a rescuer.  The collector and the sysfs work wait
+	 * (grace periods, each other, kobject_add) and run on system_wq: a
+	 * work waiting for another on a queue with a rescuer could deadlock.
+	 */
 	dev->wq = alloc_workqueue("blkiso-%u:%u", WQ_MEM_RECLAIM, 0,
 				  MAJOR(devt), MINOR(devt));
 	if (!dev->wq)
@@ -178,7 +183,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	if (IS_ERR(kt))
 		goto put;
 	kobject_put(&kt->kobj);		/* the list keeps it */
-	queue_delayed_work(dev->wq, &dev->gc_work, BLKISO_GC_PERIOD);
+	queue_delayed_work(system_wq, &dev->gc_work, BLKISO_GC_PERIOD);
 	blkiso_fb_dev_start(dev);
 	return dev;
 put:
@@ -238,11 +243,11 @@ static void blkiso_dev_destroy(struct blkiso_dev *dev)
 	struct blkiso_tenant *t, *tmp;
 
 	hrtimer_cancel(&dev->timer);
+	cancel_delayed_work_sync(&dev->gc_work);
+	flush_work(&dev->sysfs_work);
 	if (dev->wq) {
-		cancel_delayed_work_sync(&dev->gc_work);
 		blkiso_fb_dev_stop(dev);
 		flush_work(&dev->dispatch_work);
-		flush_work(&dev->sysfs_work);
 		destroy_workqueue(dev->wq);
 	}
 	/* presuspend drained every queue before the last table went. */

@@ -155,7 +155,7 @@ static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
 		dev->nr_tenants++;
 		found = t;
 		t = NULL;
-		queue_work(dev->wq, &dev->sysfs_work);
+		queue_work(system_wq, &dev->sysfs_work);
 	} else if (!found) {
 		dev->alloc_failures++;
 	}
@@ -225,7 +225,7 @@ struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cg
 	dev->nr_tenants++;
 	kobject_get(&t->kobj);		/* the caller's; the list holds the first */
 	spin_unlock_irq(&dev->lock);
-	queue_work(dev->wq, &dev->sysfs_work);
+	queue_work(system_wq, &dev->sysfs_work);
 	return t;
 }
 
@@ -337,7 +337,8 @@ int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
 
 /*
  * The leading "<cgroup>" word of @line into @name and @cgid; the length of
- * the word, or -EINVAL (said in the log) if it names no cgroup.
+ * the word, or (said in the log) -EINVAL if it cannot name a cgroup,
+ * -ENOENT if no cgroup has that path.
  */
 static int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 			      const char *want, char *name, size_t size, u64 *cgid)
@@ -358,7 +359,7 @@ static int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t l
 	if (ret) {
 		pr_warn_ratelimited("blkiso: %s: \"%s\": no such cgroup (want an id, an absolute path or \"kernel\")\n",
 				    dm_disk(dev->md)->disk_name, name);
-		return ret == -ENOMEM ? ret : -EINVAL;
+		return ret;
 	}
 	return n;
 }
