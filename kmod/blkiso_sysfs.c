@@ -18,7 +18,9 @@
  * /sys/fs/cgroup), or "kernel".  A <cgroup> in a line is an id, an absolute
  * cgroup path ("/a/b", optionally under "/sys/fs/cgroup") or "kernel".
  * Every file holds one line, whatever the number of tenants.  A bad line is
- * refused with EINVAL and its reason in the kernel log, and changes nothing.
+ * refused with its cause (EINVAL, ERANGE: a value out of range, E2BIG, EPERM:
+ * a fixed setting; ENOENT: no such cgroup) and its reason in the kernel
+ * log, and changes nothing.
  * Only root (CAP_SYS_ADMIN) may write.  Tenant directories are made by a
  * work item (blkiso_sysfs_work), never on the I/O path.
  */
@@ -61,7 +63,7 @@ static ssize_t tenant_conf_store(struct kobject *kobj, struct kobj_attribute *a,
 	if (!blkiso_may_configure())
 		return -EPERM;
 	ret = blkiso_tenant_merge(to_tenant(kobj), buf, len);
-	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
+	return ret ? ret : len;
 }
 
 static const char * const blkiso_stat_names[BLKISO_NR_STATS] = {
@@ -254,7 +256,7 @@ static ssize_t dev_conf_store(struct kobject *kobj, struct kobj_attribute *a,
 	if (!blkiso_may_configure())
 		return -EPERM;
 	ret = blkiso_dev_configure(to_dev(kobj), buf, len);
-	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
+	return ret ? ret : len;
 }
 
 static ssize_t dev_tenant_store(struct kobject *kobj, struct kobj_attribute *a,
@@ -265,7 +267,7 @@ static ssize_t dev_tenant_store(struct kobject *kobj, struct kobj_attribute *a,
 	if (!blkiso_may_configure())
 		return -EPERM;
 	ret = blkiso_tenant_configure(to_dev(kobj), buf, len);
-	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
+	return ret ? ret : len;
 }
 
 static ssize_t dev_tenant_del_store(struct kobject *kobj, struct kobj_attribute *a,
@@ -276,7 +278,7 @@ static ssize_t dev_tenant_del_store(struct kobject *kobj, struct kobj_attribute 
 	if (!blkiso_may_configure())
 		return -EPERM;
 	ret = blkiso_tenant_del(to_dev(kobj), buf, len);
-	return ret ? (ret == -ENOMEM || ret == -ENOENT ? ret : -EINVAL) : len;
+	return ret ? ret : len;
 }
 
 /* The device's counters: every tenant's, added up. */
@@ -287,13 +289,14 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 	struct blkiso_tenant *t;
 	int i, n = 0;
 
-	spin_lock_irq(&dev->lock);
-	list_for_each_entry(t, &dev->tenant_list, list) {
+	/* under RCU, IRQs on: one tenant's fold at a time (anyone may read) */
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &dev->tenant_list, list) {
 		blkiso_tenant_stats(t, one, NULL, NULL);
 		for (i = 0; i < BLKISO_NR_STATS; i++)
 			sum[i] += one[i];
 	}
-	spin_unlock_irq(&dev->lock);
+	rcu_read_unlock();
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], sum[i]);
 	n += sysfs_emit_at(buf, n, "tenants=%u queued=%u alloc_failures=%llu draining=%d\n",
