@@ -53,6 +53,31 @@
  * The admit-at-once path takes no device-wide lock and writes no shared
  * cache line: the tenant hash is read under RCU, the charge hits this CPU's
  * local buckets, the counters are per CPU.
+ *
+ * One throttled bio, step by step (a 64 KiB read of /P/C, P capped at
+ * riops=100, its local bucket empty):
+ *  1. blkiso_map() (here), IRQs off: blkiso_bio_cgroup() (blkiso_bio.h)
+ *     names /P/C, blkiso_tenant_find() (blkiso.h) its tenant C, counted
+ *     arrived; blkiso_levels() follows C->parent to P (C has no cap of its
+ *     own): pb->level[] = { P }, P held (->held, the lifetime rule in
+ *     blkiso.h); a level not its own leaves the inline fast path
+ *     (blkiso_decide()).
+ *  2. blkiso_map_slow(): blkiso_charge() finds P's local bucket short, asks
+ *     P's global bucket (kmod/core/meter.c, dispense.c) and is refused
+ *     with a retry time; not
+ *     REQ_NOWAIT, no reject mode: blkiso_park() (blkiso_dispatch.c) puts it
+ *     on C's FIFO for its class, C on dev->parked, arms the hrtimer.
+ *  3. The timer kicks blkiso_dispatch_work() (blkiso_dispatch.c): under the
+ *     device lock, at most BLKISO_DISPATCH_BATCH bios per run, deficit
+ *     round robin over the parked tenants; C's turn charges the bio again
+ *     (blkiso_charge(), here), now admitted: counted dispatched, submitted
+ *     with dm_submit_bio_remap() after the lock is dropped.
+ *  4. blkiso_end_io() (here), any context: the charge corrected to the
+ *     actual cost on this CPU's local buckets of every level, P given back
+ *     (blkiso_levels_put()), latency and counters, and last the completion
+ *     count, after which the collector (blkiso_dev.c) may free C or P if
+ *     their cgroups are gone.
+ * A bio that is admitted at once stops after step 1 and goes on at step 4.
  */
 #include <linux/module.h>
 #include <linux/device-mapper.h>
@@ -757,11 +782,20 @@ static void blkiso_presuspend(struct dm_target *ti)
 {
 	struct blkiso_dev *dev = ((struct blkiso_target *)ti->private)->bdev;
 
+	unsigned int i;
+
 	spin_lock_irq(&dev->lock);
 	WRITE_ONCE(dev->draining, true);
 	spin_unlock_irq(&dev->lock);
-	queue_work(dev->wq, &dev->dispatch_work);
-	flush_work(&dev->dispatch_work);
+	/*
+	 * The dispatcher sends at most BLKISO_DISPATCH_BATCH bios per run and
+	 * requeues itself: wait for runs until nothing is held (the bound only
+	 * stops a flood of new bios from holding us; dm waits for the rest).
+	 */
+	for (i = 0; i < 256 && (!i || READ_ONCE(dev->nr_parked)); i++) {
+		queue_work(dev->wq, &dev->dispatch_work);
+		flush_work(&dev->dispatch_work);
+	}
 }
 
 static void blkiso_resume(struct dm_target *ti)
