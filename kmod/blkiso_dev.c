@@ -140,14 +140,16 @@ static void blkiso_gc_work(struct work_struct *work)
 
 static void blkiso_dev_destroy(struct blkiso_dev *dev);
 
+/* A new device's state, or ERR_PTR(): -ENOMEM, or why its directory failed. */
 static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt)
 {
 	struct blkiso_dev *dev;
 	struct blkiso_tenant *kt;
+	int ret = -ENOMEM;
 
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	atomic_long_inc(&blkiso_live_devices);
 	dev->md = md;
 	dev->devt = devt;
@@ -175,23 +177,29 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 				  MAJOR(devt), MINOR(devt));
 	if (!dev->wq)
 		goto put;
-	if (kobject_add(&dev->kobj, blkiso_sysfs_root, "%s", dm_disk(md)->disk_name))
+	ret = kobject_add(&dev->kobj, blkiso_sysfs_root, "%s", dm_disk(md)->disk_name);
+	if (ret)
 		goto put;
 	dev->in_sysfs = true;
 	/* The kernel tenant always exists: writeback must find it. */
 	kt = blkiso_tenant_get_or_create(dev, BLKISO_KERNEL_CGID);
-	if (IS_ERR(kt))
+	if (IS_ERR(kt)) {
+		ret = PTR_ERR(kt);
 		goto put;
+	}
 	kobject_put(&kt->kobj);		/* the list keeps it */
 	queue_delayed_work(system_wq, &dev->gc_work, BLKISO_GC_PERIOD);
 	blkiso_fb_dev_start(dev);
 	return dev;
 put:
 	blkiso_dev_destroy(dev);
-	return NULL;
+	return ERR_PTR(ret);
 }
 
-/* The registry entry of @md's device, created on first use (ctr). */
+/*
+ * The registry entry of @md's device, created on first use (ctr), or
+ * ERR_PTR() with the cause (and *@error for dm).
+ */
 struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error)
 {
 	dev_t devt = disk_devt(dm_disk(md));
@@ -205,8 +213,9 @@ struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error)
 		}
 	}
 	dev = blkiso_dev_create(md, devt);
-	if (!dev) {
-		*error = "Cannot allocate blkiso device state";
+	if (IS_ERR(dev)) {
+		*error = PTR_ERR(dev) == -ENOMEM ? "Cannot allocate blkiso device state" :
+			 "Cannot create the blkiso device's sysfs directory";
 		goto out;
 	}
 	dev->users = 1;

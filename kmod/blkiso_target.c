@@ -157,7 +157,7 @@ static int blkiso_parse_params(struct dm_target *ti, struct blkiso_target *bt,
 	if (ret) {
 		kfree(line);
 		ti->error = "Invalid device parameter (the kernel log says which and why)";
-		return -EINVAL;
+		return ret;	/* the parser's cause, or E2BIG for an overlong line */
 	}
 	bt->params = line;
 	bt->nr_params = nr_params;
@@ -188,8 +188,8 @@ static int blkiso_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	bt->start = start;
 	bt->bdev = blkiso_dev_get(dm_table_get_md(ti->table), &ti->error);
-	if (!bt->bdev) {
-		ret = -ENOMEM;
+	if (IS_ERR(bt->bdev)) {
+		ret = PTR_ERR(bt->bdev);
 		goto free_bt;
 	}
 	ret = blkiso_parse_params(ti, bt, argc - 2, argv + 2);
@@ -798,6 +798,21 @@ static void blkiso_presuspend(struct dm_target *ti)
 	}
 }
 
+/*
+ * A table's parameters were checked at load against the device line of
+ * then; a change since (dmsetup message, sysfs) could make them refuse
+ * now.  Check again here, where a failure can still refuse the resume
+ * (.resume cannot fail): the error reaches `dmsetup resume`.
+ */
+static int blkiso_preresume(struct dm_target *ti)
+{
+	struct blkiso_target *bt = ti->private;
+
+	if (!bt->params || bt->params_applied)
+		return 0;
+	return blkiso_dev_merge(bt->bdev, bt->params, strlen(bt->params), false);
+}
+
 static void blkiso_resume(struct dm_target *ti)
 {
 	struct blkiso_target *bt = ti->private;
@@ -902,6 +917,7 @@ static struct target_type blkiso_target_type = {
 	.map = blkiso_map,
 	.end_io = blkiso_end_io,
 	.presuspend = blkiso_presuspend,
+	.preresume = blkiso_preresume,
 	.resume = blkiso_resume,
 	.message = blkiso_message,
 	.status = blkiso_status,
