@@ -60,10 +60,11 @@ static bool blkiso_tenant_busy(struct blkiso_tenant *t)
 /*
  * The collector, every BLKISO_GC_PERIOD.  The tenants of removed cgroups
  * are unhashed (no new bio can find them), their nested tenants relinked
- * past them, their sysfs directories removed; after a grace period, those
- * no bio references any more (blkiso_tenant_busy) leave the list, the
- * parent links to them are cleared, and after another grace period the
- * collector drops its reference (the lifetime rule: blkiso.h).
+ * past them (again after a grace period, for tenants made meanwhile), their
+ * sysfs directories removed; after another grace period, those no bio
+ * references any more (blkiso_tenant_busy) leave the list, the parent
+ * links to them are cleared, and after a last grace period the collector
+ * drops its reference (the lifetime rule: blkiso.h).
  */
 static void blkiso_gc_work(struct work_struct *work)
 {
@@ -96,7 +97,17 @@ static void blkiso_gc_work(struct work_struct *work)
 		/* The directories go now (the work, not us: no conf_mutex). */
 		queue_work(system_wq, &dev->sysfs_work);
 		flush_work(&dev->sysfs_work);
-		/* Every .map that found them has counted itself by now. */
+		/*
+		 * Every .map that found them has counted itself by now, and
+		 * every tenant a .map linked to them before the unhash is
+		 * listed: link those past them too, and wait until no .map
+		 * reads the old links (a bio taking ->held after the check
+		 * below would outlive the tenant).
+		 */
+		synchronize_rcu();
+		mutex_lock(&dev->conf_mutex);
+		blkiso_relink(dev);
+		mutex_unlock(&dev->conf_mutex);
 		synchronize_rcu();
 	}
 

@@ -88,8 +88,9 @@ static struct blkiso_tenant *blkiso_find_parent(struct blkiso_dev *dev,
  * After a configuration change, point every tenant at its nearest
  * configured ancestor again.  Tenants leave the list under conf_mutex
  * (the collector), which the caller holds, and are added with
- * list_add_tail_rcu(), so it may be walked while .map adds new ones.  A
- * tenant whose cgroup is gone keeps its link: no bio finds it any more.
+ * list_add_tail_rcu(), so it may be walked while .map adds new ones.  No
+ * tenant keeps a link to an unhashed one: the collector frees it once the
+ * bios that hold it have ended, and no new bio may take it.
  */
 void blkiso_relink(struct blkiso_dev *dev)
 {
@@ -102,8 +103,12 @@ void blkiso_relink(struct blkiso_dev *dev)
 		if (t->cgid == BLKISO_KERNEL_CGID)
 			continue;
 		cgrp = cgroup_get_from_id(t->cgid);
-		if (IS_ERR(cgrp))
+		if (IS_ERR(cgrp)) {
+			/* its parent's cgroup went first: no quota to nest in */
+			if (t->parent && t->parent->gone)
+				WRITE_ONCE(t->parent, NULL);
 			continue;
+		}
 		WRITE_ONCE(t->parent, blkiso_find_parent(dev, cgrp));
 		cgroup_put(cgrp);
 	}
