@@ -318,6 +318,16 @@ static inline unsigned int blkiso_tenant_queued(const struct blkiso_tenant *t)
 	       READ_ONCE(t->fb.nr_timed);
 }
 
+/*
+ * A refused line's errno at the interfaces: the parser's cause (EINVAL,
+ * ERANGE, E2BIG), except that a fixed setting's EPERM becomes EINVAL:
+ * there EPERM means "not privileged" (blkisoctl, sysfs users).
+ */
+static inline int blkiso_parse_errno(int ret)
+{
+	return ret == -EPERM ? -EINVAL : ret;
+}
+
 /* blkiso_rules.c: device-level rules (quotas that follow cgroup paths) */
 struct blkiso_rules;
 void blkiso_rules_free(struct blkiso_dev *dev);

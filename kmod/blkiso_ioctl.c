@@ -116,11 +116,11 @@ static int blkiso_ioc_tenant_check(struct blkiso_dev *dev, struct blkiso_ioc_ten
 	else
 		bi_tenant_conf_init(conf);	/* a tenant line replaces a rule's */
 	mutex_unlock(&dev->conf_mutex);
-	ret = bi_conf_merge(conf, a->line, len, &err);
+	ret = blkiso_parse_errno(bi_conf_merge(conf, a->line, len, &err));
 	kfree(conf);
 	if (ret)
 		strscpy(a->msg, err.msg, sizeof(a->msg));
-	return ret;	/* the parser's cause: EINVAL, ERANGE, E2BIG, EPERM */
+	return ret;	/* the parser's cause: EINVAL, ERANGE, E2BIG */
 }
 
 static int blkiso_ioc_set_tenant_fn(struct blkiso_dev *dev, void *arg)
@@ -253,7 +253,7 @@ static long blkiso_ioc_line(const struct blkiso_ioc_line_op *op, bool set,
 		ret = op->set_check ? op->set_check(a) : 0;
 		if (!ret)
 			ret = blkiso_dev_call(devt, op->set, a);
-		if ((ret == -EINVAL || ret == -ERANGE || ret == -E2BIG || ret == -EPERM ||
+		if ((ret == -EINVAL || ret == -ERANGE || ret == -E2BIG ||
 		     ret == -ENOENT || ret == -ENOSPC) &&
 		    copy_to_user(uarg + op->msg_off, (char *)a + op->msg_off, BLKISO_MSG_MAX))
 			ret = -EFAULT;
@@ -389,7 +389,7 @@ static int blkiso_ioc_set_device_fn(struct blkiso_dev *dev, void *arg)
 	mutex_lock(&dev->conf_mutex);
 	conf = dev->conf;
 	mutex_unlock(&dev->conf_mutex);
-	ret = bi_dev_conf_merge(&conf, a->line, len, &err);
+	ret = blkiso_parse_errno(bi_dev_conf_merge(&conf, a->line, len, &err));
 	if (ret) {
 		strscpy(a->msg, err.msg, sizeof(a->msg));
 		return ret;

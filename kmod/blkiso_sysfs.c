@@ -18,9 +18,9 @@
  * /sys/fs/cgroup), or "kernel".  A <cgroup> in a line is an id, an absolute
  * cgroup path ("/a/b", optionally under "/sys/fs/cgroup") or "kernel".
  * Every file holds one line, whatever the number of tenants.  A bad line is
- * refused with its cause (EINVAL, ERANGE: a value out of range, E2BIG, EPERM:
- * a fixed setting; ENOENT: no such cgroup) and its reason in the kernel
- * log, and changes nothing.
+ * refused with its cause (EINVAL, ERANGE: a value out of range, E2BIG: too
+ * long; ENOENT: no such cgroup) and its reason in the kernel log, and
+ * changes nothing.
  * Only root (CAP_SYS_ADMIN) may write.  Tenant directories are made by a
  * work item (blkiso_sysfs_work), never on the I/O path.
  */

@@ -328,7 +328,7 @@ int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
 		bi_tenant_conf_init(conf);
 	else
 		*conf = t->conf;
-	ret = bi_conf_merge(conf, line, len, &err);
+	ret = blkiso_parse_errno(bi_conf_merge(conf, line, len, &err));
 	if (ret) {
 		blkiso_report(dev, "tenant", &err);
 	} else {
@@ -414,7 +414,7 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 	if (!conf)
 		return -ENOMEM;
 	bi_tenant_conf_init(conf);
-	ret = bi_conf_merge(conf, line + n, len - n, &err);
+	ret = blkiso_parse_errno(bi_conf_merge(conf, line + n, len - n, &err));
 	kfree(conf);
 	if (ret) {
 		blkiso_report(dev, name, &err);
@@ -513,7 +513,7 @@ int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
 
 	mutex_lock(&dev->conf_mutex);
 	conf = dev->conf;
-	ret = bi_dev_conf_merge(&conf, line, len, &err);
+	ret = blkiso_parse_errno(bi_dev_conf_merge(&conf, line, len, &err));
 	if (ret) {
 		blkiso_report(dev, "device", &err);
 		goto unlock;

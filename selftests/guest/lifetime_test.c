@@ -228,6 +228,18 @@ static int flipper(const char *dir, const char * const *cgs, int ncgs, double se
 	return 0;
 }
 
+/* Is task @pid in cgroup @cg (path under CG_ROOT)? */
+static bool task_in(int pid, const char *cg)
+{
+	char path[64], buf[512], want[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	if (gu_read(path, buf, sizeof(buf)) < 0)
+		return false;
+	snprintf(want, sizeof(want), "0::/%s\n", cg);
+	return !strcmp(buf, want);
+}
+
 /*
  * Cgroup churn: a parent with a small cap and a child reading under it,
  * the reader moved out while its bios are parked, both cgroups removed
@@ -235,22 +247,45 @@ static int flipper(const char *dir, const char * const *cgs, int ncgs, double se
  */
 static int churner(const char *dir, double secs)
 {
+	char p[128], c[160], path[256];
 	double t0 = now_s();
-	int i = 0;
+	int i, pid, k;
 
-	while (now_s() - t0 < secs) {
-		if (gu_sh("mkdir -p " CG_ROOT "/" CG "/churn/p%d/c && "
-			  "echo '/" CG "/churn/p%d riops=20' > %s/tenant && "
-			  "{ sh -c 'echo $$ > " CG_ROOT "/" CG "/churn/p%d/c/cgroup.procs && "
-			  "exec dd if=" DM_DEV " of=/dev/null bs=4k count=64 iflag=direct "
-			  "skip=$((%d * 64)) 2>/dev/null' & } && sleep 0.3 && "
-			  "for p in $(cat " CG_ROOT "/" CG "/churn/p%d/c/cgroup.procs); do "
-			  "echo $p > " CG_ROOT "/" CG "/m/cgroup.procs; done; "
-			  "rmdir " CG_ROOT "/" CG "/churn/p%d/c " CG_ROOT "/" CG "/churn/p%d",
-			  i, i, dir, i, i, i, i, i))
+	for (i = 0; now_s() - t0 < secs; i++) {
+		snprintf(p, sizeof(p), CG "/churn/p%d", i);
+		snprintf(c, sizeof(c), "%s/c", p);
+		snprintf(path, sizeof(path), "%s/tenant", dir);
+		if (gu_cg_create(p) || gu_cg_create(c) || gu_write(path, "/%s riops=20", p))
 			return 1;
-		i++;
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (!pid) {
+			char skip[32];
+
+			snprintf(path, sizeof(path), CG_ROOT "/%s/cgroup.procs", c);
+			snprintf(skip, sizeof(skip), "skip=%d", i * 64);
+			if (gu_write(path, "0"))
+				_exit(1);
+			execlp("dd", "dd", "if=" DM_DEV, "of=/dev/null", "bs=4k", "count=64",
+			       "iflag=direct", skip, "status=none", (char *)NULL);
+			_exit(1);
+		}
+		/* in c (64 reads at 20/s: seconds), then some bios parked */
+		for (k = 0; k < 500 && !task_in(pid, c); k++)
+			usleep(10 * 1000);
+		usleep(200 * 1000);
+		snprintf(path, sizeof(path), CG_ROOT "/" CG "/m/cgroup.procs");
+		gu_write(path, "%d", pid);	/* ESRCH if it ended meanwhile */
+		if (gu_cg_destroy(c) || gu_cg_destroy(p)) {
+			fprintf(stderr, "churner: rmdir %s: %s\n", c, strerror(errno));
+			return 1;
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
 	}
+	while (wait(NULL) > 0)
+		;
 	printf("# churner: %d parent/child pairs removed with parked bios\n", i);
 	return 0;
 }

@@ -89,10 +89,10 @@ static double fio_json_file_num(const char *file, const char *path)
 	return v;
 }
 
-/* A refused line's errno: the parser's cause (EINVAL, ERANGE, E2BIG, EPERM). */
+/* A refused line's errno: the parser's cause (EINVAL, ERANGE, E2BIG). */
 static bool parse_error(int ret)
 {
-	return ret == -EINVAL || ret == -ERANGE || ret == -E2BIG || ret == -EPERM;
+	return ret == -EINVAL || ret == -ERANGE || ret == -E2BIG;
 }
 
 static int count_dm_dirs(void)
