@@ -236,8 +236,9 @@ static bool task_in(int pid, const char *cg)
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
 	if (gu_read(path, buf, sizeof(buf)) < 0)
 		return false;
-	snprintf(want, sizeof(want), "0::/%s\n", cg);
-	return !strcmp(buf, want);
+	snprintf(want, sizeof(want), "0::/%s", cg);
+	return !strncmp(buf, want, strlen(want)) &&
+	       (buf[strlen(want)] == '\0' || buf[strlen(want)] == '\n');
 }
 
 /*
