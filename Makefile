@@ -196,7 +196,7 @@ check-all: deps
 debug-kernel:
 	@bash selftests/vm/debug-kernel.sh
 
-DEBUG_SUITES ?= meter_test target_test feedback_test robust_test
+DEBUG_SUITES ?= meter_test target_test feedback_test robust_test lifetime_test
 check-debug: debug-kernel tests
 	@$(MAKE) --no-print-directory module KVER=debug >/dev/null
 	@mkdir -p $(B)/results
@@ -210,7 +210,8 @@ check-debug: debug-kernel tests
 # writers, the 30 s backpressure flood, fsync under a flood; lvm_test:
 # every rollback step of attach --live, LVM's devices file, activation
 # after a reboot, and the whole program on 6.12), deterministic mode, 6.1
-# and 6.12 (about 20 minutes); then check-debug (a cold debug
+# and 6.12 (about 20 minutes); lifetime_test's 60 s stress run in the
+# ordinary mode (2 vCPUs), 6.1 and 6.12 (~2 min each); then check-debug (a cold debug
 # kernel build is about an hour on 2 cores).
 GUEST_FULL_TESTS := writeback_test lvm_test
 check-full: check-all
@@ -219,6 +220,8 @@ check-full: check-all
 		$(MAKE) --no-print-directory module KVER=$$k >/dev/null || exit 1; \
 		GUEST_FULL=1 bash selftests/vm/run.sh -k $$k -i -t 3000 \
 			selftests/guest/run-all.sh $(GUEST_FULL_TESTS) | tee $(B)/results/guest-full-$$k.log; \
+		GUEST_FULL=1 bash selftests/vm/run.sh -k $$k -t 1200 \
+			selftests/guest/run-all.sh lifetime_test | tee $(B)/results/guest-life-$$k.log; \
 	done; \
 	$(MAKE) --no-print-directory check-debug; \
 	bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \

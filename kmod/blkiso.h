@@ -9,6 +9,38 @@
  * blkiso_target) holds a reference.  A table without one drops them.  A struct blkiso_tenant is one cgroup's metering on one device
  * (kmod/core/meter.c does the arithmetic); the "kernel" tenant takes the
  * bios kernel threads submit (writeback, deferred work, stacked targets).
+ *
+ * Lifetimes.  A device lives while a table uses it (dev->users, under the
+ * registry mutex); the ioctls reach it under that mutex, sysfs through its
+ * kobject (kobject_del waits for running handlers), dm hooks through their
+ * table.  A tenant is in the hash and the list from its creation until its
+ * cgroup is removed; then the collector (blkiso_dev.c) unhashes it and
+ * removes its sysfs directory, and frees it once all of these are gone:
+ *  - bios: every bio that found it counts itself arrived inside the RCU
+ *    read-side section of its lookup, and completed (or rejected) as its
+ *    last access to it; a bio charging it as an ancestor level (pb->level[],
+ *    io.max nesting: a child's parked bio charges the parent) adds one to
+ *    its per-CPU ->held in that section and takes it back as its last
+ *    access.  No shared atomic on the I/O path: after a grace period that
+ *    follows the unhash no bio can find it, so the per-CPU sums only fall,
+ *    and the collector reads them with IRQs on, one tenant at a time;
+ *  - RCU readers (the hash, the list, the parent links: the links to it
+ *    are cleared before the free) and the tick, the dispatcher and the
+ *    stats walk (under dev->lock or RCU): the free comes a grace period
+ *    after it left the list;
+ *  - sleeping users (configuration, ioctls, the sysfs work): they find and
+ *    use a tenant within one dev->conf_mutex section (the collector
+ *    unhashes and unlists under it), or hold a kobject reference; the
+ *    collector's free is a kobject_put, the memory goes with the last one.
+ * The kernel tenant and the tenants of live cgroups leave only with their
+ * device, after its work items are flushed and every bio has ended.
+ *
+ * Lock order: blkiso_devs_mutex -> dev->conf_mutex -> the rule set's
+ * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb.lock |
+ * a meter's key and class locks).  The spinlocks are taken with IRQs off
+ * (completions take dev->lock, fb.lock and the meter locks).  Sysfs
+ * handlers take dev->conf_mutex, so kobject_del (which waits for them) is
+ * never called under it.
  */
 #ifndef BLKISO_H
 #define BLKISO_H
@@ -69,6 +101,12 @@ struct blkiso_tenant_pcpu {
 	u64 stat[BLKISO_NR_STATS];
 	u64 lat[BLKISO_LAT_BUCKETS];	/* arrival -> completion, uapi buckets */
 	u64 lat_sum_ns;			/* sum of those latencies */
+	/*
+	 * Bios of descendant tenants charging this one as an ancestor level
+	 * (pb->level[]): taken in .map, dropped at their end.  Per CPU (one
+	 * CPU's count may go negative); only their sum means anything.
+	 */
+	long held;
 	struct blkiso_fb_cpu fb;
 };
 
@@ -160,6 +198,7 @@ struct blkiso_tenant {
 	struct blkiso_fb fb;		/* feedback: slots, delays, rate cap */
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
 	bool gone;			/* its cgroup was removed: unhashed, draining */
+	bool dead;			/* and drained: the collector frees it */
 	bool sysfs_tried;		/* the sysfs work looked at it */
 	bool in_sysfs;			/* and its directory exists */
 };
@@ -199,6 +238,7 @@ struct blkiso_bio {
 	/* The capped tenants it is charged to, innermost first (io.max nesting). */
 	struct blkiso_tenant *level[BI_METER_MAX_DEPTH];
 	u8 depth;
+	bool anc_held;			/* holds its ancestor levels (their ->held) */
 	struct bi_chain_charge cc;	/* what each level was charged */
 	struct bi_io io;
 	u64 arrive_ns;
@@ -278,6 +318,16 @@ static inline unsigned int blkiso_tenant_queued(const struct blkiso_tenant *t)
 	       READ_ONCE(t->fb.nr_timed);
 }
 
+/*
+ * A refused line's errno at the interfaces: the parser's cause (EINVAL,
+ * ERANGE, E2BIG), except that a fixed setting's EPERM becomes EINVAL:
+ * there EPERM means "not privileged" (blkisoctl, sysfs users).
+ */
+static inline int blkiso_parse_errno(int ret)
+{
+	return ret == -EPERM ? -EINVAL : ret;
+}
+
 /* blkiso_rules.c: device-level rules (quotas that follow cgroup paths) */
 struct blkiso_rules;
 void blkiso_rules_free(struct blkiso_dev *dev);
@@ -301,6 +351,7 @@ void blkiso_sysfs_work(struct work_struct *work);
 /* blkiso_target.c: the charge path, which the dispatcher shares */
 bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry);
 void blkiso_complete_chain(struct blkiso_bio *pb, u64 now);
+void blkiso_levels_put(struct blkiso_bio *pb);
 
 /* blkiso_dispatch.c: parking and the dispatcher */
 bool blkiso_lower_dead(const struct bio *bio);

@@ -35,22 +35,36 @@ static struct kobj_type blkiso_dev_ktype = {
 /* Collect every this often: a removed cgroup's state goes within ~2 periods. */
 #define BLKISO_GC_PERIOD	(5 * HZ)
 
-/* Bios that reached .map for @t and have not ended: parked or in flight. */
-static u64 blkiso_tenant_busy(struct blkiso_tenant *t)
+/*
+ * Bios that still reference @t: its own that reached .map and have not
+ * ended (parked or in flight), and its descendants' charging it as an
+ * ancestor level.  Once @t is unhashed and a grace period has passed,
+ * each per-CPU term only moves towards zero, so a zero read is final.
+ * IRQs on: one tenant's fold over the possible CPUs.
+ */
+static bool blkiso_tenant_busy(struct blkiso_tenant *t)
 {
 	u64 stat[BLKISO_NR_STATS];
+	long held = 0;
+	int cpu;
 
+	for_each_possible_cpu(cpu)
+		held += READ_ONCE(per_cpu_ptr(t->pcpu, cpu)->held);
+	if (held)
+		return true;
 	blkiso_tenant_stats(t, stat, NULL, NULL);
-	return stat[BLKISO_ARRIVED] - stat[BLKISO_COMPLETED] -
-	       stat[BLKISO_REJECTED_NOWAIT] - stat[BLKISO_REJECTED];
+	return stat[BLKISO_ARRIVED] != stat[BLKISO_COMPLETED] +
+	       stat[BLKISO_REJECTED_NOWAIT] + stat[BLKISO_REJECTED];
 }
 
 /*
- * A tenant whose cgroup was removed is first unhashed (no new bio can find
- * it: .map counts a bio as arrived inside the RCU section of its lookup),
- * and freed on a later pass once a grace period has passed and every bio
- * that found it has ended.  Its sysfs directory goes with it.  The kernel
- * tenant and configured ancestors of live tenants stay.
+ * The collector, every BLKISO_GC_PERIOD.  The tenants of removed cgroups
+ * are unhashed (no new bio can find them), their nested tenants relinked
+ * past them (again after a grace period, for tenants made meanwhile), their
+ * sysfs directories removed; after another grace period, those no bio
+ * references any more (blkiso_tenant_busy) leave the list, the parent
+ * links to them are cleared, and after a last grace period the collector
+ * drops its reference (the lifetime rule: blkiso.h).
  */
 static void blkiso_gc_work(struct work_struct *work)
 {
@@ -62,18 +76,6 @@ static void blkiso_gc_work(struct work_struct *work)
 	bool unhashed = false;
 
 	mutex_lock(&dev->conf_mutex);
-	/* Pass 1: free what was unhashed earlier and has drained. */
-	spin_lock_irq(&dev->lock);
-	list_for_each_entry_safe(t, tmp, &dev->tenant_list, list) {
-		if (t->gone && !t->nr_parked && !t->fb.nr_slot_wait &&
-		    !t->fb.nr_timed && !blkiso_tenant_busy(t)) {
-			list_del_rcu(&t->list);
-			list_add(&t->park, &dead);	/* park is unused once drained */
-			dev->nr_tenants--;
-		}
-	}
-	spin_unlock_irq(&dev->lock);
-	/* Pass 2: unhash the tenants of removed cgroups. */
 	list_for_each_entry(t, &dev->tenant_list, list) {
 		if (t->gone || t->cgid == BLKISO_KERNEL_CGID)
 			continue;
@@ -88,33 +90,77 @@ static void blkiso_gc_work(struct work_struct *work)
 		spin_unlock_irq(&dev->lock);
 		unhashed = true;
 	}
-	if (!list_empty(&dead) || unhashed)
+	if (unhashed)
 		blkiso_relink(dev);
+	mutex_unlock(&dev->conf_mutex);
+	if (unhashed) {
+		/* The directories go now (the work, not us: no conf_mutex). */
+		queue_work(system_wq, &dev->sysfs_work);
+		flush_work(&dev->sysfs_work);
+		/*
+		 * Every .map that found them has counted itself by now, and
+		 * every tenant a .map linked to them before the unhash is
+		 * listed: link those past them too, and wait until no .map
+		 * reads the old links (a bio taking ->held after the check
+		 * below would outlive the tenant).
+		 */
+		synchronize_rcu();
+		mutex_lock(&dev->conf_mutex);
+		blkiso_relink(dev);
+		mutex_unlock(&dev->conf_mutex);
+		synchronize_rcu();
+	}
+
+	mutex_lock(&dev->conf_mutex);
+	list_for_each_entry_safe(t, tmp, &dev->tenant_list, list) {
+		if (!t->gone || t->in_sysfs || blkiso_tenant_busy(t))
+			continue;
+		spin_lock_irq(&dev->lock);
+		/* not busy: nothing held either (and the dispatcher is done) */
+		if (blkiso_tenant_queued(t) || !list_empty(&t->park)) {
+			spin_unlock_irq(&dev->lock);
+			continue;
+		}
+		list_del_rcu(&t->list);
+		list_add(&t->park, &dead);	/* park is unused once drained */
+		t->dead = true;
+		dev->nr_tenants--;
+		spin_unlock_irq(&dev->lock);
+		cond_resched();
+	}
+	if (!list_empty(&dead)) {
+		/* only unhashed tenants can still link to them (relink) */
+		list_for_each_entry(t, &dev->tenant_list, list) {
+			struct blkiso_tenant *p = t->parent;
+
+			if (p && p->dead)
+				WRITE_ONCE(t->parent, NULL);
+		}
+	}
 	mutex_unlock(&dev->conf_mutex);
 	if (!list_empty(&dead)) {
 		/* Wait out any reader of the list or the links, then free. */
 		synchronize_rcu();
-		list_for_each_entry_safe(t, tmp, &dead, park) {
-			if (t->in_sysfs)
-				kobject_del(&t->kobj);
+		list_for_each_entry_safe(t, tmp, &dead, park)
 			kobject_put(&t->kobj);
-		}
 	}
-	queue_delayed_work(dev->wq, &dev->gc_work, BLKISO_GC_PERIOD);
+	queue_delayed_work(system_wq, &dev->gc_work, BLKISO_GC_PERIOD);
 }
 
 /* ---- the registry ---- */
 
 static void blkiso_dev_destroy(struct blkiso_dev *dev);
 
+/* A new device's state, or ERR_PTR(): -ENOMEM, or why its directory failed. */
 static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt)
 {
 	struct blkiso_dev *dev;
 	struct blkiso_tenant *kt;
+	int ret = -ENOMEM;
 
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	atomic_long_inc(&blkiso_live_devices);
 	dev->md = md;
 	dev->devt = devt;
@@ -132,27 +178,39 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	INIT_WORK(&dev->sysfs_work, blkiso_sysfs_work);
 	INIT_DELAYED_WORK(&dev->gc_work, blkiso_gc_work);
 	kobject_init(&dev->kobj, &blkiso_dev_ktype);
-	/* Dispatch submits bios and may run while memory is short. */
+	/*
+	 * Dispatch submits bios and may run while memory is short: its own
+	 * workqueue, with a rescuer.  The collector and the sysfs work wait
+	 * (grace periods, each other, kobject_add) and run on system_wq: a
+	 * work waiting for another on a queue with a rescuer could deadlock.
+	 */
 	dev->wq = alloc_workqueue("blkiso-%u:%u", WQ_MEM_RECLAIM, 0,
 				  MAJOR(devt), MINOR(devt));
 	if (!dev->wq)
 		goto put;
-	if (kobject_add(&dev->kobj, blkiso_sysfs_root, "%s", dm_disk(md)->disk_name))
+	ret = kobject_add(&dev->kobj, blkiso_sysfs_root, "%s", dm_disk(md)->disk_name);
+	if (ret)
 		goto put;
 	dev->in_sysfs = true;
 	/* The kernel tenant always exists: writeback must find it. */
 	kt = blkiso_tenant_get_or_create(dev, BLKISO_KERNEL_CGID);
-	if (IS_ERR(kt))
+	if (IS_ERR(kt)) {
+		ret = PTR_ERR(kt);
 		goto put;
-	queue_delayed_work(dev->wq, &dev->gc_work, BLKISO_GC_PERIOD);
+	}
+	kobject_put(&kt->kobj);		/* the list keeps it */
+	queue_delayed_work(system_wq, &dev->gc_work, BLKISO_GC_PERIOD);
 	blkiso_fb_dev_start(dev);
 	return dev;
 put:
 	blkiso_dev_destroy(dev);
-	return NULL;
+	return ERR_PTR(ret);
 }
 
-/* The registry entry of @md's device, created on first use (ctr). */
+/*
+ * The registry entry of @md's device, created on first use (ctr), or
+ * ERR_PTR() with the cause (and *@error for dm).
+ */
 struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error)
 {
 	dev_t devt = disk_devt(dm_disk(md));
@@ -166,8 +224,9 @@ struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error)
 		}
 	}
 	dev = blkiso_dev_create(md, devt);
-	if (!dev) {
-		*error = "Cannot allocate blkiso device state";
+	if (IS_ERR(dev)) {
+		*error = PTR_ERR(dev) == -ENOMEM ? "Cannot allocate blkiso device state" :
+			 "Cannot create the blkiso device's sysfs directory";
 		goto out;
 	}
 	dev->users = 1;
@@ -204,11 +263,11 @@ static void blkiso_dev_destroy(struct blkiso_dev *dev)
 	struct blkiso_tenant *t, *tmp;
 
 	hrtimer_cancel(&dev->timer);
+	cancel_delayed_work_sync(&dev->gc_work);
+	flush_work(&dev->sysfs_work);
 	if (dev->wq) {
-		cancel_delayed_work_sync(&dev->gc_work);
 		blkiso_fb_dev_stop(dev);
 		flush_work(&dev->dispatch_work);
-		flush_work(&dev->sysfs_work);
 		destroy_workqueue(dev->wq);
 	}
 	/* presuspend drained every queue before the last table went. */

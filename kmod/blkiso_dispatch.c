@@ -22,7 +22,11 @@
 #include "blkiso.h"
 #include "blkiso_trace.h"
 
-/* At most this many bios and passes per dispatch run (then requeue). */
+/*
+ * At most this many bios and passes per dispatch run (then requeue): the
+ * bound of the work done with the device lock held and IRQs off, as
+ * blk-throttle's THROTL_GRP_QUANTUM, draining included.
+ */
 #define BLKISO_DISPATCH_BATCH	256
 #define BLKISO_DISPATCH_PASSES	64
 /* Deficit round robin: credit per pass (64 KiB), and its ceiling (a 1 MiB bio). */
@@ -82,6 +86,7 @@ void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 /* One more bio held by @t outside its class queues.  Device lock held. */
 static void blkiso_held_inc(struct blkiso_dev *dev, struct blkiso_tenant *t)
 {
+	lockdep_assert_held(&dev->lock);
 	WRITE_ONCE(dev->nr_parked, dev->nr_parked + 1);
 	atomic_long_inc(&blkiso_live_parked);
 	if (list_empty(&t->park))
@@ -100,6 +105,7 @@ void blkiso_hold_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 {
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 
+	lockdep_assert_held(&dev->lock);
 	pb->stage = stage;
 	pb->release_ns = release_ns;
 	/* sent later by the dispatcher, which may block: no NOWAIT failures then */
@@ -138,6 +144,7 @@ void blkiso_slot_gate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	u64 delay = 0;
 	int slot = -1;
 
+	lockdep_assert_held(&dev->lock);
 	spin_lock(&fb->lock);
 	if (!fb->nr_slot_wait)
 		slot = bi_iso_slot_get(&fb->iso, &fb->iso_p, (u32)min_t(u64, pb->units, U32_MAX),
@@ -184,6 +191,7 @@ void blkiso_slot_put(struct blkiso_tenant *t, struct blkiso_bio *pb)
 bool blkiso_victim_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 			  struct blkiso_bio *pb, u8 *stage)
 {
+	lockdep_assert_held(&dev->lock);
 	if (dev->fb.ovl.overloaded &&
 	    bi_rate_shed_large_read(&pb->io, true, dev->conf.shed_bytes)) {
 		*stage = BLKISO_STAGE_SHED;
@@ -213,6 +221,7 @@ static void blkiso_requeue_locked(struct blkiso_tenant *t, struct bio *bio)
 {
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 
+	lockdep_assert_held(&t->dev->lock);
 	if (pb->cls >= BI_NR_CLASSES)
 		pb->cls = bi_classify(&t->meter.rules, &pb->io);
 	bio_list_add(&t->parked_bios[pb->cls], bio);
@@ -238,13 +247,14 @@ static void blkiso_release(struct blkiso_dev *dev, struct blkiso_tenant *t,
  * again while the device stays overloaded).  Draining releases all.
  */
 static unsigned int blkiso_dispatch_timed(struct blkiso_dev *dev, struct blkiso_tenant *t,
-					  u64 now, struct bio_list *out, u64 *next_ns)
+					  u64 now, struct bio_list *out, u64 *next_ns,
+					  unsigned int budget)
 {
 	struct bio_list keep = BIO_EMPTY_LIST;
 	unsigned int n = 0;
 	struct bio *bio;
 
-	while ((bio = bio_list_pop(&t->fb.timed))) {
+	while (n < budget && (bio = bio_list_pop(&t->fb.timed))) {
 		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 
 		if (!dev->draining && pb->release_ns > now && !blkiso_lower_dead(bio)) {
@@ -269,6 +279,8 @@ static unsigned int blkiso_dispatch_timed(struct blkiso_dev *dev, struct blkiso_
 			blkiso_requeue_locked(t, bio);
 		}
 	}
+	/* over budget: the rest stays, in order, for the next pass */
+	bio_list_merge(&keep, &t->fb.timed);
 	t->fb.timed = keep;
 	return n;
 }
@@ -278,14 +290,15 @@ static unsigned int blkiso_dispatch_timed(struct blkiso_dev *dev, struct blkiso_
  * allocation removed meanwhile, lets every waiter go without a slot.
  */
 static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_tenant *t,
-					  u64 now, struct bio_list *out, u64 *next_ns)
+					  u64 now, struct bio_list *out, u64 *next_ns,
+					  unsigned int budget)
 {
 	struct blkiso_fb *fb = &t->fb;
-	unsigned int n = 0;
+	unsigned int n = 0, moved = 0;
 	struct bio *bio;
 
 	spin_lock(&fb->lock);
-	while ((bio = bio_list_peek(&fb->slot_wait))) {
+	while (n + moved < budget && (bio = bio_list_peek(&fb->slot_wait))) {
 		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 		u64 delay = 0;
 		int slot = -1;
@@ -307,6 +320,7 @@ static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_
 			bio_list_add(&fb->timed, bio);
 			WRITE_ONCE(fb->nr_timed, fb->nr_timed + 1);
 			*next_ns = min(*next_ns, pb->release_ns);
+			moved++;
 			continue;
 		}
 		blkiso_held_dec(dev);
@@ -326,31 +340,42 @@ static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_
  * bios are served as many units as tenants with large ones, so siblings
  * sharing a parent's quota share it by work, not by bio count (S1-24).
  * A parked bio whose lower disk is dead goes to @failed, uncharged.
- * Returns the bios sent or failed; *@starved is set if a tenant only
- * lacked credit.
+ * At most @budget bios are sent or failed (draining too: a suspend never
+ * empties a deep queue in one IRQs-off section); the rest waits for the
+ * next pass.  Returns the bios sent or failed; *@starved is set if a
+ * tenant only lacked credit, or the budget ran out.
  */
 static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 					 struct bio_list *out, struct bio_list *failed,
-					 u64 *next_ns, bool *starved)
+					 u64 *next_ns, bool *starved, unsigned int budget)
 {
 	struct blkiso_tenant *t, *tmp;
 	unsigned int n = 0;
 	u64 now = ktime_get_ns();
 	u8 cls;
 
+	lockdep_assert_held(&dev->lock);
 	list_for_each_entry_safe(t, tmp, &dev->parked, park) {
 		bool gate = READ_ONCE(t->fb.iso_on) && !dev->draining;
 
+		if (n >= budget) {
+			*starved = true;
+			break;
+		}
 		if (t->fb.nr_timed)
-			n += blkiso_dispatch_timed(dev, t, now, out, next_ns);
+			n += blkiso_dispatch_timed(dev, t, now, out, next_ns, budget - n);
 		if (t->fb.nr_slot_wait)
-			n += blkiso_dispatch_slots(dev, t, now, out, next_ns);
+			n += blkiso_dispatch_slots(dev, t, now, out, next_ns, budget - n);
 		if (t->nr_parked)
 			t->deficit = min_t(s64, t->deficit + BLKISO_QUANTUM_UNITS,
 					   BLKISO_DEFICIT_MAX_UNITS);
 		/* classes in priority order; a refused class lets the next try */
 		for (cls = 0; cls < BI_NR_CLASSES; cls++) {
 			while (t->nr_parked_cls[cls]) {
+				if (n >= budget) {
+					*starved = true;
+					break;
+				}
 				struct bio *bio = bio_list_peek(&t->parked_bios[cls]);
 				struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 				u64 retry = now;
@@ -407,9 +432,12 @@ static void blkiso_fail_dead(struct blkiso_dev *dev, struct bio *bio)
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 	struct blkiso_tenant *t = pb->tenant;
 
-	this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
 	trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
+	if (pb->anc_held)
+		blkiso_levels_put(pb);
 	pb->tenant = NULL;	/* .end_io: nothing charged, counted rejected */
+	/* the bio's last access to @t (the lifetime rule, blkiso.h) */
+	this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
 	bio->bi_status = BLK_STS_IOERR;
 	bio_endio(bio);
 }
@@ -426,7 +454,8 @@ void blkiso_dispatch_work(struct work_struct *work)
 	spin_lock_irq(&dev->lock);
 	do {
 		starved = false;
-		got = blkiso_dispatch_pass(dev, &out, &failed, &next, &starved);
+		got = blkiso_dispatch_pass(dev, &out, &failed, &next, &starved,
+					   BLKISO_DISPATCH_BATCH - n);
 		n += got;
 	} while ((got || starved) && n < BLKISO_DISPATCH_BATCH &&
 		 ++passes < BLKISO_DISPATCH_PASSES);

@@ -76,6 +76,8 @@ static long blkiso_ioc_get_version(void __user *uarg)
 	ret = blkiso_ioc_fetch(uarg, &v, sizeof(v), true);
 	if (ret)
 		return ret;
+	if (v.reserved)
+		return -EINVAL;
 	v.hdr.version = BLKISO_IOCTL_VERSION;
 	v.ioctl_version = BLKISO_IOCTL_VERSION;
 	v.nr_stats = BLKISO_STAT_NR;
@@ -104,23 +106,21 @@ static int blkiso_ioc_tenant_check(struct blkiso_dev *dev, struct blkiso_ioc_ten
 	conf = kmalloc(sizeof(*conf), GFP_KERNEL);
 	if (!conf)
 		return -ENOMEM;
+	/* found and used in one conf_mutex section (blkiso.h) */
+	mutex_lock(&dev->conf_mutex);
 	rcu_read_lock();
 	t = blkiso_tenant_find(dev, a->cgid);
 	rcu_read_unlock();
-	/* Tenants leave only with their device, which the registry pins. */
-	mutex_lock(&dev->conf_mutex);
 	if (t && !t->from_rule)
 		*conf = t->conf;
 	else
 		bi_tenant_conf_init(conf);	/* a tenant line replaces a rule's */
 	mutex_unlock(&dev->conf_mutex);
-	ret = bi_conf_merge(conf, a->line, len, &err);
+	ret = blkiso_parse_errno(bi_conf_merge(conf, a->line, len, &err));
 	kfree(conf);
-	if (ret) {
+	if (ret)
 		strscpy(a->msg, err.msg, sizeof(a->msg));
-		return -EINVAL;
-	}
-	return 0;
+	return ret;	/* the parser's cause: EINVAL, ERANGE, E2BIG */
 }
 
 static int blkiso_ioc_set_tenant_fn(struct blkiso_dev *dev, void *arg)
@@ -159,12 +159,15 @@ static int blkiso_ioc_get_tenant_fn(struct blkiso_dev *dev, void *arg)
 	struct blkiso_tenant *t;
 	int n;
 
+	/* found and used in one conf_mutex section (blkiso.h) */
+	mutex_lock(&dev->conf_mutex);
 	rcu_read_lock();
 	t = blkiso_tenant_find(dev, a->cgid);
 	rcu_read_unlock();
-	if (!t)
+	if (!t) {
+		mutex_unlock(&dev->conf_mutex);
 		return -ENOENT;
-	mutex_lock(&dev->conf_mutex);
+	}
 	n = bi_conf_format(&t->conf, a->line, sizeof(a->line));
 	a->flags = (t->configured ? BLKISO_F_CONFIGURED : 0) |
 		   (t->from_rule ? BLKISO_F_RULE : 0);
@@ -192,13 +195,36 @@ static_assert(offsetof(struct blkiso_ioc_device, major) ==
 	      offsetof(struct blkiso_ioc_device, minor) ==
 	      offsetof(struct blkiso_ioc_devref, minor));
 
+/* blkiso_ioc_flags_ok(): a reserved __u32 follows each flags field. */
+static_assert(offsetof(struct blkiso_ioc_tenant, reserved) ==
+	      offsetof(struct blkiso_ioc_tenant, flags) + 4);
+static_assert(offsetof(struct blkiso_ioc_device, reserved) ==
+	      offsetof(struct blkiso_ioc_device, flags) + 4);
+static_assert(offsetof(struct blkiso_ioc_rule, reserved) ==
+	      offsetof(struct blkiso_ioc_rule, flags) + 4);
+
 struct blkiso_ioc_line_op {
 	size_t size;			/* of the whole struct */
 	size_t line_off, msg_off;	/* of line[BLKISO_LINE_MAX], msg[BLKISO_MSG_MAX] */
+	size_t flags_off;		/* of __u32 flags, followed by __u32 reserved */
+	u32 set_flags;			/* the input flags a SET knows */
 	int (*set_check)(void *a);	/* before a SET, outside the registry; or NULL */
 	int (*set)(struct blkiso_dev *dev, void *a);
 	int (*get)(struct blkiso_dev *dev, void *a);
 };
+
+/*
+ * Input flags a SET does not know, or a reserved field not zero: EINVAL,
+ * so that a later version can give them a meaning safely.  A GET's flags
+ * are output only (a struct read back may be passed again as it is).
+ */
+static int blkiso_ioc_flags_ok(const struct blkiso_ioc_line_op *op, bool set,
+			       const void *a)
+{
+	const u32 *f = (const u32 *)((const char *)a + op->flags_off);
+
+	return (!set || !(f[0] & ~op->set_flags)) && !f[1];
+}
 
 /*
  * Copy the struct in, run the SET or GET on major:minor's device; a refused
@@ -220,14 +246,15 @@ static long blkiso_ioc_line(const struct blkiso_ioc_line_op *op, bool set,
 	if (ret)
 		goto out;
 	ret = -EINVAL;
-	if (!blkiso_ioc_devt(a->major, a->minor, &devt))
+	if (!blkiso_ioc_devt(a->major, a->minor, &devt) || !blkiso_ioc_flags_ok(op, set, a))
 		goto out;
 	memset((char *)a + op->msg_off, 0, BLKISO_MSG_MAX);
 	if (set) {
 		ret = op->set_check ? op->set_check(a) : 0;
 		if (!ret)
 			ret = blkiso_dev_call(devt, op->set, a);
-		if ((ret == -EINVAL || ret == -ENOENT || ret == -ENOSPC) &&
+		if ((ret == -EINVAL || ret == -ERANGE || ret == -E2BIG ||
+		     ret == -ENOENT || ret == -ENOSPC) &&
 		    copy_to_user(uarg + op->msg_off, (char *)a + op->msg_off, BLKISO_MSG_MAX))
 			ret = -EFAULT;
 	} else {
@@ -261,6 +288,8 @@ static const struct blkiso_ioc_line_op blkiso_ioc_tenant_op = {
 	.size = sizeof(struct blkiso_ioc_tenant),
 	.line_off = offsetof(struct blkiso_ioc_tenant, line),
 	.msg_off = offsetof(struct blkiso_ioc_tenant, msg),
+	.flags_off = offsetof(struct blkiso_ioc_tenant, flags),
+	.set_flags = BLKISO_F_DRY_RUN,
 	.set_check = blkiso_ioc_tenant_exists,
 	.set = blkiso_ioc_set_tenant_fn,
 	.get = blkiso_ioc_get_tenant_fn,
@@ -270,6 +299,7 @@ static const struct blkiso_ioc_line_op blkiso_ioc_tenant_del_op = {
 	.size = sizeof(struct blkiso_ioc_tenant),
 	.line_off = offsetof(struct blkiso_ioc_tenant, line),
 	.msg_off = offsetof(struct blkiso_ioc_tenant, msg),
+	.flags_off = offsetof(struct blkiso_ioc_tenant, flags),
 	.set_check = blkiso_ioc_tenant_exists,
 	.set = blkiso_ioc_del_tenant_fn,
 };
@@ -295,6 +325,8 @@ static const struct blkiso_ioc_line_op blkiso_ioc_rule_op = {
 	.size = sizeof(struct blkiso_ioc_rule),
 	.line_off = offsetof(struct blkiso_ioc_rule, line),
 	.msg_off = offsetof(struct blkiso_ioc_rule, msg),
+	.flags_off = offsetof(struct blkiso_ioc_rule, flags),
+	.set_flags = BLKISO_F_DRY_RUN | BLKISO_F_DEL,
 	.set = blkiso_ioc_set_rule_fn,
 };
 
@@ -357,9 +389,10 @@ static int blkiso_ioc_set_device_fn(struct blkiso_dev *dev, void *arg)
 	mutex_lock(&dev->conf_mutex);
 	conf = dev->conf;
 	mutex_unlock(&dev->conf_mutex);
-	if (bi_dev_conf_merge(&conf, a->line, len, &err)) {
+	ret = blkiso_parse_errno(bi_dev_conf_merge(&conf, a->line, len, &err));
+	if (ret) {
 		strscpy(a->msg, err.msg, sizeof(a->msg));
-		return -EINVAL;
+		return ret;
 	}
 	if (a->flags & BLKISO_F_DRY_RUN)
 		return 0;
@@ -385,6 +418,8 @@ static const struct blkiso_ioc_line_op blkiso_ioc_device_op = {
 	.size = sizeof(struct blkiso_ioc_device),
 	.line_off = offsetof(struct blkiso_ioc_device, line),
 	.msg_off = offsetof(struct blkiso_ioc_device, msg),
+	.flags_off = offsetof(struct blkiso_ioc_device, flags),
+	.set_flags = BLKISO_F_DRY_RUN,
 	.set = blkiso_ioc_set_device_fn,
 	.get = blkiso_ioc_get_device_fn,
 };
@@ -397,8 +432,9 @@ struct blkiso_ioc_snap {
 };
 
 /*
- * Fill the records under dev->lock: the tenant list cannot change, and the
- * per-CPU counters are read as sysfs reads them (a consistent-enough sum).
+ * Fill the records walking the tenant list under RCU with IRQs on (anyone
+ * may call this: no lock, no IRQs-off section, one tenant's fold at a
+ * time); the per-CPU counters are read as sysfs reads them.
  */
 static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 {
@@ -414,8 +450,8 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 		if (!s->recs)
 			return -ENOMEM;
 	}
-	spin_lock_irq(&dev->lock);
-	list_for_each_entry(t, &dev->tenant_list, list) {
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &dev->tenant_list, list) {
 		struct blkiso_stats_rec *r;
 
 		total++;
@@ -427,13 +463,13 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 		r->p50_us = blkiso_lat_pct(r->lat, r->stat[BLKISO_COMPLETED], 50);
 		r->p99_us = blkiso_lat_pct(r->lat, r->stat[BLKISO_COMPLETED], 99);
 		r->queued = blkiso_tenant_queued(t);
-		r->flags = (t->configured ? BLKISO_F_CONFIGURED : 0) |
+		r->flags = (READ_ONCE(t->configured) ? BLKISO_F_CONFIGURED : 0) |
 			   (READ_ONCE(t->from_rule) ? BLKISO_F_RULE : 0);
 	}
-	a->queued = dev->nr_parked;
-	a->draining = dev->draining;
-	a->alloc_failures = dev->alloc_failures;
-	spin_unlock_irq(&dev->lock);
+	rcu_read_unlock();
+	a->queued = READ_ONCE(dev->nr_parked);
+	a->draining = READ_ONCE(dev->draining);
+	a->alloc_failures = READ_ONCE(dev->alloc_failures);
 	a->count = n;
 	a->total = total;
 	return 0;

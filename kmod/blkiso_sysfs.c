@@ -18,7 +18,9 @@
  * /sys/fs/cgroup), or "kernel".  A <cgroup> in a line is an id, an absolute
  * cgroup path ("/a/b", optionally under "/sys/fs/cgroup") or "kernel".
  * Every file holds one line, whatever the number of tenants.  A bad line is
- * refused with EINVAL and its reason in the kernel log, and changes nothing.
+ * refused with its cause (EINVAL, ERANGE: a value out of range, E2BIG: too
+ * long; ENOENT: no such cgroup) and its reason in the kernel log, and
+ * changes nothing.
  * Only root (CAP_SYS_ADMIN) may write.  Tenant directories are made by a
  * work item (blkiso_sysfs_work), never on the I/O path.
  */
@@ -61,7 +63,7 @@ static ssize_t tenant_conf_store(struct kobject *kobj, struct kobj_attribute *a,
 	if (!blkiso_may_configure())
 		return -EPERM;
 	ret = blkiso_tenant_merge(to_tenant(kobj), buf, len);
-	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
+	return ret ? ret : len;
 }
 
 static const char * const blkiso_stat_names[BLKISO_NR_STATS] = {
@@ -254,7 +256,7 @@ static ssize_t dev_conf_store(struct kobject *kobj, struct kobj_attribute *a,
 	if (!blkiso_may_configure())
 		return -EPERM;
 	ret = blkiso_dev_configure(to_dev(kobj), buf, len);
-	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
+	return ret ? ret : len;
 }
 
 static ssize_t dev_tenant_store(struct kobject *kobj, struct kobj_attribute *a,
@@ -265,7 +267,7 @@ static ssize_t dev_tenant_store(struct kobject *kobj, struct kobj_attribute *a,
 	if (!blkiso_may_configure())
 		return -EPERM;
 	ret = blkiso_tenant_configure(to_dev(kobj), buf, len);
-	return ret ? (ret == -ENOMEM ? ret : -EINVAL) : len;
+	return ret ? ret : len;
 }
 
 static ssize_t dev_tenant_del_store(struct kobject *kobj, struct kobj_attribute *a,
@@ -276,7 +278,7 @@ static ssize_t dev_tenant_del_store(struct kobject *kobj, struct kobj_attribute 
 	if (!blkiso_may_configure())
 		return -EPERM;
 	ret = blkiso_tenant_del(to_dev(kobj), buf, len);
-	return ret ? (ret == -ENOMEM || ret == -ENOENT ? ret : -EINVAL) : len;
+	return ret ? ret : len;
 }
 
 /* The device's counters: every tenant's, added up. */
@@ -287,13 +289,14 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 	struct blkiso_tenant *t;
 	int i, n = 0;
 
-	spin_lock_irq(&dev->lock);
-	list_for_each_entry(t, &dev->tenant_list, list) {
+	/* under RCU, IRQs on: one tenant's fold at a time (anyone may read) */
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &dev->tenant_list, list) {
 		blkiso_tenant_stats(t, one, NULL, NULL);
 		for (i = 0; i < BLKISO_NR_STATS; i++)
 			sum[i] += one[i];
 	}
-	spin_unlock_irq(&dev->lock);
+	rcu_read_unlock();
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], sum[i]);
 	n += sysfs_emit_at(buf, n, "tenants=%u queued=%u alloc_failures=%llu draining=%d\n",
@@ -337,15 +340,19 @@ const struct attribute_group *blkiso_dev_groups[] = {
 	NULL,
 };
 
-/* The next tenant without a sysfs directory, or NULL. */
-static struct blkiso_tenant *blkiso_next_homeless(struct blkiso_dev *dev)
+/*
+ * The next tenant whose directory is to be made (new) or removed (its
+ * cgroup is gone), with a reference; NULL if none.
+ */
+static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 {
 	struct blkiso_tenant *t, *found = NULL;
 
 	spin_lock_irq(&dev->lock);
 	list_for_each_entry(t, &dev->tenant_list, list) {
-		if (!t->sysfs_tried) {
+		if (!t->sysfs_tried || (t->gone && t->in_sysfs)) {
 			found = t;
+			kobject_get(&t->kobj);
 			break;
 		}
 	}
@@ -354,9 +361,10 @@ static struct blkiso_tenant *blkiso_next_homeless(struct blkiso_dev *dev)
 }
 
 /*
- * Tenant directories are made here, never on the hot path.  Tenants leave
- * the list only when the device goes, after this work was flushed, so a
- * tenant found under the lock stays valid after it is dropped.
+ * Tenant directories are made and removed here, never on the hot path nor
+ * under conf_mutex (their handlers take it, kobject_del waits for them).
+ * One work item, so the two never race; the collector flushes it after it
+ * unhashed tenants, and frees none that still has a directory.
  */
 void blkiso_sysfs_work(struct work_struct *work)
 {
@@ -364,12 +372,18 @@ void blkiso_sysfs_work(struct work_struct *work)
 	struct blkiso_tenant *t;
 	int ret;
 
-	while ((t = blkiso_next_homeless(dev))) {
-		if (t->cgid == BLKISO_KERNEL_CGID)
-			ret = kobject_add(&t->kobj, &dev->kobj, "kernel");
-		else
-			ret = kobject_add(&t->kobj, &dev->kobj, "%llu", t->cgid);
-		t->in_sysfs = !ret;
+	while ((t = blkiso_next_sysfs(dev))) {
+		if (t->in_sysfs) {
+			kobject_del(&t->kobj);
+			t->in_sysfs = false;
+		} else if (!t->gone) {
+			if (t->cgid == BLKISO_KERNEL_CGID)
+				ret = kobject_add(&t->kobj, &dev->kobj, "kernel");
+			else
+				ret = kobject_add(&t->kobj, &dev->kobj, "%llu", t->cgid);
+			t->in_sysfs = !ret;
+		}
 		t->sysfs_tried = true;
+		kobject_put(&t->kobj);
 	}
 }

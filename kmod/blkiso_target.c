@@ -53,6 +53,31 @@
  * The admit-at-once path takes no device-wide lock and writes no shared
  * cache line: the tenant hash is read under RCU, the charge hits this CPU's
  * local buckets, the counters are per CPU.
+ *
+ * One throttled bio, step by step (a 64 KiB read of /P/C, P capped at
+ * riops=100, its local bucket empty):
+ *  1. blkiso_map() (here), IRQs off: blkiso_bio_cgroup() (blkiso_bio.h)
+ *     names /P/C, blkiso_tenant_find() (blkiso.h) its tenant C, counted
+ *     arrived; blkiso_levels() follows C->parent to P (C has no cap of its
+ *     own): pb->level[] = { P }, P held (->held, the lifetime rule in
+ *     blkiso.h); a level not its own leaves the inline fast path
+ *     (blkiso_decide()).
+ *  2. blkiso_map_slow(): blkiso_charge() finds P's local bucket short, asks
+ *     P's global bucket (kmod/core/meter.c, dispense.c) and is refused
+ *     with a retry time; not
+ *     REQ_NOWAIT, no reject mode: blkiso_park() (blkiso_dispatch.c) puts it
+ *     on C's FIFO for its class, C on dev->parked, arms the hrtimer.
+ *  3. The timer kicks blkiso_dispatch_work() (blkiso_dispatch.c): under the
+ *     device lock, at most BLKISO_DISPATCH_BATCH bios per run, deficit
+ *     round robin over the parked tenants; C's turn charges the bio again
+ *     (blkiso_charge(), here), now admitted: counted dispatched, submitted
+ *     with dm_submit_bio_remap() after the lock is dropped.
+ *  4. blkiso_end_io() (here), any context: the charge corrected to the
+ *     actual cost on this CPU's local buckets of every level, P given back
+ *     (blkiso_levels_put()), latency and counters, and last the completion
+ *     count, after which the collector (blkiso_dev.c) may free C or P if
+ *     their cgroups are gone.
+ * A bio that is admitted at once stops after step 1 and goes on at step 4.
  */
 #include <linux/module.h>
 #include <linux/device-mapper.h>
@@ -132,7 +157,7 @@ static int blkiso_parse_params(struct dm_target *ti, struct blkiso_target *bt,
 	if (ret) {
 		kfree(line);
 		ti->error = "Invalid device parameter (the kernel log says which and why)";
-		return -EINVAL;
+		return ret;	/* the parser's cause, or E2BIG for an overlong line */
 	}
 	bt->params = line;
 	bt->nr_params = nr_params;
@@ -163,8 +188,8 @@ static int blkiso_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	bt->start = start;
 	bt->bdev = blkiso_dev_get(dm_table_get_md(ti->table), &ti->error);
-	if (!bt->bdev) {
-		ret = -ENOMEM;
+	if (IS_ERR(bt->bdev)) {
+		ret = PTR_ERR(bt->bdev);
 		goto free_bt;
 	}
 	ret = blkiso_parse_params(ti, bt, argc - 2, argv + 2);
@@ -208,17 +233,40 @@ static void blkiso_dtr(struct dm_target *ti)
  * The tenants a bio is charged to: its own and its configured ancestors',
  * those capped in its direction, innermost first (at most
  * BI_METER_MAX_DEPTH).  Ancestors are found by the tenants' parent links,
- * which the configuration path keeps up to date.
+ * which the configuration path keeps up to date.  The bio holds each
+ * ancestor level until its end (->held, the lifetime rule in blkiso.h).
+ * Caller is in the RCU read-side section of the bio's tenant lookup.
  */
 static noinline u8 blkiso_levels_chain(struct blkiso_bio *pb, struct blkiso_tenant *t,
 				      u8 dir)
 {
+	struct blkiso_tenant *own = t;
 	u8 depth = 0;
 
-	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent))
-		if (bi_meter_capped(&t->meter, dir))
-			pb->level[depth++] = t;
+	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent)) {
+		if (!bi_meter_capped(&t->meter, dir))
+			continue;
+		pb->level[depth++] = t;
+		if (t != own) {
+			this_cpu_inc(t->pcpu->held);
+			pb->anc_held = true;
+		}
+	}
 	return depth;
+}
+
+/*
+ * A bio gives its ancestor levels back (blkiso_levels_chain): its last
+ * access to them.  At its end, or when it is refused or failed unsent.
+ */
+noinline void blkiso_levels_put(struct blkiso_bio *pb)
+{
+	u8 i;
+
+	for (i = 0; i < pb->depth; i++)
+		if (pb->level[i] != pb->tenant)
+			this_cpu_dec(pb->level[i]->pcpu->held);
+	pb->anc_held = false;
 }
 
 /* Inline for a tenant without a configured ancestor (@dir constant there). */
@@ -301,6 +349,7 @@ static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct 
 	pb->arrive_ns = now;
 	pb->dispatch_ns = now;
 	pb->slot = -1;
+	pb->anc_held = false;
 	pb->bytes = bio->bi_iter.bi_size;
 }
 
@@ -379,7 +428,10 @@ static int blkiso_refuse(struct blkiso_dev *dev, struct bio *bio,
 			 struct blkiso_bio *pb, struct blkiso_tenant *t)
 {
 	trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
+	if (pb->anc_held)
+		blkiso_levels_put(pb);
 	pb->tenant = NULL;
+	/* counted rejected: the bio's last access to @t */
 	if (bio->bi_opf & REQ_NOWAIT) {
 		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED_NOWAIT]);
 		bio->bi_status = BLK_STS_AGAIN;
@@ -403,14 +455,16 @@ static int blkiso_pass(struct blkiso_dev *dev, struct bio *bio,
 	}
 	spin_lock_irqsave(&dev->lock, flags);
 	blkiso_slot_gate_locked(dev, t, bio, now, &out);
-	if (bio_list_empty(&out) && dev->draining)
-		queue_work(dev->wq, &dev->dispatch_work);
-	spin_unlock_irqrestore(&dev->lock, flags);
 	if (bio_list_empty(&out)) {
+		/* counted while held: once the lock goes, it may end at once */
 		this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
 		trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
+		if (dev->draining)
+			queue_work(dev->wq, &dev->dispatch_work);
+		spin_unlock_irqrestore(&dev->lock, flags);
 		return DM_MAPIO_SUBMITTED;
 	}
+	spin_unlock_irqrestore(&dev->lock, flags);
 	blkiso_admitted(dev, t, pb);
 	return DM_MAPIO_REMAPPED;
 }
@@ -483,9 +537,10 @@ static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
 			if (!(bio->bi_opf & REQ_NOWAIT) && !dev->conf.reject_mode) {
 				blkiso_hold_locked(dev, t, bio, stage,
 						   now + blkiso_hold_ns(dev));
-				spin_unlock_irqrestore(&dev->lock, flags);
+				/* counted while held, as in blkiso_pass() */
 				this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
 				trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
+				spin_unlock_irqrestore(&dev->lock, flags);
 				return DM_MAPIO_SUBMITTED;
 			}
 		}
@@ -508,18 +563,19 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 	struct cgroup *cgrp;
 	u64 now;
 
-	/* The RCU section covers the lookup and the "arrived" count. */
+	/* The RCU section covers the lookup, the "arrived" count, the levels. */
 	rcu_read_lock();
 	cgrp = blkiso_bio_cgroup(bio);
 	t = blkiso_tenant_lookup(dev, cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID, cgrp);
 	pb->tenant = t;
-	if (likely(t))
-		this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
-	rcu_read_unlock();
-	if (unlikely(!t))
+	if (unlikely(!t)) {
+		rcu_read_unlock();
 		return DM_MAPIO_REMAPPED;
+	}
+	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
 	now = ktime_get_ns();
 	blkiso_prepare(pb, bio, t, now);
+	rcu_read_unlock();
 	return blkiso_map_gated(dev, bio, pb, t, now);
 }
 
@@ -592,10 +648,10 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	 * IRQs are off from the lookup to the charge: the charge needs them
 	 * off (a completion on this CPU may correct the same local buckets),
 	 * and a section with IRQs off is an RCU read-side critical section
-	 * as well (synchronize_rcu() waits for it), which covers the lookup
-	 * and the "arrived" count: the tenant collector (blkiso_dev.c)
-	 * unhashes a removed cgroup's tenant, waits for a grace period, and
-	 * then sees every bio that found it.
+	 * as well (synchronize_rcu() waits for it), which covers the lookup,
+	 * the "arrived" count and the ancestor levels' holds: the tenant
+	 * collector (blkiso_dev.c) unhashes a removed cgroup's tenant, waits
+	 * for a grace period, and then sees every bio that references it.
 	 */
 	local_irq_save(flags);
 	cgrp = blkiso_bio_cgroup(bio);
@@ -704,6 +760,8 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		}
 		local_irq_restore(flags);
 	}
+	if (unlikely(pb->anc_held))
+		blkiso_levels_put(pb);
 	/* the feedback tick's inputs: device latency and misses (IRQ-safe ops) */
 	dev_ns = now - pb->dispatch_ns;
 	this_cpu_add(pc->fb.dev_ns, dev_ns);
@@ -721,16 +779,20 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	if (trace_blkiso_complete_enabled())
 		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
 				      lat_ns, blk_status_to_errno(*error));
-	/* "completed" is rios + wios, added up when the counters are folded */
 	if (*error)
 		this_cpu_inc(pc->stat[BLKISO_ERRORS]);
-	this_cpu_inc(pc->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
 	this_cpu_add(pc->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->bytes);
 	this_cpu_add(pc->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->units);
 	/* real us (a constant divisor: a multiply), bounds of the uapi */
 	this_cpu_inc(pc->lat[min_t(u32, fls64(div_u64(lat_ns, NSEC_PER_USEC)),
 				   BLKISO_LAT_BUCKETS - 1)]);
 	this_cpu_add(pc->lat_sum_ns, lat_ns);
+	/*
+	 * "completed" is rios + wios, added up when the counters are folded;
+	 * last, the bio's last access to @t: the collector frees a removed
+	 * cgroup's tenant once arrived bios are all completed (blkiso.h).
+	 */
+	this_cpu_inc(pc->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
 	return DM_ENDIO_DONE;
 }
 
@@ -738,11 +800,35 @@ static void blkiso_presuspend(struct dm_target *ti)
 {
 	struct blkiso_dev *dev = ((struct blkiso_target *)ti->private)->bdev;
 
+	unsigned int i;
+
 	spin_lock_irq(&dev->lock);
 	WRITE_ONCE(dev->draining, true);
 	spin_unlock_irq(&dev->lock);
-	queue_work(dev->wq, &dev->dispatch_work);
-	flush_work(&dev->dispatch_work);
+	/*
+	 * The dispatcher sends at most BLKISO_DISPATCH_BATCH bios per run and
+	 * requeues itself: wait for runs until nothing is held (the bound only
+	 * stops a flood of new bios from holding us; dm waits for the rest).
+	 */
+	for (i = 0; i < 256 && (!i || READ_ONCE(dev->nr_parked)); i++) {
+		queue_work(dev->wq, &dev->dispatch_work);
+		flush_work(&dev->dispatch_work);
+	}
+}
+
+/*
+ * A table's parameters were checked at load against the device line of
+ * then; a change since (dmsetup message, sysfs) could make them refuse
+ * now.  Check again here, where a failure can still refuse the resume
+ * (.resume cannot fail): the error reaches `dmsetup resume`.
+ */
+static int blkiso_preresume(struct dm_target *ti)
+{
+	struct blkiso_target *bt = ti->private;
+
+	if (!bt->params || bt->params_applied)
+		return 0;
+	return blkiso_dev_merge(bt->bdev, bt->params, strlen(bt->params), false);
 }
 
 static void blkiso_resume(struct dm_target *ti)
@@ -849,6 +935,7 @@ static struct target_type blkiso_target_type = {
 	.map = blkiso_map,
 	.end_io = blkiso_end_io,
 	.presuspend = blkiso_presuspend,
+	.preresume = blkiso_preresume,
 	.resume = blkiso_resume,
 	.message = blkiso_message,
 	.status = blkiso_status,

@@ -5,7 +5,8 @@
  * under RCU; their parent links (io.max nesting), their counters folded
  * over the CPUs, and their configuration from a grammar line (sysfs, dm
  * message, ioctl, rules), which names a tenant by cgroup id, path or
- * "kernel".  They are freed by the collector in blkiso_dev.c.
+ * "kernel".  They are freed by the collector in blkiso_dev.c, as the
+ * lifetime rule in blkiso.h says.
  */
 #include <linux/cgroup.h>
 #include <linux/device-mapper.h>
@@ -85,22 +86,29 @@ static struct blkiso_tenant *blkiso_find_parent(struct blkiso_dev *dev,
 
 /*
  * After a configuration change, point every tenant at its nearest
- * configured ancestor again.  Tenants leave the list only with the device
- * and are added with list_add_tail_rcu(), so it may be walked while .map
- * adds new ones.  Caller holds dev->conf_mutex.
+ * configured ancestor again.  Tenants leave the list under conf_mutex
+ * (the collector), which the caller holds, and are added with
+ * list_add_tail_rcu(), so it may be walked while .map adds new ones.  No
+ * tenant keeps a link to an unhashed one: the collector frees it once the
+ * bios that hold it have ended, and no new bio may take it.
  */
 void blkiso_relink(struct blkiso_dev *dev)
 {
 	struct blkiso_tenant *t;
 	struct cgroup *cgrp;
 
+	lockdep_assert_held(&dev->conf_mutex);
 	rcu_read_lock();
 	list_for_each_entry_rcu(t, &dev->tenant_list, list) {
 		if (t->cgid == BLKISO_KERNEL_CGID)
 			continue;
 		cgrp = cgroup_get_from_id(t->cgid);
-		if (IS_ERR(cgrp))
+		if (IS_ERR(cgrp)) {
+			/* its parent's cgroup went first: no quota to nest in */
+			if (t->parent && t->parent->gone)
+				WRITE_ONCE(t->parent, NULL);
 			continue;
+		}
 		WRITE_ONCE(t->parent, blkiso_find_parent(dev, cgrp));
 		cgroup_put(cgrp);
 	}
@@ -152,7 +160,7 @@ static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
 		dev->nr_tenants++;
 		found = t;
 		t = NULL;
-		queue_work(dev->wq, &dev->sysfs_work);
+		queue_work(system_wq, &dev->sysfs_work);
 	} else if (!found) {
 		dev->alloc_failures++;
 	}
@@ -190,13 +198,19 @@ void blkiso_tenant_add_preset(struct blkiso_dev *dev, struct cgroup *cgrp,
 	blkiso_tenant_publish(dev, t, cgroup_id(cgrp));
 }
 
-/* Configuration path: find or create, sleeping allowed. */
+/*
+ * Configuration path: find or create, sleeping allowed.  Returns the tenant
+ * with a reference the caller drops with kobject_put() (the lifetime rule:
+ * a sleeping user holds one), or ERR_PTR(-ENOMEM).
+ */
 struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cgid)
 {
-	struct blkiso_tenant *t;
+	struct blkiso_tenant *t, *found;
 
 	rcu_read_lock();
 	t = blkiso_tenant_find(dev, cgid);
+	if (t)
+		kobject_get(&t->kobj);
 	rcu_read_unlock();
 	if (t)
 		return t;
@@ -204,16 +218,19 @@ struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cg
 	if (!t)
 		return ERR_PTR(-ENOMEM);
 	spin_lock_irq(&dev->lock);
-	if (blkiso_tenant_find(dev, cgid)) {
+	found = blkiso_tenant_find(dev, cgid);
+	if (found) {
+		kobject_get(&found->kobj);
 		spin_unlock_irq(&dev->lock);
 		kobject_put(&t->kobj);
-		return blkiso_tenant_find(dev, cgid);
+		return found;
 	}
 	hash_add_rcu(dev->tenants, &t->hash, cgid);
 	list_add_tail_rcu(&t->list, &dev->tenant_list);
 	dev->nr_tenants++;
+	kobject_get(&t->kobj);		/* the caller's; the list holds the first */
 	spin_unlock_irq(&dev->lock);
-	queue_work(dev->wq, &dev->sysfs_work);
+	queue_work(system_wq, &dev->sysfs_work);
 	return t;
 }
 
@@ -311,7 +328,7 @@ int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
 		bi_tenant_conf_init(conf);
 	else
 		*conf = t->conf;
-	ret = bi_conf_merge(conf, line, len, &err);
+	ret = blkiso_parse_errno(bi_conf_merge(conf, line, len, &err));
 	if (ret) {
 		blkiso_report(dev, "tenant", &err);
 	} else {
@@ -325,7 +342,8 @@ int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
 
 /*
  * The leading "<cgroup>" word of @line into @name and @cgid; the length of
- * the word, or -EINVAL (said in the log) if it names no cgroup.
+ * the word, or (said in the log) -EINVAL if it cannot name a cgroup,
+ * -ENOENT if no cgroup has that path.
  */
 static int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 			      const char *want, char *name, size_t size, u64 *cgid)
@@ -346,7 +364,7 @@ static int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t l
 	if (ret) {
 		pr_warn_ratelimited("blkiso: %s: \"%s\": no such cgroup (want an id, an absolute path or \"kernel\")\n",
 				    dm_disk(dev->md)->disk_name, name);
-		return ret == -ENOMEM ? ret : -EINVAL;
+		return ret;
 	}
 	return n;
 }
@@ -396,7 +414,7 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 	if (!conf)
 		return -ENOMEM;
 	bi_tenant_conf_init(conf);
-	ret = bi_conf_merge(conf, line + n, len - n, &err);
+	ret = blkiso_parse_errno(bi_conf_merge(conf, line + n, len - n, &err));
 	kfree(conf);
 	if (ret) {
 		blkiso_report(dev, name, &err);
@@ -411,7 +429,9 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 	mutex_unlock(&dev->conf_mutex);
 	/* The tenant's directory exists when the write returns. */
 	flush_work(&dev->sysfs_work);
-	return blkiso_tenant_merge(t, line + n, len - n);
+	ret = blkiso_tenant_merge(t, line + n, len - n);
+	kobject_put(&t->kobj);
+	return ret;
 }
 
 /*
@@ -429,7 +449,7 @@ int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid)
 	if (!conf)
 		return -ENOMEM;
 	bi_tenant_conf_init(conf);
-	/* the collector frees tenants under conf_mutex only */
+	/* found and used in one conf_mutex section (blkiso.h) */
 	mutex_lock(&dev->conf_mutex);
 	rcu_read_lock();
 	t = blkiso_tenant_find(dev, cgid);
@@ -493,7 +513,7 @@ int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
 
 	mutex_lock(&dev->conf_mutex);
 	conf = dev->conf;
-	ret = bi_dev_conf_merge(&conf, line, len, &err);
+	ret = blkiso_parse_errno(bi_dev_conf_merge(&conf, line, len, &err));
 	if (ret) {
 		blkiso_report(dev, "device", &err);
 		goto unlock;

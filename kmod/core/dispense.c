@@ -18,7 +18,8 @@
 /*
  * bi_global_init - set up a key's global bucket: lazy refill at @rate up to
  * @max_tokens, dispense threshold 0, hold and demand interval one tick.
- * Context: configuration, before any CPU uses the key.
+ * Context: configuration, before any CPU uses the key (bi_global_restart
+ * for a key in use).
  */
 void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
 		    u64 now_ns)
@@ -29,6 +30,29 @@ void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
 	g->local_max = bi_max_s64(g->b.max_tokens >> BI_LOCAL_MAX_SHIFT, 1);
 	g->hold_ns = BI_DISPENSE_TICK_NS;
 	g->tick_ns = BI_DISPENSE_TICK_NS;
+}
+
+/*
+ * bi_global_restart - a live key that was uncapped is capped again: the
+ * bucket starts afresh as bi_global_init() sets it, under the global lock,
+ * which is never initialised again (a completion charged under an earlier
+ * cap may hold it: bi_local_return_excess).  The dispense counters are
+ * kept and the generation moves on, so older holds lapse.
+ * Context: configuration; takes the global lock.
+ */
+void bi_global_restart(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
+		       u64 now_ns)
+{
+	unsigned long flags = bi_lock_irqsave(&g->lock);
+
+	bi_bucket_init(&g->b, rate, max_tokens, tokens, now_ns);
+	g->threshold = 0;
+	g->local_max = bi_max_s64(g->b.max_tokens >> BI_LOCAL_MAX_SHIFT, 1);
+	g->min_batch = 0;
+	g->hold_ns = BI_DISPENSE_TICK_NS;
+	g->tick_ns = BI_DISPENSE_TICK_NS;
+	g->gen++;
+	bi_unlock_irqrestore(&g->lock, flags);
 }
 
 /*

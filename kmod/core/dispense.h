@@ -24,8 +24,9 @@
  *                         call (on_each_cpu)    IRQs off
  *  bi_global_dispense,    any                   nothing: these take the
  *  bi_global_put                                global lock (irqsave)
- *  bi_global_init/set     configuration         exclude the users (or hold
- *                                               the global lock: _set does)
+ *  bi_global_init         configuration         exclude the users
+ *  bi_global_set/restart  configuration         nothing: they hold the
+ *                                               global lock
  *  bi_local_init          CPU bring-up/key      own the local
  *
  * IRQs are off on the local paths because a completion on the same CPU may
@@ -89,6 +90,8 @@ struct bi_local {
 
 void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
 		    u64 now_ns);
+void bi_global_restart(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
+		       u64 now_ns);
 void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns);
 s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 		       u64 now_ns, u64 *retry_ns, s64 *left);

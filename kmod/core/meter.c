@@ -201,7 +201,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			if (m->key_on & (1U << key))
 				bi_global_set(g, rate, (s64)cap, now_ns);
 			else
-				bi_global_init(g, rate, (s64)cap, (s64)cap, now_ns);
+				bi_global_restart(g, rate, (s64)cap, (s64)cap, now_ns);
 			g->local_max = bi_meter_local_max(dev, key, cap);
 			g->min_batch = bi_meter_min_batch(g->local_max, cap);
 			on |= 1U << key;

@@ -40,6 +40,57 @@ TEST(s4_02_dispense_rule)
 	ASSERT_EQ(-20, g.b.tokens);
 }
 
+/*
+ * A key capped again while in use: bi_global_restart() waits for the lock
+ * a completion holds (bi_global_init() used to zero it under the holder),
+ * starts the bucket afresh, keeps the dispense counters, bumps the
+ * generation.
+ */
+struct restart_arg {
+	struct bi_global *g;
+	int done;
+};
+
+static void *restart_thread(void *p)
+{
+	struct restart_arg *a = p;
+
+	bi_global_restart(a->g, 1000, 200, 200, 5 * SEC);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(restart_keeps_the_lock_and_the_counters)
+{
+	struct bi_global g;
+	struct restart_arg a = { .g = &g };
+	unsigned long flags;
+	pthread_t th;
+	u32 gen;
+	int i;
+
+	bi_global_init(&g, 0, 100, 0, 0);
+	ASSERT_EQ(0, bi_global_dispense(&g, 10, 1, 10, 0, NULL, NULL));
+	gen = g.gen;
+	flags = bi_lock_irqsave(&g.lock);		/* a completion holds it */
+	ASSERT_EQ(0, pthread_create(&th, NULL, restart_thread, &a));
+	for (i = 0; i < 50; i++) {
+		sched_yield();
+		ASSERT_EQ(0, __atomic_load_n(&a.done, __ATOMIC_ACQUIRE));
+	}
+	bi_unlock_irqrestore(&g.lock, flags);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(1, a.done);
+	ASSERT_EQ(200, g.b.tokens);
+	ASSERT_EQ(1000ULL, g.b.rate);
+	ASSERT_EQ(1ULL, g.nr_requests);
+	ASSERT_EQ(1ULL, g.nr_refused);
+	ASSERT_EQ(gen + 1, g.gen);
+	/* and the lock is free */
+	flags = bi_lock_irqsave(&g.lock);
+	bi_unlock_irqrestore(&g.lock, flags);
+}
+
 /* S4-03 / A-38: 1000/s gives +10 per 10 ms interval, capped at max. */
 TEST(s4_03_interval_refill)
 {

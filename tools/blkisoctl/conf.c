@@ -15,7 +15,7 @@
 /* Report a failed ioctl on @what; returns the exit code. */
 int ioc_fail(const char *what, int ret, const char *msg)
 {
-	if (ret == -EINVAL && msg && msg[0])
+	if ((ret == -EINVAL || ret == -ERANGE || ret == -E2BIG) && msg && msg[0])
 		err("%s: %s", what, msg);
 	else if (ret == -ENOENT && !strcmp(what, BLKISO_DEV_PATH))
 		err("%s: not found (is blkiso.ko loaded?)", what);

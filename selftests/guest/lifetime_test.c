@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lifetime_test.c - tenant lifetime and live reconfiguration under load
+ * (guest test, issue 14; the rule is in kmod/blkiso.h, doc/robustness.md).
+ *
+ * 1. A removed parent's tenant outlives its child's parked bios, which
+ *    charge it (io.max nesting), and both go once those bios ended.
+ * 2. Caps flipped every few ms (uncapped, capped, lowered, raised, a
+ *    tenant line dropped, rules added and removed, device lines) while
+ *    fio reads and writes with verify from several cgroups and cgroups
+ *    with parked bios are created and removed: no fio error, every bio
+ *    ends exactly once (the ledger), and the tenant count comes back to
+ *    its baseline once the collector ran.  25 s here, 60 s with
+ *    GUEST_FULL=1 (make check-full).
+ *
+ * Both run in the ordinary mode (2 vCPUs: races need two CPUs) and skip in
+ * the deterministic one.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guest_util.h"
+#include "kselftest_harness.h"
+
+#define DM_NAME		"bilife"
+#define DM_DEV		"/dev/mapper/" DM_NAME
+#define CG		"blkiso_life"
+#define NULLB		"nullb_life"
+#define CG_ROOT		"/sys/fs/cgroup"
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Live tenants of the module (/sys/kernel/blkiso/objects), or -1. */
+static long live_tenants(void)
+{
+	char out[256], *p;
+
+	if (gu_read("/sys/kernel/blkiso/objects", out, sizeof(out)) < 0)
+		return -1;
+	p = strstr(out, "tenants=");
+	return p ? atol(p + 8) : -1;
+}
+
+/* Wait up to @secs for the live tenants to come down to @want. */
+static long wait_tenants(long want, double secs)
+{
+	double t0 = now_s();
+	long n;
+
+	while ((n = live_tenants()) > want && now_s() - t0 < secs)
+		usleep(100 * 1000);
+	return n;
+}
+
+FIXTURE(life) {
+	char lower[64];
+	char dir[128];
+	long long sectors;
+};
+
+static void cleanup_all(void)
+{
+	gu_sh("for c in $(find " CG_ROOT "/" CG " -depth -type d 2>/dev/null); do "
+	      "[ -f $c/cgroup.kill ] && echo 1 > $c/cgroup.kill; done 2>/dev/null; "
+	      "pkill -KILL -x fio; pkill -KILL -x dd; sleep 0.3; "
+	      "dmsetup remove --retry " DM_NAME " 2>/dev/null; "
+	      "find " CG_ROOT "/" CG " -depth -type d -exec rmdir {} + 2>/dev/null; true");
+}
+
+FIXTURE_SETUP(life)
+{
+	struct gu_nullb nb = { .name = NULLB, .size_mb = 512, .memory_backed = true };
+	char out[64];
+
+	if (gu_icount())
+		SKIP(return, "races need two CPUs: runs in the ordinary mode");
+	cleanup_all();
+	ASSERT_EQ(0, gu_module_load());
+	ASSERT_EQ(0, gu_nullb_create(&nb, self->lower, sizeof(self->lower)));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), "blockdev --getsz %s", self->lower));
+	self->sectors = atoll(out);
+	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME " --table \"0 %lld blkiso %s 0\"",
+			   self->sectors, self->lower));
+	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME, self->dir, sizeof(self->dir)));
+	ASSERT_EQ(0, gu_cg_create(CG));
+	ASSERT_EQ(0, gu_cg_create(CG "/m"));
+}
+
+FIXTURE_TEARDOWN(life)
+{
+	if (gu_icount())
+		return;
+	cleanup_all();
+	gu_nullb_destroy(NULLB);
+	gu_module_unload();
+}
+
+/* Move every task of cgroup @from to @to (paths under CG_ROOT). */
+static int move_tasks(const char *from, const char *to)
+{
+	return gu_sh("for p in $(cat " CG_ROOT "/%s/cgroup.procs); do "
+		     "echo $p > " CG_ROOT "/%s/cgroup.procs || exit 1; done", from, to);
+}
+
+/*
+ * A child's parked bios charge its parent's quota (pb->level[]), so the
+ * parent's tenant must outlive them even when both cgroups are removed
+ * and the parent never did I/O of its own.  Before the lifetime rule the
+ * collector freed P after ~2 periods while C's bios still charged it (a
+ * use-after-free; here "tenants" one short while C's bios are parked).
+ */
+TEST_F_TIMEOUT(life, removed_parent_outlives_its_childs_parked_bios, GUEST_TIMEOUT)
+{
+	unsigned long long idp;
+	struct gu_fio_job job;
+	char path[256];
+	long base;
+	double t0;
+
+	ASSERT_EQ(0, gu_cg_create(CG "/p"));
+	ASSERT_EQ(0, gu_cg_create(CG "/p/c"));
+	idp = gu_cg_id(CG "/p");
+	/* the tenant of CG/m, where the task goes, exists beforehand */
+	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > " CG_ROOT "/" CG "/m/cgroup.procs && "
+			   "dd if=" DM_DEV " of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null'"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/p", "riops=1"));
+	ASSERT_EQ(0, gu_fio_start(&job, CG "/p/c", "--name=pc --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=32"
+				  " --runtime=120 --time_based"));
+	/* C's bios park under P's cap: 1/s, so ~30 stay parked for ~30 s */
+	ASSERT_EQ(0, gu_wait_stat(self->dir, gu_cg_id(CG "/p/c"), "queued", 25, 60000));
+	base = live_tenants();
+	ASSERT_LT(0, base);
+	/* the task leaves /p/c, both cgroups go; C's parked bios stay */
+	ASSERT_EQ(0, move_tasks(CG "/p/c", CG "/m"));
+	ASSERT_EQ(0, gu_cg_destroy(CG "/p/c"));
+	ASSERT_EQ(0, gu_cg_destroy(CG "/p"));
+	/* two collector periods of 5 s and a margin: both unhashed, none freed */
+	t0 = now_s();
+	while (now_s() - t0 < 13)
+		usleep(100 * 1000);
+	TH_LOG("after %.1fs: live tenants %ld (before %ld)", now_s() - t0, live_tenants(), base);
+	/* P's directory went when it was unhashed, not at the free */
+	snprintf(path, sizeof(path), "%s/%llu", self->dir, idp);
+	EXPECT_NE(0, access(path, F_OK));
+	EXPECT_NE(0, gu_sh("dmsetup status " DM_NAME " | grep -q ' queued=0 '"));
+	EXPECT_EQ(base, live_tenants());
+	/* let them go: a suspend drains every parked bio, as debt */
+	kill(job.pid, SIGKILL);
+	gu_sh("pkill -KILL -x fio");
+	EXPECT_EQ(0, gu_sh("dmsetup suspend " DM_NAME " && dmsetup resume " DM_NAME));
+	waitpid(job.pid, NULL, 0);
+	t0 = now_s();
+	EXPECT_EQ(base - 2, wait_tenants(base - 2, 15));
+	TH_LOG("both freed %.1fs after the drain", now_s() - t0);
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+/* ---- 2. caps flipped under load ---- */
+
+static const char * const flip_lines[] = {
+	"riops=max wiops=max rbps=max wbps=max",	/* uncapped */
+	"riops=400 wiops=300",				/* capped */
+	"riops=60 wiops=40",				/* lowered */
+	"riops=3000 wiops=3000",			/* raised */
+	"rbps=4M wbps=2M",
+	"runits=500 wunits=max",
+	"default",
+};
+
+/*
+ * The flipper: every 2-8 ms one change to the tenants of @cgs (a tenant
+ * line, a tenant line dropped, a rule, a device line), until @secs pass.
+ * Refusals are fine (a tenant_del of a tenant without a line); a write
+ * that fails for another reason ends it with status 1.
+ */
+static int flipper(const char *dir, const char * const *cgs, int ncgs, double secs)
+{
+	double t0 = now_s();
+	char path[256], line[256];
+	unsigned int seed = 14;
+	long n = 0;
+
+	while (now_s() - t0 < secs) {
+		const char *cg = cgs[rand_r(&seed) % ncgs];
+		int what = rand_r(&seed) % 10, r = 0;
+
+		if (what < 6) {
+			snprintf(path, sizeof(path), "%s/tenant", dir);
+			r = gu_write(path, "/%s %s", cg,
+				     flip_lines[rand_r(&seed) % (sizeof(flip_lines) / sizeof(*flip_lines))]);
+		} else if (what == 6) {
+			snprintf(path, sizeof(path), "%s/tenant_del", dir);
+			gu_write(path, "/%s", cg);	/* ENOENT if it has no line */
+		} else if (what == 7) {
+			snprintf(path, sizeof(path), "%s/rule", dir);
+			snprintf(line, sizeof(line), "/" CG "/churn/** riops=%d",
+				 50 + rand_r(&seed) % 500);
+			r = gu_write(path, "%s", line);
+		} else if (what == 8) {
+			snprintf(path, sizeof(path), "%s/rule", dir);
+			gu_write(path, "del /" CG "/churn/**");	/* ENOENT if none */
+		} else {
+			snprintf(path, sizeof(path), "%s/conf", dir);
+			r = gu_write(path, "tick_ms=%d", 20 + rand_r(&seed) % 80);
+		}
+		if (r) {
+			fprintf(stderr, "flipper: write %s refused (%s)\n", path, strerror(errno));
+			return 1;
+		}
+		n++;
+		usleep(2000 + rand_r(&seed) % 6000);
+	}
+	printf("# flipper: %ld changes in %.0f s\n", n, secs);
+	return 0;
+}
+
+/* Is task @pid in cgroup @cg (path under CG_ROOT)? */
+static bool task_in(int pid, const char *cg)
+{
+	char path[64], buf[512], want[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	if (gu_read(path, buf, sizeof(buf)) < 0)
+		return false;
+	snprintf(want, sizeof(want), "0::/%s", cg);
+	return !strncmp(buf, want, strlen(want)) &&
+	       (buf[strlen(want)] == '\0' || buf[strlen(want)] == '\n');
+}
+
+/*
+ * Cgroup churn: a parent with a small cap and a child reading under it,
+ * the reader moved out while its bios are parked, both cgroups removed
+ * (the P/C sequence), again and again until @secs pass.
+ */
+static int churner(const char *dir, double secs)
+{
+	char p[128], c[160], path[256];
+	double t0 = now_s();
+	int i, pid, k;
+
+	for (i = 0; now_s() - t0 < secs; i++) {
+		snprintf(p, sizeof(p), CG "/churn/p%d", i);
+		snprintf(c, sizeof(c), "%s/c", p);
+		snprintf(path, sizeof(path), "%s/tenant", dir);
+		if (gu_cg_create(p) || gu_cg_create(c) || gu_write(path, "/%s riops=20", p))
+			return 1;
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (!pid) {
+			char skip[32];
+
+			snprintf(path, sizeof(path), CG_ROOT "/%s/cgroup.procs", c);
+			snprintf(skip, sizeof(skip), "skip=%d", i * 64);
+			if (gu_write(path, "0"))
+				_exit(1);
+			execlp("dd", "dd", "if=" DM_DEV, "of=/dev/null", "bs=4k", "count=64",
+			       "iflag=direct", skip, "status=none", (char *)NULL);
+			_exit(1);
+		}
+		/* in c (64 reads at 20/s: seconds), then some bios parked */
+		for (k = 0; k < 500 && !task_in(pid, c); k++)
+			usleep(10 * 1000);
+		usleep(200 * 1000);
+		snprintf(path, sizeof(path), CG_ROOT "/" CG "/m/cgroup.procs");
+		gu_write(path, "%d", pid);	/* ESRCH if it ended meanwhile */
+		if (gu_cg_destroy(c) || gu_cg_destroy(p)) {
+			fprintf(stderr, "churner: rmdir %s: %s\n", c, strerror(errno));
+			return 1;
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	while (wait(NULL) > 0)
+		;
+	printf("# churner: %d parent/child pairs removed with parked bios\n", i);
+	return 0;
+}
+
+static int spawn(int (*fn)(void *), void *arg)
+{
+	int pid = fork();
+
+	if (pid == 0)
+		_exit(fn(arg));
+	return pid;
+}
+
+struct flip_arg {
+	const char *dir;
+	double secs;
+};
+
+static const char * const flip_cgs[] = { CG "/a", CG "/b", CG "/n", CG "/n/d" };
+
+static int run_flipper(void *p)
+{
+	struct flip_arg *a = p;
+
+	return flipper(a->dir, flip_cgs, 4, a->secs);
+}
+
+static int run_churner(void *p)
+{
+	struct flip_arg *a = p;
+
+	return churner(a->dir, a->secs);
+}
+
+TEST_F_TIMEOUT(life, caps_flipped_under_verified_load_end_every_bio_once, GUEST_TIMEOUT)
+{
+	struct flip_arg fa = { .dir = self->dir };
+	struct gu_fio_job job[3];
+	struct gu_fio res[3];
+	long base;
+	int fpid, cpid, st, i;
+
+	fa.secs = getenv("GUEST_FULL") ? 60 : 25;
+	ASSERT_EQ(0, gu_cg_create(CG "/a"));
+	ASSERT_EQ(0, gu_cg_create(CG "/b"));
+	ASSERT_EQ(0, gu_cg_create(CG "/n"));
+	ASSERT_EQ(0, gu_cg_create(CG "/n/d"));
+	ASSERT_EQ(0, gu_cg_create(CG "/churn"));
+	gu_sh("udevadm settle 2>/dev/null");
+	base = live_tenants();
+	/* reads and verified writes, each job on its own 64 MiB region */
+	for (i = 0; i < 3; i++) {
+		static const char * const cg[] = { CG "/a", CG "/b", CG "/n/d" };
+
+		ASSERT_EQ(0, gu_fio_start(&job[i], cg[i],
+					  "--name=w --filename=" DM_DEV " --direct=1"
+					  " --offset=%dM --size=64M --rw=randwrite --bs=4k"
+					  " --ioengine=libaio --iodepth=8 --verify=crc32c"
+					  " --verify_backlog=64 --verify_fatal=1"
+					  " --runtime=%d --time_based"
+					  " --name=r --filename=" DM_DEV " --direct=1"
+					  " --offset=%dM --size=64M --rw=randread --bs=16k"
+					  " --ioengine=libaio --iodepth=4 --runtime=%d --time_based",
+					  i * 128, (int)fa.secs, i * 128 + 64, (int)fa.secs));
+	}
+	fpid = spawn(run_flipper, &fa);
+	cpid = spawn(run_churner, &fa);
+	ASSERT_LT(0, fpid);
+	ASSERT_LT(0, cpid);
+	ASSERT_EQ(fpid, waitpid(fpid, &st, 0));
+	EXPECT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	ASSERT_EQ(cpid, waitpid(cpid, &st, 0));
+	EXPECT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	/* no cap left that could hold fio's last bios for long */
+	for (i = 0; i < 4; i++) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/tenant", self->dir);
+		EXPECT_EQ(0, gu_write(path, "/%s riops=max wiops=max rbps=max wbps=max"
+				      " runits=max wunits=max", flip_cgs[i]));
+	}
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, gu_fio_wait(&job[i], &res[i]));
+		EXPECT_EQ(0, res[i].status);
+		EXPECT_EQ(0ULL, res[i].errors);
+		TH_LOG("fio %d: status %d, %llu errors", i, res[i].status, res[i].errors);
+	}
+	/* every bio that arrived ended exactly once */
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+	/* every cgroup goes (the moved readers end within seconds) ... */
+	EXPECT_EQ(0, gu_sh("for i in $(seq 100); do [ -z \"$(cat " CG_ROOT "/" CG
+			   "/m/cgroup.procs)\" ] && break; sleep 0.1; done; "
+			   "cd " CG_ROOT "/" CG " && rmdir n/d n a b m churn"));
+	/* ... and with them their tenants, the churned parents' included */
+	EXPECT_EQ(base, wait_tenants(base, 20));
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+TEST_HARNESS_MAIN
