@@ -799,7 +799,6 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 static void blkiso_presuspend(struct dm_target *ti)
 {
 	struct blkiso_dev *dev = ((struct blkiso_target *)ti->private)->bdev;
-
 	unsigned int i;
 
 	spin_lock_irq(&dev->lock);
