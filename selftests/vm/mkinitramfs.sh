@@ -45,9 +45,12 @@ printf 'root:x:0:\nnogroup:x:65534:\n' > "$stage/etc/group"
 
 mdest=$stage/lib/modules/$ver
 mkdir -p "$mdest"
+# A module this kernel lacks is left out (the debug kernel has no
+# virtio_blk, which only systemd-check's guest needs); the ones every test
+# needs are checked below.
 for m in "${modules[@]}"; do
 	modprobe -d "$kroot" -S "$ver" --show-depends "$m" 2>/dev/null |
-		sed -n 's/^insmod \([^ ]*\).*/\1/p'
+		sed -n 's/^insmod \([^ ]*\).*/\1/p' || true
 done | sort -u | while read -r path; do
 	rel=${path#"$kroot/lib/modules/$ver/"}
 	mkdir -p "$mdest/$(dirname "$rel")"
