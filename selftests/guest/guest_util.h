@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* |a - b| <= err% of b: the tolerance is visible at every call. */
 static inline bool values_close(double a, double b, double err_pct)
@@ -18,6 +19,15 @@ static inline bool values_close(double a, double b, double err_pct)
 	double d = a > b ? a - b : b - a;
 
 	return d <= (b < 0 ? -b : b) * err_pct / 100.0;
+}
+
+/* CLOCK_MONOTONIC in seconds (guest time: leaps in the deterministic mode). */
+static inline double gu_now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 /*

@@ -73,14 +73,6 @@ FIXTURE_TEARDOWN(iomax)
 	gu_module_unload();
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * One child in the test cgroup doing, after an untimed O_DIRECT I/O of
  * @prime bytes (none if 0), @n O_DIRECT I/Os of @bytes each: one process,
@@ -129,14 +121,14 @@ static int io_start_primed(struct io_job *j, const char *dev, bool wr, size_t pr
 		fd = open(dev, O_RDWR | O_DIRECT);
 		if (fd < 0)
 			_exit(3);
-		t0 = now_s();
+		t0 = gu_now_s();
 		if (prime)
 			res.err = do_io(fd, wr, buf, prime, 0);
-		res.prime_secs = now_s() - t0;
-		t0 = now_s();
+		res.prime_secs = gu_now_s() - t0;
+		t0 = gu_now_s();
 		for (i = 0; i < n && !res.err; i++)
 			res.err = do_io(fd, wr, buf, bytes, (off_t)i * bytes);
-		res.secs = now_s() - t0;
+		res.secs = gu_now_s() - t0;
 		if (write(p[1], &res, sizeof(res)) != sizeof(res))
 			_exit(5);
 		_exit(0);
@@ -338,9 +330,9 @@ TEST_F_TIMEOUT(iomax, changed_cap_recomputes_the_wait, GUEST_TIMEOUT)
 
 			ASSERT_EQ(0, mech ? iomax_cap(self->majmin, c[i].ifrom) :
 				     blkiso_cap(self->dir, c[i].from));
-			t0 = now_s();
+			t0 = gu_now_s();
 			ASSERT_EQ(0, io_start(&j, dev, true, 1 << 20, 1));
-			while (now_s() - t0 < 1.0)
+			while (gu_now_s() - t0 < 1.0)
 				usleep(10000);
 			ASSERT_EQ(0, mech ? gu_write(CG_DIR "/io.max", "%s %s", self->majmin,
 						     c[i].ito) :
@@ -426,15 +418,15 @@ static void dead_lower(struct __test_metadata *_metadata, const char *dm,
 	snprintf(dev, sizeof(dev), "/dev/mapper/%s", dm);
 	ASSERT_EQ(0, gu_blkiso_dir(dm, dir, sizeof(dir)));
 	ASSERT_EQ(0, gu_tenant_set(dir, "/" CG, "wbps=1M"));
-	t0 = now_s();
+	t0 = gu_now_s();
 	ASSERT_EQ(0, io_start(&j, dev, true, 10 << 20, 1));
 	ASSERT_EQ(0, gu_wait_stat(dir, gu_cg_id(CG), "queued", 1, 60000));
-	while (now_s() - t0 < 0.6)
+	while (gu_now_s() - t0 < 0.6)
 		usleep(10000);
-	t_off = now_s();
+	t_off = gu_now_s();
 	ASSERT_EQ(0, gu_sh("%s", kill));
 	EXPECT_EQ(-1, io_wait(&j, &err));
-	took = now_s() - t_off;
+	took = gu_now_s() - t_off;
 	TH_LOG("%s: lower disk killed at %.2f s; the 10 MiB write ended %.3f s later, "
 	       "errno %d (%s); tenant: arrived %lld admitted %lld dispatched %lld "
 	       "rejected %lld errors %lld", dm, t_off - t0, took, err, strerror(err),
@@ -447,9 +439,9 @@ static void dead_lower(struct __test_metadata *_metadata, const char *dm,
 	EXPECT_LT(took, 0.3);
 	EXPECT_EQ(0, gu_tenant_stat(dir, gu_cg_id(CG), "queued"));
 	/* a new bio, its bucket empty: straight down, where it fails */
-	t0 = now_s();
+	t0 = gu_now_s();
 	EXPECT_EQ(-1, timed_io(dev, true, 1 << 20, 1));
-	took = now_s() - t0;
+	took = gu_now_s() - t0;
 	TH_LOG("%s: a new 1 MiB write failed after %.3f s", dm, took);
 	EXPECT_LT(took, 0.1);
 	EXPECT_TRUE(gu_ledger_ok(dir));
@@ -474,11 +466,11 @@ static void iomax_dead_lower(struct __test_metadata *_metadata)
 	ASSERT_EQ(0, stat(lower, &st));
 	snprintf(majmin, sizeof(majmin), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
 	ASSERT_EQ(0, iomax_cap(majmin, "wbps=1048576"));
-	t0 = now_s();
+	t0 = gu_now_s();
 	ASSERT_EQ(0, io_start(&j, lower, true, 10 << 20, 1));
-	while (now_s() - t0 < 0.6)
+	while (gu_now_s() - t0 < 0.6)
 		usleep(10000);
-	t_off = now_s();
+	t_off = gu_now_s();
 	ASSERT_EQ(0, gu_sh("echo 0 > /sys/kernel/config/nullb/" NULLB "io/power"));
 	for (i = 0; i < 2000 && waitpid(j.pid, NULL, WNOHANG) == 0; i++)
 		usleep(10000);
@@ -486,7 +478,7 @@ static void iomax_dead_lower(struct __test_metadata *_metadata)
 		TH_LOG("io.max: the 10 MiB write still blocked 20 s after the power-off");
 		return;
 	}
-	t_off = now_s() - t_off;
+	t_off = gu_now_s() - t_off;
 	if (read(j.fd, &res, sizeof(res)) != sizeof(res))
 		res.err = -1;
 	close(j.fd);
@@ -617,12 +609,12 @@ TEST_F_TIMEOUT(iomax, transient_errors_change_nothing, GUEST_TIMEOUT)
 			   " blkiso /dev/mapper/" DM_NAME "_fl 0\"", self->lower));
 	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME "_fb", dir, sizeof(dir)));
 	ASSERT_EQ(0, gu_tenant_set(dir, "/" CG, "wbps=1M"));
-	first = now_s();
+	first = gu_now_s();
 	EXPECT_EQ(-1, timed_io("/dev/mapper/" DM_NAME "_fb", true, 1 << 20, 1));
-	next = now_s();
+	next = gu_now_s();
 	first = next - first;
 	EXPECT_EQ(-1, timed_io("/dev/mapper/" DM_NAME "_fb", true, 1 << 20, 1));
-	next = now_s() - next;
+	next = gu_now_s() - next;
 	TH_LOG("writes failing below: 1 MiB write failed after %.3f s, the next after %.3f s",
 	       first, next);
 	EXPECT_TRUE(values_close(first, 0.95, 10));

@@ -35,14 +35,6 @@
 #define NULLB		"nullb_life"
 #define CG_ROOT		"/sys/fs/cgroup"
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* Live tenants of the module (/sys/kernel/blkiso/objects), or -1. */
 static long live_tenants(void)
 {
@@ -57,10 +49,10 @@ static long live_tenants(void)
 /* Wait up to @secs for the live tenants to come down to @want. */
 static long wait_tenants(long want, double secs)
 {
-	double t0 = now_s();
+	double t0 = gu_now_s();
 	long n;
 
-	while ((n = live_tenants()) > want && now_s() - t0 < secs)
+	while ((n = live_tenants()) > want && gu_now_s() - t0 < secs)
 		usleep(100 * 1000);
 	return n;
 }
@@ -149,10 +141,10 @@ TEST_F_TIMEOUT(life, removed_parent_outlives_its_childs_parked_bios, GUEST_TIMEO
 	ASSERT_EQ(0, gu_cg_destroy(CG "/p/c"));
 	ASSERT_EQ(0, gu_cg_destroy(CG "/p"));
 	/* two collector periods of 5 s and a margin: both unhashed, none freed */
-	t0 = now_s();
-	while (now_s() - t0 < 13)
+	t0 = gu_now_s();
+	while (gu_now_s() - t0 < 13)
 		usleep(100 * 1000);
-	TH_LOG("after %.1fs: live tenants %ld (before %ld)", now_s() - t0, live_tenants(), base);
+	TH_LOG("after %.1fs: live tenants %ld (before %ld)", gu_now_s() - t0, live_tenants(), base);
 	/* P's directory went when it was unhashed, not at the free */
 	snprintf(path, sizeof(path), "%s/%llu", self->dir, idp);
 	EXPECT_NE(0, access(path, F_OK));
@@ -163,9 +155,9 @@ TEST_F_TIMEOUT(life, removed_parent_outlives_its_childs_parked_bios, GUEST_TIMEO
 	gu_sh("pkill -KILL -x fio");
 	EXPECT_EQ(0, gu_sh("dmsetup suspend " DM_NAME " && dmsetup resume " DM_NAME));
 	waitpid(job.pid, NULL, 0);
-	t0 = now_s();
+	t0 = gu_now_s();
 	EXPECT_EQ(base - 2, wait_tenants(base - 2, 15));
-	TH_LOG("both freed %.1fs after the drain", now_s() - t0);
+	TH_LOG("both freed %.1fs after the drain", gu_now_s() - t0);
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
 
@@ -189,12 +181,12 @@ static const char * const flip_lines[] = {
  */
 static int flipper(const char *dir, const char * const *cgs, int ncgs, double secs)
 {
-	double t0 = now_s();
+	double t0 = gu_now_s();
 	char path[256], line[256];
 	unsigned int seed = 14;
 	long n = 0;
 
-	while (now_s() - t0 < secs) {
+	while (gu_now_s() - t0 < secs) {
 		const char *cg = cgs[rand_r(&seed) % ncgs];
 		int what = rand_r(&seed) % 10, r = 0;
 
@@ -249,10 +241,10 @@ static bool task_in(int pid, const char *cg)
 static int churner(const char *dir, double secs)
 {
 	char p[128], c[160], path[256];
-	double t0 = now_s();
+	double t0 = gu_now_s();
 	int i, pid, k;
 
-	for (i = 0; now_s() - t0 < secs; i++) {
+	for (i = 0; gu_now_s() - t0 < secs; i++) {
 		snprintf(p, sizeof(p), CG "/churn/p%d", i);
 		snprintf(c, sizeof(c), "%s/c", p);
 		snprintf(path, sizeof(path), "%s/tenant", dir);

@@ -40,31 +40,23 @@
 #define MNT		"/mnt/rob"
 #define CG_ROOT		"/sys/fs/cgroup"
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* Wait for @pid at most @secs; -2 on timeout (then it is killed). */
 static int wait_bounded(int pid, double secs, double *took)
 {
-	double t0 = now_s();
+	double t0 = gu_now_s();
 	int st;
 
 	for (;;) {
 		int r = waitpid(pid, &st, WNOHANG);
 
 		if (r == pid) {
-			*took = now_s() - t0;
+			*took = gu_now_s() - t0;
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		}
 		if (r < 0)
 			return -1;
-		if (now_s() - t0 > secs) {
-			*took = now_s() - t0;
+		if (gu_now_s() - t0 > secs) {
+			*took = gu_now_s() - t0;
 			return -2;
 		}
 		usleep(20 * 1000);
@@ -184,10 +176,10 @@ TEST_F_TIMEOUT(robust, reconfigure_every_200ms_under_load, GUEST_TIMEOUT)
 					   "riops=2000"));
 		usleep(100 * 1000);
 		c1 = gu_tenant_stat(self->dir, self->cgid, "completed");
-		t1 = now_s();
+		t1 = gu_now_s();
 		usleep(100 * 1000);
 		c2 = gu_tenant_stat(self->dir, self->cgid, "completed");
-		t2 = now_s();
+		t2 = gu_now_s();
 		got = (c2 - c1) / (t2 - t1);
 		n++;
 		if (got >= rate * 0.6 - 100 && got <= rate * 1.4 + 100)
@@ -219,9 +211,9 @@ TEST_F_TIMEOUT(robust, suspend_resume_reload_with_parked_bios_keep_the_ledger, G
 				  " --rw=randrw --bs=4k --ioengine=libaio --iodepth=64"
 				  " --runtime=4 --time_based"));
 	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
-	t0 = now_s();
+	t0 = gu_now_s();
 	EXPECT_EQ(0, gu_sh("dmsetup suspend " DM_NAME));
-	secs = now_s() - t0;
+	secs = gu_now_s() - t0;
 	/* suspend never waits behind the 20/s quota: < 2 s for 64 parked bios */
 	EXPECT_LT(secs, 2.0) TH_LOG("suspend took %.2fs", secs);
 	EXPECT_EQ(0, gu_tenant_stat(self->dir, self->cgid, "queued"));
@@ -277,10 +269,10 @@ TEST_F_TIMEOUT(robust, killed_workload_and_removed_cgroup_lose_nothing, GUEST_TI
 	 * SIGKILL every process of the cgroup with ~60 bios parked; exit
 	 * waits for its aio: 64 bios at 20/s drain in ~3.2 s; bound 15 s.
 	 */
-	t0 = now_s();
+	t0 = gu_now_s();
 	ASSERT_EQ(0, gu_cg_kill(CG "/k", 15000));
 	st = wait_bounded(job.pid, 15, &took);
-	TH_LOG("fio killed: cgroup empty after %.1fs, status %d", now_s() - t0, st);
+	TH_LOG("fio killed: cgroup empty after %.1fs, status %d", gu_now_s() - t0, st);
 	EXPECT_EQ(128 + 9, st);
 	EXPECT_EQ(0, gu_wait_stat(self->dir, id, "completed", 1, 1));
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
@@ -288,10 +280,10 @@ TEST_F_TIMEOUT(robust, killed_workload_and_removed_cgroup_lose_nothing, GUEST_TI
 	ASSERT_EQ(0, access(path, F_OK));
 	ASSERT_EQ(0, gu_cg_destroy(CG "/k"));
 	/* collected within ~2 periods of 5 s, + 5 s */
-	t0 = now_s();
-	while (now_s() - t0 < 15 && !access(path, F_OK))
+	t0 = gu_now_s();
+	while (gu_now_s() - t0 < 15 && !access(path, F_OK))
 		usleep(100 * 1000);
-	TH_LOG("tenant directory gone after %.1fs", now_s() - t0);
+	TH_LOG("tenant directory gone after %.1fs", gu_now_s() - t0);
 	EXPECT_NE(0, access(path, F_OK));
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
@@ -375,9 +367,9 @@ TEST_F_TIMEOUT(robust, lower_device_powered_off_under_load, GUEST_TIMEOUT)
 	       gu_tenant_stat(dir, self->cgid, "completed"));
 	EXPECT_LT(0, errors);
 	EXPECT_TRUE(gu_ledger_ok(dir));
-	t0 = now_s();
+	t0 = gu_now_s();
 	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_pw"));
-	EXPECT_LT(now_s() - t0, 5.0);
+	EXPECT_LT(gu_now_s() - t0, 5.0);
 	EXPECT_NE(0, access(dir, F_OK));
 }
 
@@ -414,9 +406,9 @@ TEST_F_TIMEOUT(robust, scsi_lower_deleted_under_load, GUEST_TIMEOUT)
 	       gu_tenant_stat(dir, self->cgid, "completed"));
 	EXPECT_LT(0, errors);
 	EXPECT_TRUE(gu_ledger_ok(dir));
-	t0 = now_s();
+	t0 = gu_now_s();
 	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_sd"));
-	EXPECT_LT(now_s() - t0, 5.0);
+	EXPECT_LT(gu_now_s() - t0, 5.0);
 	EXPECT_NE(0, access(dir, F_OK));
 	EXPECT_EQ(0, gu_sh("rmmod scsi_debug"));
 }
@@ -544,11 +536,11 @@ TEST_F_TIMEOUT(robust, ext4_fsync_and_metadata_not_starved_by_capped_writer, GUE
 	 * Metadata-heavy, inside a capped cgroup (wbps=2M wiops=100): 2000
 	 * creates, sync, 2000 unlinks, sync.  Bound: 60 s.
 	 */
-	t0 = now_s();
+	t0 = gu_now_s();
 	st = gu_sh("echo $$ > " CG_ROOT "/" CG "/m/cgroup.procs && mkdir -p " MNT "/md && "
 		   "cd " MNT "/md && for i in $(seq 2000); do : > f$i; done && sync && "
 		   "rm -f f* && sync");
-	secs = now_s() - t0;
+	secs = gu_now_s() - t0;
 	EXPECT_EQ(0, st);
 	TH_LOG("2000 creates + 2000 unlinks + 2 syncs: %.2fs", secs);
 	EXPECT_LT(secs, 60.0);

@@ -49,14 +49,6 @@
 		SKIP(return, "a long run: make check-full (GUEST_FULL=1)"); \
 } while (0)
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 FIXTURE(wb) {
 	char lower[64];
 	char dir[128];
@@ -143,12 +135,12 @@ static int wb_rates(const char *dir, const char * const *cg, int n, double secs,
 
 	for (i = 0; i < n; i++) {
 		prev[i] = wbytes(dir, cg[i]);
-		last[i] = now_s();
+		last[i] = gu_now_s();
 		rate[i] = 0;
 	}
 	while (left) {
 		usleep(2000);
-		now = now_s();
+		now = gu_now_s();
 		for (i = 0; i < n; i++) {
 			if (prev[i] < 0)
 				continue;
@@ -384,7 +376,7 @@ static pid_t dirty_peak_start(const char *cg, double secs, int *fd)
 		return pid;
 	}
 	close(pipefd[0]);
-	for (t0 = now_s(); now_s() - t0 < secs; usleep(100 * 1000)) {
+	for (t0 = gu_now_s(); gu_now_s() - t0 < secs; usleep(100 * 1000)) {
 		d = memstat(cg, "file_dirty");
 		w = memstat(cg, "file_writeback");
 		if (d >= 0 && w >= 0 && d + w > peak)
@@ -488,10 +480,10 @@ static int fsync_victim(int n, double *lat)
 			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 			if (fd < 0 || write(fd, buf, sizeof(buf)) != sizeof(buf))
 				_exit(2);
-			t = now_s();
+			t = gu_now_s();
 			if (fsync(fd))
 				_exit(3);
-			t = now_s() - t;
+			t = gu_now_s() - t;
 			close(fd);
 			if (write(pipefd[1], &t, sizeof(t)) != sizeof(t))
 				_exit(4);
