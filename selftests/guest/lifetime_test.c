@@ -122,6 +122,9 @@ TEST_F_TIMEOUT(life, removed_parent_outlives_its_childs_parked_bios, GUEST_TIMEO
 	long base;
 	double t0;
 
+	if (gu_icount())
+		SKIP(return, "races need two CPUs: runs in the ordinary mode");
+
 	ASSERT_EQ(0, gu_cg_create(CG "/p"));
 	ASSERT_EQ(0, gu_cg_create(CG "/p/c"));
 	idp = gu_cg_id(CG "/p");
@@ -320,6 +323,9 @@ TEST_F_TIMEOUT(life, caps_flipped_under_verified_load_end_every_bio_once, GUEST_
 	struct gu_fio res[3];
 	long base;
 	int fpid, cpid, st, i;
+
+	if (gu_icount())
+		SKIP(return, "races need two CPUs: runs in the ordinary mode");
 
 	fa.secs = getenv("GUEST_FULL") ? 60 : 25;
 	ASSERT_EQ(0, gu_cg_create(CG "/a"));
