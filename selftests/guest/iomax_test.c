@@ -538,7 +538,7 @@ static int nowait_reads(const char *dev, size_t bytes, int n, int *first_again)
  * deterministic mode): the refund lands in the local bucket of the CPU
  * that completes the bio, and a NOWAIT read submitted on another CPU,
  * which may not wait for a dispense, sees only its own local bucket and
- * the global one (doc/metering.md, "initial=").
+ * the global one (doc/metering.md, "A bio's way").
  */
 TEST_F_TIMEOUT(iomax, again_from_below_is_refunded, GUEST_TIMEOUT)
 {
