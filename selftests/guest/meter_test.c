@@ -432,10 +432,15 @@ TEST_F_TIMEOUT(meter, per_cpu_buckets_hold_the_quota_across_cpus, GUEST_TIMEOUT)
 	TH_LOG("2 CPUs, riops=2000: %.1f IOPS, %lld bios, %lld global dispenses",
 	       r.read.iops, bios, disp);
 	/*
-	 * At steady state a CPU takes a batch of 25 (capacity 100 / 4) per
-	 * global dispense; asserted: at most one per 20 bios.
+	 * A CPU whose bios queue behind one another takes a batch of 25
+	 * (capacity 100 / 4) per global dispense, but a bio that finds
+	 * nothing of its class waiting takes only its own shortfall (issue
+	 * 15: a lone bio waits its own cost, not a batch's), and with four
+	 * reads in flight per CPU many do: measured one dispense per 12 bios
+	 * (was one per 20 and better before that change; issue 18 asks for
+	 * 1/32).  Asserted: at most one per 8 bios.
 	 */
-	EXPECT_LE(disp * 20, bios) TH_LOG("%lld dispenses for %lld bios", disp, bios);
+	EXPECT_LE(disp * 8, bios) TH_LOG("%lld dispenses for %lld bios", disp, bios);
 
 	/*
 	 * After idling, a burst on both CPUs: at most capacity + 2 x local_max
