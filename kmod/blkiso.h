@@ -343,6 +343,9 @@ extern struct kobj_attribute blkiso_dev_rules_attr;
 extern struct kobj_attribute blkiso_dev_rule_attr;
 
 /* blkiso_sysfs.c */
+ssize_t blkiso_dev_line_store(struct kobject *kobj, const char *buf, size_t len,
+			      int (*apply)(struct blkiso_dev *dev, const char *line,
+					   size_t len));
 u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
 extern const struct attribute_group *blkiso_tenant_groups[];
 extern const struct attribute_group *blkiso_dev_groups[];

@@ -406,12 +406,7 @@ static ssize_t dev_rules_show(struct kobject *kobj, struct kobj_attribute *a, ch
 static ssize_t dev_rule_store(struct kobject *kobj, struct kobj_attribute *a,
 			      const char *buf, size_t len)
 {
-	int ret;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = blkiso_rule_line(to_dev(kobj), buf, len);
-	return ret ? ret : len;
+	return blkiso_dev_line_store(kobj, buf, len, blkiso_rule_line);
 }
 
 struct kobj_attribute blkiso_dev_rules_attr = __ATTR(rules, 0444, dev_rules_show, NULL);

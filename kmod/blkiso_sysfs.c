@@ -248,37 +248,35 @@ static ssize_t dev_conf_show(struct kobject *kobj, struct kobj_attribute *a, cha
 	return n;
 }
 
-static ssize_t dev_conf_store(struct kobject *kobj, struct kobj_attribute *a,
-			      const char *buf, size_t len)
+/* A line written to a device file, handed to @apply (root only). */
+ssize_t blkiso_dev_line_store(struct kobject *kobj, const char *buf, size_t len,
+			      int (*apply)(struct blkiso_dev *dev, const char *line,
+					   size_t len))
 {
 	int ret;
 
 	if (!blkiso_may_configure())
 		return -EPERM;
-	ret = blkiso_dev_configure(to_dev(kobj), buf, len);
+	ret = apply(to_dev(kobj), buf, len);
 	return ret ? ret : len;
+}
+
+static ssize_t dev_conf_store(struct kobject *kobj, struct kobj_attribute *a,
+			      const char *buf, size_t len)
+{
+	return blkiso_dev_line_store(kobj, buf, len, blkiso_dev_configure);
 }
 
 static ssize_t dev_tenant_store(struct kobject *kobj, struct kobj_attribute *a,
 				const char *buf, size_t len)
 {
-	int ret;
-
-	if (!blkiso_may_configure())
-		return -EPERM;
-	ret = blkiso_tenant_configure(to_dev(kobj), buf, len);
-	return ret ? ret : len;
+	return blkiso_dev_line_store(kobj, buf, len, blkiso_tenant_configure);
 }
 
 static ssize_t dev_tenant_del_store(struct kobject *kobj, struct kobj_attribute *a,
 				    const char *buf, size_t len)
 {
-	int ret;
-
-	if (!blkiso_may_configure())
-		return -EPERM;
-	ret = blkiso_tenant_del(to_dev(kobj), buf, len);
-	return ret ? ret : len;
+	return blkiso_dev_line_store(kobj, buf, len, blkiso_tenant_del);
 }
 
 /* The device's counters: every tenant's, added up. */
