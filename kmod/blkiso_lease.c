@@ -43,6 +43,7 @@ struct blkiso_lease_call {
 	u8 key;
 	s64 tokens;
 	u64 ttl_ns;
+	bool take_back;			/* BLKISO_LEASE_F_RETURN */
 	struct bi_lease_state st;
 	const char *why;		/* out: the reason of an EINVAL/ERANGE */
 };
@@ -67,7 +68,11 @@ static int blkiso_lease_fn(struct blkiso_dev *dev, void *arg)
 		c->why = "no such tenant on this device";
 		return -ENOENT;
 	}
-	e = bi_meter_lease(&t->meter, c->key, c->tokens, c->ttl_ns, ktime_get_ns(), &c->st);
+	if (c->take_back)
+		e = bi_meter_lease_return(&t->meter, c->key, c->tokens, ktime_get_ns(), &c->st);
+	else
+		e = bi_meter_lease(&t->meter, c->key, c->tokens, c->ttl_ns, ktime_get_ns(),
+				   &c->st);
 	mutex_unlock(&dev->conf_mutex);
 	if (e == BI_LEASE_UNCAPPED) {
 		c->why = "the key has no cap: its cap is the floor a lease adds to";
@@ -77,7 +82,7 @@ static int blkiso_lease_fn(struct blkiso_dev *dev, void *arg)
 		c->why = "tokens or ttl out of range";
 		return -ERANGE;
 	}
-	if (c->tokens)
+	if (c->tokens && !c->take_back)
 		queue_work(dev->wq, &dev->dispatch_work);
 	return 0;
 }
@@ -103,7 +108,7 @@ long blkiso_ioc_lease(void __user *uarg)
 	if (a.major > MAJOR(~0U) || a.minor > MINORMASK)
 		return -EINVAL;
 	devt = MKDEV(a.major, a.minor);
-	if (a.key >= BLKISO_LEASE_NR_KEYS || a.flags || a.reserved) {
+	if (a.key >= BLKISO_LEASE_NR_KEYS || (a.flags & ~BLKISO_LEASE_F_RETURN) || a.reserved) {
 		strscpy(a.msg, "unknown key, or flags or reserved not 0", sizeof(a.msg));
 		ret = -EINVAL;
 		goto out;
@@ -116,7 +121,8 @@ long blkiso_ioc_lease(void __user *uarg)
 	c.cgid = a.cgid;
 	c.key = a.key;
 	c.tokens = (s64)a.tokens;
-	c.ttl_ns = a.tokens ? (u64)a.ttl_ms * NSEC_PER_MSEC : 0;
+	c.take_back = a.flags & BLKISO_LEASE_F_RETURN;
+	c.ttl_ns = a.tokens && !c.take_back ? (u64)a.ttl_ms * NSEC_PER_MSEC : 0;
 	ret = blkiso_dev_call(devt, blkiso_lease_fn, &c);
 	if (ret && c.why)
 		strscpy(a.msg, c.why, sizeof(a.msg));
@@ -126,6 +132,7 @@ long blkiso_ioc_lease(void __user *uarg)
 		a.granted = c.st.granted;
 		a.spent = c.st.spent;
 		a.expired = c.st.expired;
+		a.returned = c.st.returned;
 		a.nr_leases = c.st.nr_leases;
 	}
 out:

@@ -57,6 +57,18 @@ s64 bi_lease_take(struct bi_lease *l, s64 want, u64 now_ns)
 	return n;
 }
 
+/* Take back up to @want tokens of live credit, unused; returns them. */
+s64 bi_lease_return(struct bi_lease *l, s64 want, u64 now_ns)
+{
+	s64 n;
+
+	bi_lease_expire(l, now_ns);
+	n = bi_max_s64(bi_min_s64(want, l->tokens), 0);
+	l->tokens -= n;
+	l->returned += (u64)n;
+	return n;
+}
+
 void bi_lease_state(const struct bi_lease *l, u64 now_ns, struct bi_lease_state *st)
 {
 	bool live = l->tokens && now_ns < l->expires_ns;
@@ -66,6 +78,7 @@ void bi_lease_state(const struct bi_lease *l, u64 now_ns, struct bi_lease_state 
 	st->granted = l->granted;
 	st->spent = l->spent;
 	st->expired = l->expired + (live ? 0 : (u64)l->tokens);
+	st->returned = l->returned;
 	st->nr_leases = l->nr_leases;
 }
 
@@ -103,5 +116,29 @@ enum bi_lease_err bi_meter_lease(struct bi_meter *m, u8 key, s64 tokens, u64 ttl
 	if (!(m->key_on & (1U << key)))
 		return BI_LEASE_UNCAPPED;
 	bi_global_lease(&m->key[key], tokens, ttl_ns, now_ns, st);
+	return BI_LEASE_OK;
+}
+
+/*
+ * bi_meter_lease_return - take back up to @tokens of the credit left on
+ * @m's key @key (unused: never charged); @st->returned counts them.
+ * Context: as bi_meter_lease.
+ */
+enum bi_lease_err bi_meter_lease_return(struct bi_meter *m, u8 key, s64 tokens,
+					u64 now_ns, struct bi_lease_state *st)
+{
+	struct bi_global *g;
+	unsigned long flags;
+
+	if (key >= BI_NR_KEYS || tokens < 0 || tokens > BI_LEASE_TOKENS_MAX)
+		return BI_LEASE_RANGE;
+	if (!(m->key_on & (1U << key)))
+		return BI_LEASE_UNCAPPED;
+	g = &m->key[key];
+	flags = bi_lock_irqsave(&g->lock);
+	bi_lease_return(&g->lease, tokens, now_ns);
+	if (st)
+		bi_lease_state(&g->lease, now_ns, st);
+	bi_unlock_irqrestore(&g->lock, flags);
 	return BI_LEASE_OK;
 }

@@ -19,6 +19,10 @@
  * tokens and counts as spent when it does: at most one local_max per CPU
  * of credit may be charged after the deadline (the bound of dispense.h).
  *
+ * An agent whose tenant's demand went away takes its unused credit back
+ * (bi_lease_return) and gives it to the cluster bucket again, so that
+ * another host may use it before it lapses.
+ *
  * Concurrency: the credit lives in struct bi_global and is read and
  * written under the global lock only (bi_global_lease, bi_global_dispense).
  */
@@ -38,6 +42,7 @@ struct bi_lease {
 	u64 granted;			/* tokens leased */
 	u64 spent;			/* credit handed to local buckets */
 	u64 expired;			/* credit that lapsed unused */
+	u64 returned;			/* credit taken back unused (bi_lease_return) */
 	u64 nr_leases;			/* leases received */
 };
 
@@ -45,7 +50,7 @@ struct bi_lease {
 struct bi_lease_state {
 	s64 tokens;			/* credit left after the call */
 	u64 ttl_left_ns;		/* until the deadline; 0 = no credit */
-	u64 granted, spent, expired, nr_leases;
+	u64 granted, spent, expired, returned, nr_leases;
 };
 
 enum bi_lease_err {
@@ -58,6 +63,7 @@ void bi_lease_init(struct bi_lease *l);
 void bi_lease_expire(struct bi_lease *l, u64 now_ns);
 void bi_lease_add(struct bi_lease *l, s64 tokens, u64 ttl_ns, u64 now_ns);
 s64 bi_lease_take(struct bi_lease *l, s64 want, u64 now_ns);
+s64 bi_lease_return(struct bi_lease *l, s64 want, u64 now_ns);
 void bi_lease_state(const struct bi_lease *l, u64 now_ns, struct bi_lease_state *st);
 bool bi_lease_valid(s64 tokens, u64 ttl_ns);
 
@@ -67,5 +73,7 @@ void bi_global_lease(struct bi_global *g, s64 tokens, u64 ttl_ns, u64 now_ns,
 		     struct bi_lease_state *st);
 enum bi_lease_err bi_meter_lease(struct bi_meter *m, u8 key, s64 tokens, u64 ttl_ns,
 				 u64 now_ns, struct bi_lease_state *st);
+enum bi_lease_err bi_meter_lease_return(struct bi_meter *m, u8 key, s64 tokens,
+					u64 now_ns, struct bi_lease_state *st);
 
 #endif /* BLKISO_LEASE_H */

@@ -5,7 +5,7 @@
  * device over null_blk.  The ioctl's checks (version, key, flags,
  * reserved, range, an uncapped key, no tenant) refuse and change nothing;
  * a query needs no privilege, a lease does; the sysfs line does what the
- * ioctl does.  In the deterministic mode, rates: a tenant capped at
+ * ioctl does; unused credit is taken back (BLKISO_LEASE_F_RETURN).  In the deterministic mode, rates: a tenant capped at
  * riops=100 (its floor) with a lease of 2000 requests admits the floor
  * plus the whole lease (the burst of 5 does not clip it), and after the
  * deadline the floor alone.
@@ -101,7 +101,7 @@ TEST_F_TIMEOUT(lease, ioctl_checks_refuse_and_change_nothing, GUEST_TIMEOUT)
 	a.hdr.version = 3;
 	EXPECT_EQ(EINVAL, ioc(self->fd, &a));
 	lease_arg(&a, self, BLKISO_LEASE_RIOS, 100, 1000);
-	a.flags = 1;
+	a.flags = 2;
 	EXPECT_EQ(EINVAL, ioc(self->fd, &a));
 	lease_arg(&a, self, BLKISO_LEASE_RIOS, 100, 1000);
 	a.reserved = 1;
@@ -165,6 +165,13 @@ TEST_F_TIMEOUT(lease, ioctl_checks_refuse_and_change_nothing, GUEST_TIMEOUT)
 	ASSERT_EQ(0, ioc(self->fd, &a));
 	EXPECT_EQ(2ULL, a.nr_leases);
 	EXPECT_LE(a.ttl_left_ms, 30000ULL);
+	/* unused credit taken back */
+	lease_arg(&a, self, BLKISO_LEASE_RIOS, 700, 0);
+	a.flags = BLKISO_LEASE_F_RETURN;
+	ASSERT_EQ(0, ioc(self->fd, &a));
+	EXPECT_EQ(5000ULL, a.left);
+	EXPECT_EQ(700ULL, a.returned);
+	EXPECT_EQ(0ULL, a.spent);
 }
 
 /* fio QD4 4 KiB random reads in CG for @secs: the reads done. */

@@ -191,4 +191,23 @@ TEST(lease_lifts_a_hold)
 	ASSERT_TRUE(bi_local_charge(&l, &g, 5, false, 3 * MS, &retry));
 }
 
+/* Unused credit taken back: counted as returned, never as spent. */
+TEST(unused_credit_is_returned)
+{
+	struct bi_lease_state st;
+	struct rig r;
+
+	ASSERT_EQ(0, rig_init(&r, "riops=100"));
+	ASSERT_EQ(BI_LEASE_OK, bi_meter_lease(&r.m, BI_KEY_RREQS, 300, NS, 0, &st));
+	ASSERT_EQ(BI_LEASE_OK, bi_meter_lease_return(&r.m, BI_KEY_RREQS, 1000, 10 * MS, &st));
+	EXPECT_EQ(0, st.tokens);
+	EXPECT_EQ(300ULL, st.returned);
+	EXPECT_EQ(0ULL, st.spent);
+	EXPECT_EQ(0ULL, st.expired);
+	EXPECT_EQ(BI_LEASE_UNCAPPED, bi_meter_lease_return(&r.m, BI_KEY_WREQS, 1, 0, &st));
+	EXPECT_EQ(BI_LEASE_RANGE, bi_meter_lease_return(&r.m, BI_KEY_RREQS, -1, 0, &st));
+	/* only the floor is left: one second admits about 100 */
+	EXPECT_LE(run(&r, 10 * MS, NS + 10 * MS), 106ULL);
+}
+
 TEST_HARNESS_MAIN

@@ -263,13 +263,17 @@ struct blkiso_ioc_rules {
  * key's cap stays the tenant's floor: what it admits with no lease.  A new
  * lease adds to what is left and moves the deadline of the whole credit to
  * its own.  tokens 0 is a query (any caller; ttl_ms not read): the out
- * fields only.  Tokens are in the key's units: work units for
+ * fields only.  With BLKISO_LEASE_F_RETURN, up to tokens of the credit
+ * left are taken back unused (an agent gives them to the cluster again;
+ * ttl_ms not read).  Tokens are in the key's units: work units for
  * RUNITS/WUNITS (rbps/wbps caps are work keys too), requests for
  * RIOS/WIOS.  Errors: EPERM (tokens > 0 without CAP_SYS_ADMIN), ENODEV,
- * ENOENT (no such tenant), EINVAL (+ msg: unknown key, flags or reserved
+ * ENOENT (no such tenant), EINVAL (+ msg: unknown key or flags, reserved
  * not 0, the key has no cap), ERANGE (tokens above 2^48, ttl_ms 0 with
  * tokens, or above 3,600,000).
  */
+#define BLKISO_LEASE_F_RETURN	(1U << 0)	/* in: take credit back */
+
 enum blkiso_lease_key {
 	BLKISO_LEASE_RUNITS,
 	BLKISO_LEASE_WUNITS,
@@ -285,7 +289,7 @@ struct blkiso_ioc_lease {
 	__u64 cgid;			/* in: cgroup id, 0 = kernel */
 	__u32 key;			/* in: enum blkiso_lease_key */
 	__u32 ttl_ms;			/* in: validity from now */
-	__u32 flags;			/* in: none defined, must be 0 */
+	__u32 flags;			/* in: BLKISO_LEASE_F_* */
 	__u32 reserved;			/* must be 0 */
 	__u64 tokens;			/* in: tokens to add; 0 = query */
 	/* out, after the call */
@@ -294,6 +298,7 @@ struct blkiso_ioc_lease {
 	__u64 granted;			/* counters since the key was capped: leased */
 	__u64 spent;			/* handed to the CPUs' local buckets */
 	__u64 expired;			/* lapsed unused */
+	__u64 returned;			/* taken back unused */
 	__u64 nr_leases;		/* leases received */
 	char msg[BLKISO_MSG_MAX];	/* out: why it failed with EINVAL */
 };
