@@ -45,28 +45,28 @@ void bi_lease_add(struct bi_lease *l, s64 tokens, u64 ttl_ns, u64 now_ns)
 	l->nr_leases++;
 }
 
-/* Take up to @want tokens of live credit; returns what was taken. */
-s64 bi_lease_take(struct bi_lease *l, s64 want, u64 now_ns)
+/* Draw up to @want tokens of live credit, counted in *@counter. */
+static s64 bi_lease_draw(struct bi_lease *l, s64 want, u64 now_ns, u64 *counter)
 {
 	s64 n;
 
 	bi_lease_expire(l, now_ns);
 	n = bi_max_s64(bi_min_s64(want, l->tokens), 0);
 	l->tokens -= n;
-	l->spent += (u64)n;
+	*counter += (u64)n;
 	return n;
+}
+
+/* Take up to @want tokens of live credit to spend; returns what was taken. */
+s64 bi_lease_take(struct bi_lease *l, s64 want, u64 now_ns)
+{
+	return bi_lease_draw(l, want, now_ns, &l->spent);
 }
 
 /* Take back up to @want tokens of live credit, unused; returns them. */
 s64 bi_lease_return(struct bi_lease *l, s64 want, u64 now_ns)
 {
-	s64 n;
-
-	bi_lease_expire(l, now_ns);
-	n = bi_max_s64(bi_min_s64(want, l->tokens), 0);
-	l->tokens -= n;
-	l->returned += (u64)n;
-	return n;
+	return bi_lease_draw(l, want, now_ns, &l->returned);
 }
 
 void bi_lease_state(const struct bi_lease *l, u64 now_ns, struct bi_lease_state *st)

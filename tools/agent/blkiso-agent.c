@@ -161,10 +161,11 @@ static void write_status(const char *path, const struct agent_conf *c,
 	for (i = 0; i < n; i++) {
 		const struct agent_tenant *at = &t[i].at;
 
-		fprintf(f, "tenant %s source=%s left=%llu ttl_left_ms=%llu pending=%llu "
-			"asked=%llu granted=%llu returned=%llu fail_static=%llu active_hosts=%u "
-			"round_trips=%llu spent=%llu expired=%llu\n",
-			at->conf->name, agent_source_names[at->src],
+		fprintf(f, "tenant %s dev=%u:%u cgid=%llu key=%u source=%s left=%llu "
+			"ttl_left_ms=%llu pending=%llu asked=%llu granted=%llu returned=%llu "
+			"fail_static=%llu active_hosts=%u round_trips=%llu spent=%llu expired=%llu\n",
+			at->conf->name, t[i].major, t[i].minor,
+			(unsigned long long)t[i].cgid, at->conf->key, agent_source_names[at->src],
 			(unsigned long long)t[i].last.left,
 			(unsigned long long)t[i].last.ttl_left_ms,
 			(unsigned long long)at->pending, (unsigned long long)at->asked,
