@@ -69,6 +69,7 @@ struct sim {
 	pid_t redis;
 	pid_t replica, sentinel;	/* SC_FAILOVER: port + 1, port + 2 */
 	int failover_rc;
+	bool static_split;		/* baseline: cap quota / HOSTS, no agent */
 	char dir[64];
 	int secs;
 };
@@ -201,12 +202,13 @@ static void redis_stop(struct sim *s)
 	s->redis = -1;
 }
 
-static int sim_init(struct sim *s, int secs, bool sentinel)
+static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
 {
 	struct bi_dev_conf dev;
 	int i;
 
 	memset(s, 0, sizeof(*s));
+	s->static_split = static_split;
 	s->secs = secs;
 	s->port = 20000 + getpid() % 20000;
 	snprintf(s->dir, sizeof(s->dir), "/tmp/blkiso-cluster-XXXXXX");
@@ -237,7 +239,8 @@ static int sim_init(struct sim *s, int secs, bool sentinel)
 
 		bi_meter_init(&h->m, 0);
 		bi_meter_init_cpu(&h->cpu, 0);
-		if (bi_conf_parse(&h->conf, "riops=8", 7, NULL))
+		if (s->static_split ? bi_conf_parse(&h->conf, "riops=1000", 10, NULL) :
+				      bi_conf_parse(&h->conf, "riops=8", 7, NULL))
 			return -1;
 		bi_meter_configure(&h->m, &h->conf, &dev, 0);
 		h->c = s->c;
@@ -327,7 +330,7 @@ static void sim_run(struct sim *s, enum scen sc)
 				h->admitted++;
 				s->per_ms[ms]++;
 			}
-			if (ms % (s->c.interval_ms / AGENT_SLICES) ==
+			if (!s->static_split && ms % (s->c.interval_ms / AGENT_SLICES) ==
 			    (phase * i) % (s->c.interval_ms / AGENT_SLICES)) {
 				struct bi_lease_state st;
 				struct agent_obs o;
@@ -444,7 +447,7 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 	double o10, o1, used;
 
 	ASSERT_EQ(0, sim_init(&s, sc == SC_SHIFT || sc == SC_KILL ? 40 : sc == SC_FAILOVER ? 60 : 30,
-			      sc == SC_FAILOVER));
+			      sc == SC_FAILOVER, false));
 	sim_run(&s, sc);
 	report(_metadata, &s, name, sc == SC_SHIFT ? 2.5 : 2.0, &o10, &o1, &used);
 	if (getenv("CLUSTER_TRACE")) {
@@ -517,6 +520,37 @@ TEST(uniform_demand) { scenario(_metadata, SC_UNIFORM, "uniform"); }
 TEST(demand_shifting_every_5s) { scenario(_metadata, SC_SHIFT, "shifting"); }
 TEST(server_killed_fail_static_then_floor) { scenario(_metadata, SC_KILL, "kill"); }
 TEST(server_paused_fail_static) { scenario(_metadata, SC_PAUSE, "SIGSTOP"); }
+/*
+ * The baseline every user would otherwise pick: a static split, each host
+ * capped at quota / 16 (riops=1000), no agent.  The quota used under each
+ * skew, next to the agent's (the scenarios above): the agent must beat it
+ * wherever the demand is uneven.
+ */
+TEST(static_split_baseline)
+{
+	static const struct { enum scen sc; const char *name; double agent_min; } c[] = {
+		{ SC_ONE, "one host", 97 }, { SC_UNIFORM, "uniform", 97 },
+		{ SC_SHIFT, "shifting", 94 },
+	};
+	static struct sim s;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		double used, o1;
+
+		ASSERT_EQ(0, sim_init(&s, c[i].sc == SC_SHIFT ? 40 : 30, false, true));
+		sim_run(&s, c[i].sc);
+		used = used_pct(&s, 2000, s.secs * 1000ULL);
+		o1 = over_pct(&s, 1000, 2000, s.secs * 1000ULL);
+		TH_LOG("static quota/16 split, %s: quota used %.2f %%, worst 1 s over-admission %.2f %% (the agent: >= %.0f %%)",
+		       c[i].name, used, o1, c[i].agent_min);
+		EXPECT_LE(o1, 5.0);
+		if (c[i].sc != SC_UNIFORM)
+			EXPECT_LT(used, c[i].agent_min);
+		sim_free(&s);
+	}
+}
+
 TEST(sentinel_failover) { scenario(_metadata, SC_FAILOVER, "failover"); }
 
 TEST_HARNESS_MAIN
