@@ -210,11 +210,22 @@ static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
 	memset(s, 0, sizeof(*s));
 	s->static_split = static_split;
 	s->secs = secs;
-	s->port = 20000 + getpid() % 20000;
 	snprintf(s->dir, sizeof(s->dir), "/tmp/blkiso-cluster-XXXXXX");
 	if (!mkdtemp(s->dir))
 		return -1;
-	s->redis = redis_start(s);
+	/* private ports: none of port..port+2 in use, and our server up */
+	for (i = 0, s->redis = -1; i < 10 && s->redis < 0; i++) {
+		char cmd[160];
+
+		s->port = 20000 + (getpid() * 7 + i * 1009) % 40000;
+		snprintf(cmd, sizeof(cmd), "for p in %d %d %d; do redis-cli -p $p ping 2>/dev/null | grep -q PONG && exit 1; done; exit 0",
+			 s->port, s->port + 1, s->port + 2);
+		if (system(cmd))
+			continue;
+		s->redis = redis_start(s);
+		if (s->redis > 0 && waitpid(s->redis, NULL, WNOHANG) != 0)
+			s->redis = -1;
+	}
 	if (s->redis < 0)
 		return -1;
 	agent_conf_defaults(&s->c);
@@ -515,18 +526,33 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 	sim_free(&s);
 }
 
-TEST(all_demand_on_one_host) { scenario(_metadata, SC_ONE, "one host"); }
-TEST(uniform_demand) { scenario(_metadata, SC_UNIFORM, "uniform"); }
-TEST(demand_shifting_every_5s) { scenario(_metadata, SC_SHIFT, "shifting"); }
-TEST(server_killed_fail_static_then_floor) { scenario(_metadata, SC_KILL, "kill"); }
-TEST(server_paused_fail_static) { scenario(_metadata, SC_PAUSE, "SIGSTOP"); }
+/* A fixture only for the timeout: the failover waits on real seconds. */
+FIXTURE(cl) {
+	int unused;
+};
+
+FIXTURE_SETUP(cl)
+{
+}
+
+FIXTURE_TEARDOWN(cl)
+{
+}
+
+#define CL_TIMEOUT	180
+
+TEST_F_TIMEOUT(cl, all_demand_on_one_host, CL_TIMEOUT) { scenario(_metadata, SC_ONE, "one host"); }
+TEST_F_TIMEOUT(cl, uniform_demand, CL_TIMEOUT) { scenario(_metadata, SC_UNIFORM, "uniform"); }
+TEST_F_TIMEOUT(cl, demand_shifting_every_5s, CL_TIMEOUT) { scenario(_metadata, SC_SHIFT, "shifting"); }
+TEST_F_TIMEOUT(cl, server_killed_fail_static_then_floor, CL_TIMEOUT) { scenario(_metadata, SC_KILL, "kill"); }
+TEST_F_TIMEOUT(cl, server_paused_fail_static, CL_TIMEOUT) { scenario(_metadata, SC_PAUSE, "SIGSTOP"); }
 /*
  * The baseline every user would otherwise pick: a static split, each host
  * capped at quota / 16 (riops=1000), no agent.  The quota used under each
  * skew, next to the agent's (the scenarios above): the agent must beat it
  * wherever the demand is uneven.
  */
-TEST(static_split_baseline)
+TEST_F_TIMEOUT(cl, static_split_baseline, CL_TIMEOUT)
 {
 	static const struct { enum scen sc; const char *name; double agent_min; } c[] = {
 		{ SC_ONE, "one host", 97 }, { SC_UNIFORM, "uniform", 97 },
@@ -551,6 +577,6 @@ TEST(static_split_baseline)
 	}
 }
 
-TEST(sentinel_failover) { scenario(_metadata, SC_FAILOVER, "failover"); }
+TEST_F_TIMEOUT(cl, sentinel_failover, CL_TIMEOUT) { scenario(_metadata, SC_FAILOVER, "failover"); }
 
 TEST_HARNESS_MAIN
