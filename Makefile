@@ -10,7 +10,7 @@
 #                    (not in CI, 15-40 min): MUTATE_N mutants a file (30),
 #                    MUTATE_SEED (17), MUTATE_FILES (all); killed/total per
 #                    file, build/mutate/report.json (doc/mechanisms.md)
-#   make check       deps, build, unit, fuzz smoke, host (install, packages,
+#   make check       deps, build, unit, fuzz smoke, cluster (Redis), host (install, packages,
 #                    systemd guest) and guest tests on 6.1
 #   make check-all   the same, guest tests on 6.1 and 6.12
 #   make check-full  check-all plus DKMS builds and meter suites for both

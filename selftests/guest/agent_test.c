@@ -8,7 +8,9 @@
  * cgroup.  The four devices' reads add up to the cluster quota (+-3 %,
  * after a 2 s ramp); with redis-server killed, the agents fail static at
  * quota / active hosts and the sum stays at the quota (+-5 %), which
- * `blkisoctl cluster` shows.  Rates: the deterministic mode only.
+ * `blkisoctl cluster` shows; with the agents killed, their leases lapse
+ * within ttl_ms and the four floors remain (+-15 %).  Rates: the
+ * deterministic mode only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -139,6 +141,12 @@ TEST_F_TIMEOUT(agent, four_hosts_share_the_quota_and_fail_static, GUEST_TIMEOUT)
 	TH_LOG("blkisoctl cluster:\n%s", out);
 	EXPECT_NE(NULL, strstr(out, "fail-static"));
 	EXPECT_EQ(NULL, strstr(out, "no such tenant"));
+	/* the agents killed: their leases lapse within ttl_ms, the floors remain */
+	ASSERT_EQ(0, gu_sh("for i in 0 1 2 3; do kill -9 $(cat " DIR "/agent$i.pid); done; sleep 2"));
+	iops = cluster_iops(6);
+	/* 10 riops per device is coarse: +-15 % (the quota was 100x that) */
+	TH_LOG("agents killed, 2 s later: %.1f reads/s (4 floors of %d, +-15 %%)", iops, FLOOR);
+	EXPECT_TRUE(values_close(iops, NR_HOSTS * FLOOR, 15));
 }
 
 TEST_HARNESS_MAIN
