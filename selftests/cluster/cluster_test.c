@@ -430,7 +430,7 @@ static void round_trips(const struct sim *s, double *per_s, uint64_t *idle)
  * Goals of issue 22 and what is asserted (doc/cluster.md has the table):
  * round trips <= 2/s per active host (early rounds when demand moves make
  * 2.3: asserted <= 2.5 there); over-admission <= 1 % per 10 s everywhere
- * and <= 5 % per 1 s (after a SIGSTOP pause 7-11 %: asserted <= 15 %
+ * and <= 5 % per 1 s (after a SIGSTOP pause 10.8 %: asserted <= 15 %
  * there and across a Sentinel failover, whose goal is <= 2 % over 60 s:
  * measured 1.85 % worst 10 s, asserted <= 2 %); quota used >= 97 %
  * (shifting demand: 95 %, asserted >= 94 %).
