@@ -10,7 +10,7 @@
 #                    (not in CI, 15-40 min): MUTATE_N mutants a file (30),
 #                    MUTATE_SEED (17), MUTATE_FILES (all); killed/total per
 #                    file, build/mutate/report.json (doc/mechanisms.md)
-#   make check       deps, build, unit, fuzz smoke, host (install, packages,
+#   make check       deps, build, unit, fuzz smoke, cluster (Redis), host (install, packages,
 #                    systemd guest) and guest tests on 6.1
 #   make check-all   the same, guest tests on 6.1 and 6.12
 #   make check-full  check-all plus DKMS builds and meter suites for both
@@ -58,7 +58,7 @@ include $(sort $(wildcard tools/*/build.mk selftests/*/build.mk))
 
 .DEFAULT_GOAL := all
 
-.PHONY: all deps ksrc module tools tests unit mutate fuzz fuzz-smoke guest runner-test smoke check check-all vm-run \
+.PHONY: all deps ksrc module tools tests unit mutate fuzz fuzz-smoke guest runner-test smoke check check-all vm-run cluster-check \
 	host-check deb deb-check systemd-check check-full debug-kernel check-debug \
 	demo bench bench-smoke checkpatch clean
 all: module tools tests
@@ -169,6 +169,12 @@ systemd-check: tools
 	@mkdir -p $(B)/results
 	@bash selftests/host/systemd.sh 6.1 | tee $(B)/results/systemd.log
 
+# Cluster-wide quotas (selftests/cluster): 16 simulated hosts' agents
+# against redis-servers of its own on 127.0.0.1 (~15 s).
+cluster-check: $(B)/cluster/cluster_test
+	@mkdir -p $(B)/results
+	@$(B)/cluster/cluster_test | tee $(B)/results/cluster.log
+
 checkpatch: ksrc
 	@bash selftests/checkpatch.sh | tee $(B)/results/checkpatch.log
 
@@ -177,7 +183,7 @@ check: deps
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke host-check \
-		deb-check systemd-check guest GUEST_SERIES=6.1; \
+		deb-check systemd-check cluster-check guest GUEST_SERIES=6.1; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
 		grep -q ' 0 failed' $(B)/results/summary
 
@@ -185,7 +191,7 @@ check-all: deps
 	@rm -rf $(B)/results && mkdir -p $(B)/results
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory -k unit fuzz-smoke checkpatch runner-test smoke host-check deb-check \
-		systemd-check; \
+		systemd-check cluster-check; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.1; \
 		$(MAKE) --no-print-directory guest GUEST_SERIES=6.12; \
 		bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \

@@ -288,6 +288,8 @@ int blkiso_tenant_configure(struct blkiso_dev *dev, const char *line, size_t len
 int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len);
 int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid);
 int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
+int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
+		       const char *want, char *name, size_t size, u64 *cgid);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
 void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
 			 bool configured);
@@ -341,6 +343,11 @@ int blkiso_rules_snapshot(struct blkiso_dev *dev, struct blkiso_rule_rec *recs,
 			  u32 capacity, u32 *count);
 extern struct kobj_attribute blkiso_dev_rules_attr;
 extern struct kobj_attribute blkiso_dev_rule_attr;
+
+/* blkiso_lease.c: leased credit (cluster-wide quotas, doc/cluster.md) */
+long blkiso_ioc_lease(void __user *uarg);
+extern struct kobj_attribute blkiso_dev_lease_attr;
+extern struct kobj_attribute blkiso_tenant_lease_attr;
 
 /* blkiso_sysfs.c */
 ssize_t blkiso_dev_line_store(struct kobject *kobj, const char *buf, size_t len,

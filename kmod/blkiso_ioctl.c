@@ -600,6 +600,8 @@ static long blkiso_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return blkiso_ioc_line(&blkiso_ioc_rule_op, true, uarg);
 	case BLKISO_IOC_RULES:
 		return blkiso_ioc_rules(uarg);
+	case BLKISO_IOC_LEASE:
+		return blkiso_ioc_lease(uarg);
 	default:
 		return -ENOTTY;
 	}

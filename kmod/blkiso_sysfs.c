@@ -9,10 +9,12 @@
  *   /sys/kernel/blkiso/dm-N/stats       device summary (r)
  *   /sys/kernel/blkiso/dm-N/ring        the controllers' tick records (r)
  *   /sys/kernel/blkiso/dm-N/rule, rules device-level rules (blkiso_rules.c)
+ *   /sys/kernel/blkiso/dm-N/lease       leased credit (w; blkiso_lease.c)
  *   /sys/kernel/blkiso/dm-N/<id>/conf   the tenant's canonical line (rw; merges)
  *   /sys/kernel/blkiso/dm-N/<id>/stats  the tenant's counters (r)
  *   /sys/kernel/blkiso/dm-N/<id>/cgroup the tenant's cgroup path (r)
  *   /sys/kernel/blkiso/dm-N/<id>/latency, ring  its histogram, its ticks (r)
+ *   /sys/kernel/blkiso/dm-N/<id>/lease  its keys' leased credit (r)
  *
  * <id> is the cgroup id (the inode number of its directory under
  * /sys/fs/cgroup), or "kernel".  A <cgroup> in a line is an id, an absolute
@@ -212,6 +214,7 @@ static struct attribute *blkiso_tenant_attrs[] = {
 	&tenant_cgroup_attr.attr,
 	&tenant_ring_attr.attr,
 	&tenant_latency_attr.attr,
+	&blkiso_tenant_lease_attr.attr,
 	NULL,
 };
 
@@ -326,6 +329,7 @@ static struct attribute *blkiso_dev_attrs[] = {
 	&dev_ring_attr.attr,
 	&blkiso_dev_rules_attr.attr,
 	&blkiso_dev_rule_attr.attr,
+	&blkiso_dev_lease_attr.attr,
 	NULL,
 };
 

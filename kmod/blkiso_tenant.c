@@ -345,8 +345,8 @@ int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
  * the word, or (said in the log) -EINVAL if it cannot name a cgroup,
  * -ENOENT if no cgroup has that path.
  */
-static int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
-			      const char *want, char *name, size_t size, u64 *cgid)
+int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
+		       const char *want, char *name, size_t size, u64 *cgid)
 {
 	size_t n = 0;
 	int ret;

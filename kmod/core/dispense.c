@@ -37,7 +37,8 @@ void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
  * bucket starts afresh as bi_global_init() sets it, under the global lock,
  * which is never initialised again (a completion charged under an earlier
  * cap may hold it: bi_local_return_excess).  The dispense counters are
- * kept and the generation moves on, so older holds lapse.
+ * kept and the generation moves on, so older holds lapse; leased credit
+ * (lease.h) is dropped with the old cap.
  * Context: configuration; takes the global lock.
  */
 void bi_global_restart(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
@@ -52,6 +53,7 @@ void bi_global_restart(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens
 	g->hold_ns = BI_DISPENSE_TICK_NS;
 	g->tick_ns = BI_DISPENSE_TICK_NS;
 	g->gen++;
+	bi_lease_init(&g->lease);
 	bi_unlock_irqrestore(&g->lock, flags);
 }
 
@@ -78,7 +80,8 @@ void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns)
  * lazily, then if available > threshold, and at least @least is available,
  * hand out up to @want tokens, else answer "insufficient" (0).  With a
  * negative threshold the global balance may go below zero (borrowing,
- * S0-06).  If less than @need was handed out, *@retry_ns is when the rest
+ * S0-06).  Leased credit (lease.h) is handed out after the bucket's own
+ * tokens and counts towards @least.  If less than @need was handed out, *@retry_ns is when the rest
  * could be had (U64_MAX: never by refill alone); *@left (if given) is what
  * the global bucket still holds above its threshold.
  * Context: any; takes the global lock (irqsave).
@@ -88,15 +91,20 @@ s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 {
 	unsigned long flags = bi_lock_irqsave(&g->lock);
 	struct bi_bucket *b = &g->b;
-	s64 n = 0, rest;
+	s64 n = 0, own, credit, rest;
 
 	bi_bucket_refill(b, now_ns);
+	bi_lease_expire(&g->lease, now_ns);
 	g->nr_requests++;
 	want = bi_min_s64(want, BI_TOKENS_LIMIT);
-	if (want > 0 && b->tokens > g->threshold && b->tokens - g->threshold >= least) {
-		n = bi_min_s64(want, b->tokens - g->threshold);
+	/* the bucket's own tokens first, then leased credit (lease.h) */
+	own = bi_max_s64(b->tokens - g->threshold, 0);
+	credit = g->lease.tokens;
+	if (want > 0 && own + credit > 0 && own + credit >= least) {
+		n = bi_min_s64(want, own);
 		b->tokens -= n;
 		b->given += (u64)n;
+		n += bi_lease_take(&g->lease, want - n, now_ns);
 	} else {
 		g->nr_refused++;
 	}
@@ -107,7 +115,7 @@ s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 				     : now_ns;
 	}
 	if (left)
-		*left = b->tokens - g->threshold;
+		*left = b->tokens - g->threshold + g->lease.tokens;
 	bi_unlock_irqrestore(&g->lock, flags);
 	return n;
 }

@@ -46,6 +46,7 @@
 
 #include "bi_shim.h"
 #include "bucket.h"
+#include "lease.h"
 
 /* x of claims 12/20: intervals in the linearly weighted demand average (§10) */
 #define BI_DEMAND_INTERVALS		4
@@ -67,6 +68,7 @@ struct bi_global {
 	u32 gen;			/* bumped by each retune: older holds lapse */
 	u64 nr_requests;		/* dispense requests received */
 	u64 nr_refused;			/* answered "insufficient" */
+	struct bi_lease lease;		/* leased credit, after the bucket's own */
 };
 
 struct bi_local {

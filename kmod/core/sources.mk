@@ -12,6 +12,7 @@ BLKISO_CORE_SRCS += ctl_rate.c
 BLKISO_CORE_SRCS += dispense.c
 BLKISO_CORE_SRCS += feedback.c
 BLKISO_CORE_SRCS += grammar.c
+BLKISO_CORE_SRCS += lease.c
 BLKISO_CORE_SRCS += meter.c
 BLKISO_CORE_SRCS += pathrule.c
 BLKISO_CORE_SRCS += tokadapt.c

@@ -29,6 +29,7 @@ packages=(
 	fio liburing-dev libdevmapper-dev dmsetup lvm2
 	libcap2-bin util-linux e2fsprogs xfsprogs
 	gnuplot-nox python3
+	redis-server redis-sentinel libhiredis-dev
 	linux-source-6.1
 	systemd udev debhelper dh-dkms dkms lintian
 )

@@ -106,6 +106,9 @@ int ioc_device(bool set, const struct bdev *dev, const char *line, unsigned int 
 int ioc_stats(const struct bdev *dev, struct blkiso_ioc_stats *st,
 	      struct blkiso_stats_rec **recs);
 int ioc_version(struct blkiso_ioc_version *v);
+int ioc_lease_query(unsigned int major, unsigned int minor, uint64_t cgid, unsigned int key,
+		    struct blkiso_ioc_lease *a);
+int cmd_cluster(int argc, char **argv);
 /* The feedback tick's ring: the device's (@cgid NULL) or a tenant's. */
 #define RING_MAX	64	/* records a ring holds at most (the device's) */
 int ioc_ring(const struct bdev *dev, const uint64_t *cgid, struct blkiso_tick_rec *recs,

@@ -199,3 +199,16 @@ int ioc_rules(const struct bdev *dev, struct blkiso_rule_rec **recs, unsigned in
 		*n = a.count;
 	return ret;
 }
+
+/* LEASE with tokens 0: a tenant key's leased credit, read only. */
+int ioc_lease_query(unsigned int major, unsigned int minor, uint64_t cgid, unsigned int key,
+		    struct blkiso_ioc_lease *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->hdr = HDR(*a);
+	a->major = major;
+	a->minor = minor;
+	a->cgid = cgid;
+	a->key = key;
+	return ioc(BLKISO_IOC_LEASE, a);
+}

@@ -45,6 +45,7 @@ static const char usage_text[] =
 "  apply FILE                              \"attach LOWER [NAME]\", \"device DEV k=v...\",\n"
 "                                          \"tenant DEV CG k=v...\", \"rule DEV GLOB k=v...\"\n"
 "  save [DEV]                              the live configuration as an apply file\n"
+"  cluster [STATUS]                        blkiso-agent's cluster tenants: source, leases\n"
 "  apply FILE DEV                          a blkiso-sim scenario's tenant and devconf lines\n"
 "  version                                 tool and module versions\n"
 "\n"
@@ -141,6 +142,7 @@ static const struct command commands[] = {
 	{ NULL, "ring", cmd_ring },
 	{ NULL, "version", cmd_version },
 	{ NULL, "save", cmd_save },
+	{ NULL, "cluster", cmd_cluster },
 	{ "rule", "add", cmd_rule_add },
 	{ "rule", "del", cmd_rule_del },
 	{ "rule", "list", cmd_rule_list },

@@ -24,7 +24,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define BLKISO_IOCTL_VERSION	3	/* 2: no rules; 1: no DEL_TENANT, 152-byte stats records */
+#define BLKISO_IOCTL_VERSION	4	/* 3: no LEASE; 2: no rules; 1: no DEL_TENANT, 152-byte stats records */
 #define BLKISO_IOC_MAGIC	0xBA
 
 /* Lines and messages, with their NUL. */
@@ -254,6 +254,55 @@ struct blkiso_ioc_rules {
 	__u32 total;			/* out: rules of the device */
 };
 
+/*
+ * Version 4: BLKISO_IOC_LEASE, leased credit for cluster-wide quotas
+ * (doc/cluster.md; blkiso-agent(8) is its user).  Adds tokens to the credit
+ * of one capped key of tenant cgid, valid for ttl_ms from now (the kernel's
+ * monotonic clock): the credit is spent after the key's own bucket, its
+ * burst does not clip it, and what is left at the deadline is gone.  The
+ * key's cap stays the tenant's floor: what it admits with no lease.  A new
+ * lease adds to what is left and moves the deadline of the whole credit to
+ * its own.  tokens 0 is a query (any caller; ttl_ms not read): the out
+ * fields only.  With BLKISO_LEASE_F_RETURN, up to tokens of the credit
+ * left are taken back unused (an agent gives them to the cluster again;
+ * ttl_ms not read).  Tokens are in the key's units: work units for
+ * RUNITS/WUNITS (rbps/wbps caps are work keys too), requests for
+ * RIOS/WIOS.  Errors: EPERM (tokens > 0 without CAP_SYS_ADMIN), ENODEV,
+ * ENOENT (no such tenant), EINVAL (+ msg: unknown key or flags, reserved
+ * not 0, the key has no cap), ERANGE (tokens above 2^48, ttl_ms 0 with
+ * tokens, or above 3,600,000).
+ */
+#define BLKISO_LEASE_F_RETURN	(1U << 0)	/* in: take credit back */
+
+enum blkiso_lease_key {
+	BLKISO_LEASE_RUNITS,
+	BLKISO_LEASE_WUNITS,
+	BLKISO_LEASE_RIOS,
+	BLKISO_LEASE_WIOS,
+	BLKISO_LEASE_NR_KEYS,
+};
+
+struct blkiso_ioc_lease {
+	struct blkiso_ioc_hdr hdr;
+	__u32 major;			/* in: the dm device */
+	__u32 minor;
+	__u64 cgid;			/* in: cgroup id, 0 = kernel */
+	__u32 key;			/* in: enum blkiso_lease_key */
+	__u32 ttl_ms;			/* in: validity from now */
+	__u32 flags;			/* in: BLKISO_LEASE_F_* */
+	__u32 reserved;			/* must be 0 */
+	__u64 tokens;			/* in: tokens to add; 0 = query */
+	/* out, after the call */
+	__u64 left;			/* live credit */
+	__u64 ttl_left_ms;		/* until its deadline (0: no credit) */
+	__u64 granted;			/* counters since the key was capped: leased */
+	__u64 spent;			/* handed to the CPUs' local buckets */
+	__u64 expired;			/* lapsed unused */
+	__u64 returned;			/* taken back unused */
+	__u64 nr_leases;		/* leases received */
+	char msg[BLKISO_MSG_MAX];	/* out: why it failed with EINVAL */
+};
+
 #define BLKISO_IOC_GET_VERSION	_IOWR(BLKISO_IOC_MAGIC, 0x40, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_SET_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x41, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_GET_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x42, struct blkiso_ioc_hdr)
@@ -264,5 +313,6 @@ struct blkiso_ioc_rules {
 #define BLKISO_IOC_DEL_TENANT	_IOWR(BLKISO_IOC_MAGIC, 0x47, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_SET_RULE	_IOWR(BLKISO_IOC_MAGIC, 0x48, struct blkiso_ioc_hdr)
 #define BLKISO_IOC_RULES	_IOWR(BLKISO_IOC_MAGIC, 0x49, struct blkiso_ioc_hdr)
+#define BLKISO_IOC_LEASE	_IOWR(BLKISO_IOC_MAGIC, 0x4c, struct blkiso_ioc_hdr)
 
 #endif /* _UAPI_LINUX_BLKISO_H */

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * agent_core.c - blkiso-agent's decision for one tenant at each round:
+ * how much to ask the cluster bucket for (S4-09), and what to lease to
+ * the kernel when the store answers, when it does not (fail static at
+ * quota / active hosts), and past fail_static_ms (the floor alone).
+ *
+ * A round sees the tenant's credit left, the credit it spent since the
+ * last round and the bios its floor or credit held since then.  Spent
+ * credit is the use; held bios say the demand was above what the host
+ * had.  A tenant that neither spent credit nor had bios held is idle: no
+ * round trip (its floor covers it).  The ask is the weighted average of
+ * the last AGENT_HIST rounds' use (claims 12/20, the core's
+ * bi_demand_wavg) with a quarter's margin, less the credit left; when bios
+ * were held, at least one interval of the cluster bucket's rate, so that
+ * a host whose demand just rose can take the whole quota at its next
+ * round (the ramp).  A round's grant is handed to the kernel in
+ * AGENT_SLICES slices over the interval (agent_slice).  Credit leased in fail static is a debt the next
+ * answered round repays to the bucket; credit a tenant no longer needs is
+ * taken back and given to the bucket.
+ */
+#include "agent.h"
+#include "dispense.h"
+
+const char * const agent_source_names[] = {
+	[AGENT_SRC_NONE] = "idle",
+	[AGENT_SRC_GRANTED] = "granted",
+	[AGENT_SRC_FAIL_STATIC] = "fail-static",
+	[AGENT_SRC_FLOOR] = "floor",
+};
+
+/* The cluster bucket's rate: the quota less every host's floor. */
+uint64_t agent_global_rate(const struct agent_tenant_conf *t)
+{
+	uint64_t floors = t->floor * t->hosts;
+
+	return t->quota > floors ? t->quota - floors : 0;
+}
+
+/* Its capacity: burst_ms of that rate, at least one token. */
+uint64_t agent_global_max(const struct agent_conf *c, const struct agent_tenant_conf *t)
+{
+	uint64_t m = agent_global_rate(t) * c->burst_ms / 1000;
+
+	return m ? m : 1;
+}
+
+void agent_tenant_init(struct agent_tenant *at, const struct agent_tenant_conf *tc)
+{
+	*at = (struct agent_tenant){ .conf = tc, .active = tc->hosts };
+}
+
+static uint64_t per_interval(uint64_t rate, const struct agent_conf *c)
+{
+	return rate * c->interval_ms / 1000;
+}
+
+void agent_round(const struct agent_conf *c, struct agent_tenant *at,
+		 struct agent_store *s, const struct agent_obs *o, uint64_t now_ns,
+		 uint64_t sim_now_us, agent_take_back_fn take_back, void *arg,
+		 struct agent_step *st)
+{
+	const struct agent_tenant_conf *tc = at->conf;
+	uint64_t used = 0, held = 0, target, ask = 0, give = 0, rate = agent_global_rate(tc);
+	uint64_t have = o->left + at->pending;
+	struct agent_grant g;
+	int i;
+
+	st->tokens = 0;
+	st->asked = false;
+	at->slices_left = AGENT_SLICES;
+	at->early = false;
+	if (at->seen) {
+		used = o->spent - at->last_spent;
+		held = o->held - at->last_held;
+	}
+	at->seen = true;
+	at->last_spent = o->spent;
+	at->last_held = o->held;
+	for (i = AGENT_HIST - 1; i > 0; i--)
+		at->use[i] = at->use[i - 1];
+	at->use[0] = used;
+	if (!used && !held) {
+		/*
+		 * Demand went away: the credit left (in the kernel and not yet
+		 * handed to it) goes back to the cluster in one round trip,
+		 * then the tenant is idle: no more round trips.
+		 */
+		if (at->src == AGENT_SRC_GRANTED) {
+			give = at->pending;
+			if (o->left && take_back)
+				give += take_back(arg, o->left);
+		}
+		at->pending = 0;
+		at->rounds_idle++;
+		if (!give) {
+			if (at->src == AGENT_SRC_GRANTED)
+				at->src = AGENT_SRC_NONE;
+			return;
+		}
+	} else {
+		target = bi_demand_wavg(at->use, AGENT_HIST) * 5 / 4;
+		/* held, and the use did not just halve (demand moving away) */
+		if (held && used * 2 >= at->use[1]) {
+			uint64_t whole = per_interval(rate, c);
+
+			target = 2 * target > whole ? 2 * target : whole;
+		}
+		ask = target > have ? target - have : 0;
+		if (!ask && !at->debt)
+			return;
+	}
+	st->asked = true;
+	if (!agent_store_lease(s, tc->name, rate, agent_global_max(c, tc), ask, 0, sim_now_us,
+			       3ULL * c->interval_ms * 1000, give, at->debt, &g)) {
+		at->src = give && !ask ? AGENT_SRC_NONE : AGENT_SRC_GRANTED;
+		at->fail_since_ns = 0;
+		at->active = g.active ? g.active : 1;
+		at->asked += ask;
+		at->granted += g.granted;
+		at->returned += give;
+		at->debt = 0;
+		at->pending += g.granted;
+		return;
+	}
+	if (give) {
+		/* the store is away: what was taken back is lost, not leased again */
+		at->src = AGENT_SRC_NONE;
+		return;
+	}
+	if (!at->fail_since_ns)
+		at->fail_since_ns = now_ns ? now_ns : 1;
+	if (now_ns - at->fail_since_ns < (uint64_t)c->fail_static_ms * 1000000) {
+		/* quota / active hosts, of which the floor is already here */
+		uint64_t share = tc->quota / (at->active ? at->active : 1);
+
+		share = share > tc->floor ? share - tc->floor : 0;
+		target = per_interval(share, c);
+		at->src = AGENT_SRC_FAIL_STATIC;
+		if (target > have) {
+			at->pending += target - have;
+			at->static_leased += target - have;
+			at->debt += target - have;
+		}
+	} else {
+		at->src = AGENT_SRC_FLOOR;
+		at->pending = 0;
+	}
+}
+
+/*
+ * Every interval_ms / AGENT_SLICES: the share of the round's tokens to
+ * lease to the kernel now.  Paced, the credit in the kernel stays near
+ * one slice's worth, so that credit a host no longer needs is mostly
+ * still the agent's to give back, and no host holds half a second of the
+ * quota in one lump (which it could spend in a burst).
+ */
+uint64_t agent_slice(struct agent_tenant *at)
+{
+	uint64_t n;
+
+	if (!at->pending)
+		return 0;
+	n = at->slices_left > 1 ? at->pending / at->slices_left : at->pending;
+	if (at->slices_left > 1)
+		at->slices_left--;
+	at->pending -= n;
+	return n;
+}
+
+/*
+ * Between rounds: an idle tenant whose bios are being held (its demand
+ * rose above the floor) gets its round now rather than at the next
+ * interval, once per interval; the ramp then starts within one slice.
+ */
+bool agent_wants_round(const struct agent_tenant *at, const struct agent_obs *o)
+{
+	return at->seen && at->src != AGENT_SRC_GRANTED && at->src != AGENT_SRC_FAIL_STATIC &&
+	       !at->early && o->held > at->last_held;
+}

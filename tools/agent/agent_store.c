@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * agent_store.c - the cluster bucket in Redis, through hiredis 0.14.
+ *
+ * A bucket is a hash (tokens, ts in microseconds) plus a sorted set of
+ * the hosts that asked recently.  One server-side Lua script, called by
+ * EVALSHA (loaded again after NOSCRIPT, e.g. on a new master), does in one
+ * round trip: the lazy refill of S4-04, added = min(rate x dt, max -
+ * current); the grant of S4-02, up to the amount asked, or 0
+ * ("insufficient") when the bucket holds no more than the threshold; and
+ * the count of active hosts.  The same call gives back credit a host
+ * took back unused (capped at the bucket's capacity) and repays what a
+ * host leased on its own while the store was away (fail static): the
+ * bucket may go below zero and refills before it grants again, so that
+ * an outage does not add to the quota.  The time is Redis's TIME, or in test mode
+ * the simulator's clock passed as an argument (the only difference).
+ * A new bucket starts empty, so a cluster never starts with a burst.
+ *
+ * Bookworm's hiredis has no Sentinel API: the master's address comes from
+ * SENTINEL get-master-addr-by-name, asked of each Sentinel in turn, on
+ * every (re)connection.  Any error (no connection, timeout, READONLY from
+ * a demoted master) drops the connection; the next call reconnects.
+ */
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "agent.h"
+
+static const char agent_lua[] =
+	"local rate = tonumber(ARGV[1])\n"
+	"local max = tonumber(ARGV[2])\n"
+	"local ask = tonumber(ARGV[3])\n"
+	"local thr = tonumber(ARGV[4])\n"
+	"local now = tonumber(ARGV[5])\n"
+	"if now == 0 then\n"
+	"  local t = redis.call('TIME')\n"
+	"  now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+	"end\n"
+	"local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')\n"
+	"local tokens = tonumber(b[1]) or 0\n"
+	"local ts = tonumber(b[2]) or now\n"
+	"if now > ts then\n"
+	"  local add = math.min(rate * (now - ts) / 1000000, max - tokens)\n"
+	"  if add > 0 then tokens = tokens + add end\n"
+	"  ts = now\n"
+	"end\n"
+	"tokens = math.max(math.min(tokens + tonumber(ARGV[8]), max) - tonumber(ARGV[9]), math.min(tokens, 0))\n"
+	"local grant = 0\n"
+	"if tokens > thr and tokens >= 1 then\n"
+	"  grant = math.floor(math.min(ask, tokens))\n"
+	"  tokens = tokens - grant\n"
+	"end\n"
+	"redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(ts))\n"
+	"redis.call('ZADD', KEYS[2], now, ARGV[7])\n"
+	"redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))\n"
+	"return {grant, math.floor(tokens), redis.call('ZCARD', KEYS[2])}\n";
+
+struct agent_store {
+	const struct agent_conf *c;
+	redisContext *ctx;
+	char sha[48];
+	uint64_t round_trips;
+};
+
+struct agent_store *agent_store_new(const struct agent_conf *c)
+{
+	struct agent_store *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->c = c;
+	return s;
+}
+
+static void store_drop(struct agent_store *s)
+{
+	if (s->ctx)
+		redisFree(s->ctx);
+	s->ctx = NULL;
+	s->sha[0] = '\0';
+}
+
+void agent_store_free(struct agent_store *s)
+{
+	if (!s)
+		return;
+	store_drop(s);
+	free(s);
+}
+
+uint64_t agent_store_round_trips(const struct agent_store *s)
+{
+	return s->round_trips;
+}
+
+static redisContext *store_connect(const struct agent_store *s, const char *host, int port)
+{
+	struct timeval tv = { s->c->timeout_ms / 1000, (s->c->timeout_ms % 1000) * 1000 };
+	redisContext *ctx = redisConnectWithTimeout(host, port, tv);
+
+	if (!ctx)
+		return NULL;
+	if (ctx->err || redisSetTimeout(ctx, tv) != REDIS_OK) {
+		redisFree(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+/* The master's address from the first Sentinel that knows it. */
+static int store_ask_sentinels(struct agent_store *s, char *host, size_t hsize, int *port)
+{
+	int i;
+
+	for (i = 0; i < s->c->nr_sentinels; i++) {
+		const struct agent_addr *a = &s->c->sentinel[i];
+		redisContext *ctx = store_connect(s, a->host, a->port);
+		redisReply *r;
+		int ok = 0;
+
+		if (!ctx)
+			continue;
+		r = redisCommand(ctx, "SENTINEL get-master-addr-by-name %s", s->c->master);
+		if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
+			snprintf(host, hsize, "%s", r->element[0]->str);
+			*port = atoi(r->element[1]->str);
+			ok = 1;
+		}
+		if (r)
+			freeReplyObject(r);
+		redisFree(ctx);
+		if (ok)
+			return 0;
+	}
+	return -1;
+}
+
+static int store_load(struct agent_store *s)
+{
+	redisReply *r = redisCommand(s->ctx, "SCRIPT LOAD %s", agent_lua);
+	int ret = -1;
+
+	if (r && r->type == REDIS_REPLY_STRING && r->len < (int)sizeof(s->sha)) {
+		memcpy(s->sha, r->str, r->len);
+		s->sha[r->len] = '\0';
+		ret = 0;
+	}
+	if (r)
+		freeReplyObject(r);
+	return ret;
+}
+
+static int store_ensure(struct agent_store *s)
+{
+	char host[64];
+	int port;
+
+	if (s->ctx)
+		return 0;
+	if (s->c->nr_sentinels) {
+		if (store_ask_sentinels(s, host, sizeof(host), &port))
+			return -1;
+	} else {
+		snprintf(host, sizeof(host), "%s", s->c->redis.host);
+		port = s->c->redis.port;
+	}
+	s->ctx = store_connect(s, host, port);
+	if (!s->ctx || store_load(s)) {
+		store_drop(s);
+		return -1;
+	}
+	return 0;
+}
+
+int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
+		      uint64_t max, uint64_t ask, uint64_t threshold, uint64_t now_us,
+		      uint64_t window_us, uint64_t give, uint64_t debt, struct agent_grant *g)
+{
+	char key[128], hkey[128];
+	redisReply *r;
+	int tries;
+
+	snprintf(key, sizeof(key), "blkiso:bucket:%s", bucket);
+	snprintf(hkey, sizeof(hkey), "blkiso:hosts:%s", bucket);
+	for (tries = 0; tries < 2; tries++) {
+		if (store_ensure(s))
+			return -1;
+		s->round_trips++;
+		r = redisCommand(s->ctx,
+				 "EVALSHA %s 2 %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu",
+				 s->sha, key, hkey, (unsigned long long)rate,
+				 (unsigned long long)max, (unsigned long long)ask,
+				 (unsigned long long)threshold, (unsigned long long)now_us,
+				 (unsigned long long)window_us, s->c->host_id,
+				 (unsigned long long)give, (unsigned long long)debt);
+		if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 3) {
+			g->granted = (uint64_t)r->element[0]->integer;
+			g->left = (uint64_t)r->element[1]->integer;
+			g->active = (unsigned int)r->element[2]->integer;
+			freeReplyObject(r);
+			return 0;
+		}
+		/* NOSCRIPT: load it and try once more; anything else: reconnect later */
+		if (r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8)) {
+			freeReplyObject(r);
+			if (store_load(s))
+				break;
+			continue;
+		}
+		if (r)
+			freeReplyObject(r);
+		break;
+	}
+	store_drop(s);
+	return -1;
+}
