@@ -220,23 +220,27 @@ TEST_F_TIMEOUT(wb, buffered_dd_is_charged_to_its_cgroup, GUEST_TIMEOUT)
 
 /*
  * Two buffered writers at once, /a at wbps=10M and /b at wbps=5M, on ext4
- * and xfs, over 10 s of steady state (from 4 s: the first dirty_bytes and
- * the caps' bursts have gone by then), measured from completion to
- * completion (wb_rates()).  /b is within 5% of its cap.  /a is never over
- * its cap + 5%, but on 6.1 it falls short now and then, on both
- * filesystems (8.89-10.01 MiB/s on ext4, 9.06-9.81 on xfs; 6.12:
- * 9.66-10.01 and 9.87-10.00): the issue's +-5% holds for it in most runs,
- * not all, so the test asserts >= 85% (doc/metering.md, "Buffered
- * writers": where the shortfall comes from is not resolved).  The dirty
- * limits are 64M/32M here and each writer rewrites a 128 MiB file, so
- * that both writeback contexts keep a backlog: the kernel splits the
- * limit between them by their recent completions, which lags (measured
- * under 16M: /a 8.1-8.4 MiB/s), and a file smaller than its share of the
- * limit is all dirty, its rewrites no longer throttled (48 MiB files on
- * xfs, 6.1: /a 8.77).  How many of their bios blkiso parked in the window
- * is logged: a writer below its cap with bios that did not wait was short
- * of writeback.
+ * and xfs, each within 5% of its cap over TWO_SECS of steady state (from
+ * 4 s: the first dirty_bytes and the caps' bursts have gone by then),
+ * measured from completion to completion (wb_rates()).  The filesystems'
+ * writeback bios are large (ext4 2.5-4 MiB, xfs 5-11 MiB: a 10 s window
+ * held 8-20 of them), and a bio the kernel waits on is charged without
+ * waiting (doc/metering.md, "A bio's way"): its debt is paid by the bios
+ * after it, so a window that opens just after such a bio holds its wait
+ * but not its bytes.  Over 10 s that moved a rate by up to one bio: /b
+ * (5 MiB/s) 4.42 and 4.48 MiB/s in two of four runs on 6.1 while blkiso
+ * always had a bio of it queued and its bucket dropped nothing; over
+ * TWO_SECS a bio weighs a third of that.  The dirty limits are 64M/32M
+ * here and each writer rewrites a 128 MiB file, so that both writeback
+ * contexts keep a backlog: the kernel splits the limit between them by
+ * their recent completions, which lags (measured under 16M: /a 8.1-8.4
+ * MiB/s), and a file smaller than its share of the limit is all dirty, its
+ * rewrites no longer throttled (48 MiB files on xfs, 6.1: /a 8.77).  The
+ * log says how many of their bios blkiso parked in the window, the share
+ * of the window with nothing of them queued and the share of their cap's
+ * tokens dropped.
  */
+#define TWO_SECS	30
 TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
 {
 	static const char * const cg[] = { "/" CG "/a", "/" CG "/b" };
@@ -252,14 +256,14 @@ TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
 	ASSERT_EQ(0, gu_write("/proc/sys/vm/dirty_background_bytes", "%d", 32 << 20));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, cg[0], "wbps=10M initial=exact"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, cg[1], "wbps=5M initial=exact"));
-	ASSERT_EQ(0, writer_start(&ja, CG "/a", "a", 128, 20, ""));
-	ASSERT_EQ(0, writer_start(&jb, CG "/b", "b", 128, 20, ""));
+	ASSERT_EQ(0, writer_start(&ja, CG "/a", "a", 128, TWO_SECS + 10, ""));
+	ASSERT_EQ(0, writer_start(&jb, CG "/b", "b", 128, TWO_SECS + 10, ""));
 	sleep(4);
 	for (i = 0; i < 2; i++) {
 		arrived[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "arrived");
 		parked[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "parked");
 	}
-	EXPECT_EQ(0, wb_rates(self->dir, cg, 2, 10, rate, empty, dropped));
+	EXPECT_EQ(0, wb_rates(self->dir, cg, 2, TWO_SECS, rate, empty, dropped));
 	for (i = 0; i < 2; i++) {
 		arrived[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "arrived") - arrived[i];
 		parked[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "parked") - parked[i];
@@ -269,9 +273,8 @@ TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
 	       " tokens dropped /a %.1f%%, /b %.1f%%", variant->fs, rate[0] / MiB, rate[1] / MiB,
 	       rate[1] ? rate[0] / rate[1] : 0, parked[0], arrived[0], parked[1], arrived[1],
 	       empty[0] * 100, empty[1] * 100, dropped[0] * 100, dropped[1] * 100);
+	EXPECT_TRUE(values_close(rate[0], 10 * MiB, 5));
 	EXPECT_TRUE(values_close(rate[1], 5 * MiB, 5));
-	EXPECT_LE(rate[0], 10.5 * MiB);
-	EXPECT_GE(rate[0], 8.5 * MiB);
 	ASSERT_EQ(0, gu_fio_wait(&ja, &ra));
 	ASSERT_EQ(0, gu_fio_wait(&jb, &rb));
 	TH_LOG("%s: write(2) over the run: /a %.3f MiB/s, /b %.3f MiB/s", variant->fs,
@@ -281,64 +284,87 @@ TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
 
+/* What per_second() saw in a log besides the counts. */
+struct lat_log {
+	long long max_ns;	/* the slowest I/O */
+	long long max_gap_ms;	/* the longest time without a completion */
+	long long first_ms;	/* fio's stamp of the first completion */
+	long long on_time_ms;	/* ... of the first one on fio's schedule */
+	int secs;		/* whole seconds counted from it */
+};
+
 /*
  * Completions per second from fio's per-I/O latency log @path
- * (log_avg_msec=0: "ms, ns, ..." per I/O) into @per[0..@secs), the
- * seconds counted from the first I/O (fio's stamps start before it, at
- * its own start: seconds earlier in the deterministic mode).  fio's averaged log (log_avg_msec=1000) gave 7 or 8
- * rows for these 10 s, windows longer than a second, which a per-second
- * measure cannot use.  Returns the I/Os counted.
+ * (log_avg_msec=0: "ms, ns, ..." per I/O, stamped from fio's start) of a
+ * job at @iops, into @per[0..@max_secs), the whole seconds from the first
+ * completion on fio's schedule (the i-th at i / @iops from fio's start,
+ * within 2 intervals) to the last.  fio's rate is kept from its start, and
+ * in the deterministic mode its first read comes 2.6-2.8 s after it
+ * (fio's own start-up): it is behind its schedule and catches up at full
+ * speed (1,800-1,900 reads in its first second, then 500 a second), which
+ * binned from the first read made the clumps measured before (mean
+ * 63-72%, worst second 0) while no read took over 9 ms and no two
+ * completions were more than 9 ms apart.  fio's averaged log
+ * (log_avg_msec=1000) cannot show seconds either (7 or 8 rows for 10 s).
+ * Returns the I/Os counted, or -1.
  */
-static int per_second(const char *path, int secs, double *per, long long *max_ns,
-		      long long *max_gap_ms)
+static int per_second(const char *path, int iops, int max_secs, double *per,
+		      struct lat_log *ll)
 {
-	long long ms, ns, t0 = -1, prev = -1;
-	int i, n = 0;
+	long long ms, ns, prev = -1, start = -1;
+	int i, n = 0, counted = 0;
 	FILE *f;
 
-	for (i = 0; i < secs; i++)
+	memset(ll, 0, sizeof(*ll));
+	for (i = 0; i < max_secs; i++)
 		per[i] = 0;
 	f = fopen(path, "r");
 	if (!f)
-		return 0;
-	*max_ns = 0;
-	*max_gap_ms = 0;
+		return -1;
 	while (fscanf(f, "%lld, %lld, %*[^\n]", &ms, &ns) == 2) {
-		if (t0 < 0)
-			t0 = ms;
-		if (ns > *max_ns)
-			*max_ns = ns;
-		if (prev >= 0 && ms - prev > *max_gap_ms)
-			*max_gap_ms = ms - prev;
+		if (ns > ll->max_ns)
+			ll->max_ns = ns;
+		if (prev < 0)
+			ll->first_ms = ms;
+		else if (ms - prev > ll->max_gap_ms)
+			ll->max_gap_ms = ms - prev;
 		prev = ms;
-		if (ms >= t0 && ms - t0 < secs * 1000LL) {
-			per[(ms - t0) / 1000]++;
-			n++;
+		if (start < 0 && ms * iops <= (n + 2) * 1000LL)
+			start = ms;
+		n++;
+		if (start >= 0 && ms - start < max_secs * 1000LL) {
+			per[(ms - start) / 1000]++;
+			counted++;
 		}
 	}
 	fclose(f);
-	return n;
+	if (start < 0)
+		return -1;
+	ll->on_time_ms = start;
+	ll->secs = (prev - start) / 1000;	/* the last, partial second is left out */
+	if (ll->secs > max_secs)
+		ll->secs = max_secs;
+	return counted;
 }
 
 /*
  * An O_DIRECT victim with an allocation beside the flood: /v reads 4 KiB at
  * 500 IOPS (fio's rate, alloc=500 strict) from the device under the
- * filesystem while /a floods the page cache at wbps=10M, for 10 s once the
- * flood has run 2 s: it gets >= 99% of its rate over the 10 s.  Its
+ * filesystem while /a floods the page cache at wbps=10M, for 13 s once the
+ * flood has run 2 s: it gets >= 99% of its rate over the run, and its
  * isolation per second, min(1, reads completed in the second / 500) as
- * make bench's noisy scenario has it, is logged, not asserted: in the
- * deterministic mode fio's completions come in clumps (seconds with none,
- * then more than 500 as fio catches up: mean 63-72%), and whether the
- * victim is held that long or fio's clock leaps is not resolved
- * (doc/metering.md, "Buffered writers").  ext4 only (as the issue asks).
+ * make bench's noisy scenario has it, is >= 99% (mean) over the whole
+ * seconds from when fio is on its schedule (per_second(): fio's start-up
+ * takes 2.6-2.8 s of it, so 13 s leave about 9 whole seconds).  ext4 only
+ * (as the issue asks).  fio's log is kept in the run's out directory.
  */
 TEST_F_TIMEOUT(wb, direct_victim_keeps_its_allocation_beside_a_flood, GUEST_TIMEOUT)
 {
-	enum { SECS = 10 };
+	enum { RUN = 13, IOPS = 500 };
 	struct gu_fio_job jw, jv;
 	struct gu_fio rw, rv;
-	double reads[SECS], iso, sum = 0, worst = 1;
-	long long max_ns, gap_ms;
+	double reads[RUN], iso, sum = 0, worst = 1;
+	struct lat_log ll;
 	int n, i;
 
 	NEED_ICOUNT();
@@ -349,28 +375,33 @@ TEST_F_TIMEOUT(wb, direct_victim_keeps_its_allocation_beside_a_flood, GUEST_TIME
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/a", "wbps=10M"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/v",
 				   "alloc=500 alloc_metric=iops isolation=strict"));
-	ASSERT_EQ(0, writer_start(&jw, CG "/a", "a", 48, 14, ""));
+	ASSERT_EQ(0, writer_start(&jw, CG "/a", "a", 48, RUN + 7, ""));
 	sleep(2);
 	unlink("/tmp/wbv_clat.1.log");
 	ASSERT_EQ(0, gu_fio_start(&jv, CG "/v", "--name=v --filename=" DM_DEV " --direct=1"
 				  " --readonly --rw=randread --bs=4k --ioengine=psync"
-				  " --rate_iops=500 --runtime=%d --time_based"
-				  " --write_lat_log=/tmp/wbv --log_avg_msec=0", SECS));
+				  " --rate_iops=%d --runtime=%d --time_based"
+				  " --write_lat_log=/tmp/wbv --log_avg_msec=0", IOPS, RUN));
 	ASSERT_EQ(0, gu_fio_wait(&jv, &rv));
 	ASSERT_EQ(0, gu_fio_wait(&jw, &rw));
-	n = per_second("/tmp/wbv_clat.1.log", SECS, reads, &max_ns, &gap_ms);
-	for (i = 0; i < SECS; i++) {
-		iso = reads[i] / 500 < 1 ? reads[i] / 500 : 1;
+	n = per_second("/tmp/wbv_clat.1.log", IOPS, RUN, reads, &ll);
+	gu_sh("cp /tmp/wbv_clat.1.log \"$BLKISO_OUT\"/wb_victim_clat.log 2>/dev/null");
+	for (i = 0; i < ll.secs; i++) {
+		iso = reads[i] / IOPS < 1 ? reads[i] / IOPS : 1;
 		sum += iso;
 		if (iso < worst)
 			worst = iso;
 	}
-	TH_LOG("victim %.1f IOPS of 500, isolation per second: mean %.2f%%, worst %.2f%%"
-	       " (%d reads logged; the slowest %.3f ms, the longest gap between two %lld ms);"
-	       " writer wrote %.3f MiB/s", rv.read.iops, sum / SECS * 100, worst * 100, n,
-	       max_ns / 1e6, gap_ms, rw.write.bw_bytes / MiB);
+	TH_LOG("victim %.1f IOPS of %d; on schedule from %.3f s (first read at %.3f s of fio's"
+	       " time), then isolation per second over %d s: mean %.2f%%, worst %.2f%% (%d reads;"
+	       " the slowest %.3f ms, the longest time without one %lld ms); writer wrote"
+	       " %.3f MiB/s", rv.read.iops, IOPS, ll.on_time_ms / 1e3, ll.first_ms / 1e3,
+	       ll.secs, ll.secs ? sum / ll.secs * 100 : 0, worst * 100, n, ll.max_ns / 1e6,
+	       ll.max_gap_ms, rw.write.bw_bytes / MiB);
 	EXPECT_EQ(0, rv.status);
-	EXPECT_GE(rv.read.iops, 0.99 * 500);
+	EXPECT_GE(rv.read.iops, 0.99 * IOPS);
+	ASSERT_GE(ll.secs, 5);
+	EXPECT_GE(sum / ll.secs, 0.99);
 }
 
 /* One counter of a cgroup's memory.stat, or -1. */
