@@ -224,13 +224,13 @@ TEST_F_TIMEOUT(wb, buffered_dd_is_charged_to_its_cgroup, GUEST_TIMEOUT)
  * 4 s: the first dirty_bytes and the caps' bursts have gone by then),
  * measured from completion to completion (wb_rates()).  The filesystems'
  * writeback bios are large (ext4 2.5-4 MiB, xfs 5-11 MiB: a 10 s window
- * held 8-20 of them), and a bio the kernel waits on is charged without
- * waiting (doc/metering.md, "A bio's way"): its debt is paid by the bios
- * after it, so a window that opens just after such a bio holds its wait
- * but not its bytes.  Over 10 s that moved a rate by up to one bio: /b
- * (5 MiB/s) 4.42 and 4.48 MiB/s in two of four runs on 6.1 while blkiso
+ * held 8-20 of them), and a window's bytes and its wait can differ by
+ * about one bio at its ends (a bio charged without waiting, as the kernel
+ * waits on it, whose debt the bios after it pay: doc/metering.md, "A bio's
+ * way"; the tokens the head bio has gathered).  Over 10 s /b (5 MiB/s)
+ * came out 4.42 and 4.48 MiB/s in two of four runs on 6.1 while blkiso
  * always had a bio of it queued and its bucket dropped nothing; over
- * TWO_SECS a bio weighs a third of that.  The dirty limits are 64M/32M
+ * TWO_SECS a bio weighs a third of that (measured: all within 1%).  The dirty limits are 64M/32M
  * here and each writer rewrites a 128 MiB file, so that both writeback
  * contexts keep a backlog: the kernel splits the limit between them by
  * their recent completions, which lags (measured under 16M: /a 8.1-8.4
