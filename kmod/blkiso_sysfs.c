@@ -145,8 +145,10 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], stat[i]);
 	for (i = 0; i < BI_NR_KEYS; i++)
 		if (READ_ONCE(t->meter.key_on) & (1U << i))
-			n += sysfs_emit_at(buf, n, "%s_tokens=%lld ", blkiso_key_names[i],
-					   blkiso_key_tokens(t, i));
+			n += sysfs_emit_at(buf, n, "%s_tokens=%lld %s_dropped=%llu ",
+					   blkiso_key_names[i], blkiso_key_tokens(t, i),
+					   blkiso_key_names[i],
+					   READ_ONCE(t->meter.key[i].b.dropped));
 	n += sysfs_emit_at(buf, n,
 			   "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu lat_sum_us=%llu\n",
 			   blkiso_tenant_dispenses(t), blkiso_tenant_queued(t),

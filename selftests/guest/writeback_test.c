@@ -123,17 +123,27 @@ static long long wbytes(const char *dir, const char *cg)
  * at a change of its counter and closes at the first change @secs or more
  * later, so it holds whole bios' spacing: what is left is the poll's
  * period (2 ms, at either end) and the difference between the sizes of the
- * two bios at the ends over the window's bytes.  Returns 0, or -1 if a
- * tenant completes nothing for 3 s (its rate is then 0).
+ * two bios at the ends over the window's bytes.  Why a tenant falls
+ * short: @empty[i], the share of the window's polls that found nothing of
+ * it queued in blkiso ("queued": its cap had no bio to pass, the writer was
+ * short of writeback), and @dropped[i], the share of its wbps cap's tokens
+ * in the window that its global bucket dropped above its capacity
+ * ("wunits_dropped" over it and the units completed: the cap's rate that
+ * nothing took in time).  Returns 0, or -1 if a tenant completes nothing
+ * for 3 s (its rate is then 0).
  */
-static int wb_rates(const char *dir, const char * const *cg, int n, double secs, double *rate)
+static int wb_rates(const char *dir, const char * const *cg, int n, double secs,
+		    double *rate, double *empty, double *dropped)
 {
-	long long prev[4], b0[4], b;
+	static const char * const keys[] = { "wbytes", "queued", "wunits", "wunits_dropped" };
+	long long prev[4], b0[4], v[4], polls[4] = { 0 }, idle[4] = { 0 }, u0[4], d0[4];
 	double t0[4], last[4], now;
 	bool open[4] = { false };
+	char path[4][256];
 	int i, left = n;
 
 	for (i = 0; i < n; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/%llu/stats", dir, gu_cg_id(cg[i]));
 		prev[i] = wbytes(dir, cg[i]);
 		last[i] = gu_now_s();
 		rate[i] = 0;
@@ -144,20 +154,30 @@ static int wb_rates(const char *dir, const char * const *cg, int n, double secs,
 		for (i = 0; i < n; i++) {
 			if (prev[i] < 0)
 				continue;
-			b = wbytes(dir, cg[i]);
-			if (b == prev[i]) {
+			if (gu_stats_parse(path[i], keys, v, 4))
+				return -1;
+			if (open[i]) {
+				polls[i]++;
+				idle[i] += !v[1];
+			}
+			if (v[0] == prev[i]) {
 				if (now - last[i] > 3)
 					return -1;
 				continue;
 			}
-			prev[i] = b;
+			prev[i] = v[0];
 			last[i] = now;
 			if (!open[i]) {
 				open[i] = true;
-				b0[i] = b;
+				b0[i] = v[0];
+				u0[i] = v[2];
+				d0[i] = v[3];
 				t0[i] = now;
 			} else if (now - t0[i] >= secs) {
-				rate[i] = (b - b0[i]) / (now - t0[i]);
+				rate[i] = (v[0] - b0[i]) / (now - t0[i]);
+				empty[i] = (double)idle[i] / polls[i];
+				v[3] -= d0[i];
+				dropped[i] = (double)v[3] / (v[3] + v[2] - u0[i]);
 				prev[i] = -1;	/* done */
 				left--;
 			}
@@ -200,30 +220,34 @@ TEST_F_TIMEOUT(wb, buffered_dd_is_charged_to_its_cgroup, GUEST_TIMEOUT)
 
 /*
  * Two buffered writers at once, /a at wbps=10M and /b at wbps=5M, on ext4
- * and xfs, over 10 s of steady state (from 4 s: the first dirty_bytes and
- * the caps' bursts have gone by then), measured from completion to
- * completion (wb_rates()).  /b is within 5% of its cap.  /a is never over
- * its cap + 5%, but on 6.1 it falls short now and then, on both
- * filesystems (8.89-10.01 MiB/s on ext4, 9.06-9.81 on xfs; 6.12:
- * 9.66-10.01 and 9.87-10.00): the issue's +-5% holds for it in most runs,
- * not all, so the test asserts >= 85% (doc/metering.md, "Buffered
- * writers": where the shortfall comes from is not resolved).  The dirty
- * limits are 64M/32M here and each writer rewrites a 128 MiB file, so
- * that both writeback contexts keep a backlog: the kernel splits the
- * limit between them by their recent completions, which lags (measured
- * under 16M: /a 8.1-8.4 MiB/s), and a file smaller than its share of the
- * limit is all dirty, its rewrites no longer throttled (48 MiB files on
- * xfs, 6.1: /a 8.77).  How many of their bios blkiso parked in the window
- * is logged: a writer below its cap with bios that did not wait was short
- * of writeback.
+ * and xfs, each within 5% of its cap over TWO_SECS of steady state (from
+ * 4 s: the first dirty_bytes and the caps' bursts have gone by then),
+ * measured from completion to completion (wb_rates()).  The filesystems'
+ * writeback bios are large (ext4 2.5-4 MiB, xfs 5-11 MiB: a 10 s window
+ * held 8-20 of them), and a window's bytes and its wait can differ by
+ * about one bio at its ends (a bio charged without waiting, as the kernel
+ * waits on it, whose debt the bios after it pay: doc/metering.md, "A bio's
+ * way"; the tokens the head bio has gathered).  Over 10 s /b (5 MiB/s)
+ * came out 4.42 and 4.48 MiB/s in two of four runs on 6.1 while blkiso
+ * always had a bio of it queued and its bucket dropped nothing; over
+ * TWO_SECS a bio weighs a third of that (measured: all within 1%).  The dirty limits are 64M/32M
+ * here and each writer rewrites a 128 MiB file, so that both writeback
+ * contexts keep a backlog: the kernel splits the limit between them by
+ * their recent completions, which lags (measured under 16M: /a 8.1-8.4
+ * MiB/s), and a file smaller than its share of the limit is all dirty, its
+ * rewrites no longer throttled (48 MiB files on xfs, 6.1: /a 8.77).  The
+ * log says how many of their bios blkiso parked in the window, the share
+ * of the window with nothing of them queued and the share of their cap's
+ * tokens dropped.
  */
+#define TWO_SECS	30
 TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
 {
 	static const char * const cg[] = { "/" CG "/a", "/" CG "/b" };
 	struct gu_fio_job ja, jb;
 	struct gu_fio ra, rb;
 	long long arrived[2], parked[2];
-	double rate[2];
+	double rate[2], empty[2], dropped[2];
 	int i;
 
 	NEED_ICOUNT();
@@ -232,24 +256,25 @@ TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
 	ASSERT_EQ(0, gu_write("/proc/sys/vm/dirty_background_bytes", "%d", 32 << 20));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, cg[0], "wbps=10M initial=exact"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, cg[1], "wbps=5M initial=exact"));
-	ASSERT_EQ(0, writer_start(&ja, CG "/a", "a", 128, 20, ""));
-	ASSERT_EQ(0, writer_start(&jb, CG "/b", "b", 128, 20, ""));
+	ASSERT_EQ(0, writer_start(&ja, CG "/a", "a", 128, TWO_SECS + 10, ""));
+	ASSERT_EQ(0, writer_start(&jb, CG "/b", "b", 128, TWO_SECS + 10, ""));
 	sleep(4);
 	for (i = 0; i < 2; i++) {
 		arrived[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "arrived");
 		parked[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "parked");
 	}
-	EXPECT_EQ(0, wb_rates(self->dir, cg, 2, 10, rate));
+	EXPECT_EQ(0, wb_rates(self->dir, cg, 2, TWO_SECS, rate, empty, dropped));
 	for (i = 0; i < 2; i++) {
 		arrived[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "arrived") - arrived[i];
 		parked[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "parked") - parked[i];
 	}
 	TH_LOG("%s: /a %.3f MiB/s (cap 10), /b %.3f MiB/s (cap 5), ratio %.3f; bios parked"
-	       " /a %lld of %lld, /b %lld of %lld", variant->fs, rate[0] / MiB, rate[1] / MiB,
-	       rate[1] ? rate[0] / rate[1] : 0, parked[0], arrived[0], parked[1], arrived[1]);
+	       " /a %lld of %lld, /b %lld of %lld; nothing queued /a %.1f%%, /b %.1f%% of the time;"
+	       " tokens dropped /a %.1f%%, /b %.1f%%", variant->fs, rate[0] / MiB, rate[1] / MiB,
+	       rate[1] ? rate[0] / rate[1] : 0, parked[0], arrived[0], parked[1], arrived[1],
+	       empty[0] * 100, empty[1] * 100, dropped[0] * 100, dropped[1] * 100);
+	EXPECT_TRUE(values_close(rate[0], 10 * MiB, 5));
 	EXPECT_TRUE(values_close(rate[1], 5 * MiB, 5));
-	EXPECT_LE(rate[0], 10.5 * MiB);
-	EXPECT_GE(rate[0], 8.5 * MiB);
 	ASSERT_EQ(0, gu_fio_wait(&ja, &ra));
 	ASSERT_EQ(0, gu_fio_wait(&jb, &rb));
 	TH_LOG("%s: write(2) over the run: /a %.3f MiB/s, /b %.3f MiB/s", variant->fs,
@@ -259,55 +284,87 @@ TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
 
+/* What per_second() saw in a log besides the counts. */
+struct lat_log {
+	long long max_ns;	/* the slowest I/O */
+	long long max_gap_ms;	/* the longest time without a completion */
+	long long first_ms;	/* fio's stamp of the first completion */
+	long long on_time_ms;	/* ... of the first one on fio's schedule */
+	int secs;		/* whole seconds counted from it */
+};
+
 /*
  * Completions per second from fio's per-I/O latency log @path
- * (log_avg_msec=0: "ms, ns, ..." per I/O) into @per[0..@secs), the
- * seconds counted from the first I/O (fio's stamps start before it, at
- * its own start: seconds earlier in the deterministic mode).  fio's averaged log (log_avg_msec=1000) gave 7 or 8
- * rows for these 10 s, windows longer than a second, which a per-second
- * measure cannot use.  Returns the I/Os counted.
+ * (log_avg_msec=0: "ms, ns, ..." per I/O, stamped from fio's start) of a
+ * job at @iops, into @per[0..@max_secs), the whole seconds from the first
+ * completion on fio's schedule (the i-th at i / @iops from fio's start,
+ * within 2 intervals) to the last.  fio's rate is kept from its start, and
+ * in the deterministic mode its first read comes 2.6-2.8 s after it
+ * (fio's own start-up): it is behind its schedule and catches up at full
+ * speed (1,800-1,900 reads in its first second, then 500 a second), which
+ * binned from the first read made the clumps measured before (mean
+ * 63-72%, worst second 0) while no read took over 9 ms and no two
+ * completions were more than 9 ms apart.  fio's averaged log
+ * (log_avg_msec=1000) cannot show seconds either (7 or 8 rows for 10 s).
+ * Returns the I/Os counted, or -1.
  */
-static int per_second(const char *path, int secs, double *per)
+static int per_second(const char *path, int iops, int max_secs, double *per,
+		      struct lat_log *ll)
 {
-	long long ms, t0 = -1;
-	int i, n = 0;
+	long long ms, ns, prev = -1, start = -1;
+	int i, n = 0, counted = 0;
 	FILE *f;
 
-	for (i = 0; i < secs; i++)
+	memset(ll, 0, sizeof(*ll));
+	for (i = 0; i < max_secs; i++)
 		per[i] = 0;
 	f = fopen(path, "r");
 	if (!f)
-		return 0;
-	while (fscanf(f, "%lld, %*[^\n]", &ms) == 1) {
-		if (t0 < 0)
-			t0 = ms;
-		if (ms >= t0 && ms - t0 < secs * 1000LL) {
-			per[(ms - t0) / 1000]++;
-			n++;
+		return -1;
+	while (fscanf(f, "%lld, %lld, %*[^\n]", &ms, &ns) == 2) {
+		if (ns > ll->max_ns)
+			ll->max_ns = ns;
+		if (prev < 0)
+			ll->first_ms = ms;
+		else if (ms - prev > ll->max_gap_ms)
+			ll->max_gap_ms = ms - prev;
+		prev = ms;
+		if (start < 0 && ms * iops <= (n + 2) * 1000LL)
+			start = ms;
+		n++;
+		if (start >= 0 && ms - start < max_secs * 1000LL) {
+			per[(ms - start) / 1000]++;
+			counted++;
 		}
 	}
 	fclose(f);
-	return n;
+	if (start < 0)
+		return -1;
+	ll->on_time_ms = start;
+	ll->secs = (prev - start) / 1000;	/* the last, partial second is left out */
+	if (ll->secs > max_secs)
+		ll->secs = max_secs;
+	return counted;
 }
 
 /*
  * An O_DIRECT victim with an allocation beside the flood: /v reads 4 KiB at
  * 500 IOPS (fio's rate, alloc=500 strict) from the device under the
- * filesystem while /a floods the page cache at wbps=10M, for 10 s once the
- * flood has run 2 s: it gets >= 99% of its rate over the 10 s.  Its
+ * filesystem while /a floods the page cache at wbps=10M, for 13 s once the
+ * flood has run 2 s: it gets >= 99% of its rate over the run, and its
  * isolation per second, min(1, reads completed in the second / 500) as
- * make bench's noisy scenario has it, is logged, not asserted: in the
- * deterministic mode fio's completions come in clumps (seconds with none,
- * then more than 500 as fio catches up: mean 63-72%), and whether the
- * victim is held that long or fio's clock leaps is not resolved
- * (doc/metering.md, "Buffered writers").  ext4 only (as the issue asks).
+ * make bench's noisy scenario has it, is >= 99% (mean) over the whole
+ * seconds from when fio is on its schedule (per_second(): fio's start-up
+ * takes 2.6-2.8 s of it, so 13 s leave about 9 whole seconds).  ext4 only
+ * (as the issue asks).  fio's log is kept in the run's out directory.
  */
 TEST_F_TIMEOUT(wb, direct_victim_keeps_its_allocation_beside_a_flood, GUEST_TIMEOUT)
 {
-	enum { SECS = 10 };
+	enum { RUN = 13, IOPS = 500 };
 	struct gu_fio_job jw, jv;
 	struct gu_fio rw, rv;
-	double reads[SECS], iso, sum = 0, worst = 1;
+	double reads[RUN], iso, sum = 0, worst = 1;
+	struct lat_log ll;
 	int n, i;
 
 	NEED_ICOUNT();
@@ -318,27 +375,33 @@ TEST_F_TIMEOUT(wb, direct_victim_keeps_its_allocation_beside_a_flood, GUEST_TIME
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/a", "wbps=10M"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/v",
 				   "alloc=500 alloc_metric=iops isolation=strict"));
-	ASSERT_EQ(0, writer_start(&jw, CG "/a", "a", 48, 14, ""));
+	ASSERT_EQ(0, writer_start(&jw, CG "/a", "a", 48, RUN + 7, ""));
 	sleep(2);
 	unlink("/tmp/wbv_clat.1.log");
 	ASSERT_EQ(0, gu_fio_start(&jv, CG "/v", "--name=v --filename=" DM_DEV " --direct=1"
 				  " --readonly --rw=randread --bs=4k --ioengine=psync"
-				  " --rate_iops=500 --runtime=%d --time_based"
-				  " --write_lat_log=/tmp/wbv --log_avg_msec=0", SECS));
+				  " --rate_iops=%d --runtime=%d --time_based"
+				  " --write_lat_log=/tmp/wbv --log_avg_msec=0", IOPS, RUN));
 	ASSERT_EQ(0, gu_fio_wait(&jv, &rv));
 	ASSERT_EQ(0, gu_fio_wait(&jw, &rw));
-	n = per_second("/tmp/wbv_clat.1.log", SECS, reads);
-	for (i = 0; i < SECS; i++) {
-		iso = reads[i] / 500 < 1 ? reads[i] / 500 : 1;
+	n = per_second("/tmp/wbv_clat.1.log", IOPS, RUN, reads, &ll);
+	gu_sh("cp /tmp/wbv_clat.1.log \"$BLKISO_OUT\"/wb_victim_clat.log 2>/dev/null");
+	for (i = 0; i < ll.secs; i++) {
+		iso = reads[i] / IOPS < 1 ? reads[i] / IOPS : 1;
 		sum += iso;
 		if (iso < worst)
 			worst = iso;
 	}
-	TH_LOG("victim %.1f IOPS of 500, isolation per second: mean %.2f%%, worst %.2f%%"
-	       " (%d reads logged); writer wrote %.3f MiB/s", rv.read.iops, sum / SECS * 100,
-	       worst * 100, n, rw.write.bw_bytes / MiB);
+	TH_LOG("victim %.1f IOPS of %d; on schedule from %.3f s (first read at %.3f s of fio's"
+	       " time), then isolation per second over %d s: mean %.2f%%, worst %.2f%% (%d reads;"
+	       " the slowest %.3f ms, the longest time without one %lld ms); writer wrote"
+	       " %.3f MiB/s", rv.read.iops, IOPS, ll.on_time_ms / 1e3, ll.first_ms / 1e3,
+	       ll.secs, ll.secs ? sum / ll.secs * 100 : 0, worst * 100, n, ll.max_ns / 1e6,
+	       ll.max_gap_ms, rw.write.bw_bytes / MiB);
 	EXPECT_EQ(0, rv.status);
-	EXPECT_GE(rv.read.iops, 0.99 * 500);
+	EXPECT_GE(rv.read.iops, 0.99 * IOPS);
+	ASSERT_GE(ll.secs, 5);
+	EXPECT_GE(sum / ll.secs, 0.99);
 }
 
 /* One counter of a cgroup's memory.stat, or -1. */
@@ -353,94 +416,145 @@ static long long memstat(const char *cg, const char *key)
 }
 
 /*
- * The peak of cgroup @cg's file_dirty + file_writeback (memory.stat),
- * sampled every 100 ms for @secs by a child, read back from the pipe
- * dirty_peak_end() closes.  Returns the child's pid, or -1.
+ * What the sampler of cgroup @cg's dirty + writeback pages saw: the peak
+ * of file_dirty + file_writeback (memory.stat), and how much it grew over
+ * the last POOL_SECS before it stopped.
  */
-static pid_t dirty_peak_start(const char *cg, double secs, int *fd)
+struct dirty_pool {
+	long long peak;
+	long long grew;
+};
+
+#define POOL_SECS	20
+#define POOL_RING	512	/* > POOL_SECS at one sample per 100 ms */
+
+/*
+ * Sample @cg's file_dirty + file_writeback every 100 ms in a child until
+ * dirty_pool_end() stops it.  Returns the child's pid, or -1; @fd[0] reads
+ * the result, closing @fd[1] stops it.
+ */
+static pid_t dirty_pool_start(const char *cg, int *fd)
 {
-	int pipefd[2];
-	long long d, w, peak = 0;
-	double t0;
+	static long long ring[POOL_RING];
+	static double at[POOL_RING];
+	struct dirty_pool res = { 0, 0 };
+	int out[2], stop[2];
+	long long d, w;
+	unsigned int n = 0, i;
+	char c;
 	pid_t pid;
 
-	if (pipe(pipefd))
+	if (pipe(out))
 		return -1;
+	if (pipe(stop)) {
+		close(out[0]);
+		close(out[1]);
+		return -1;
+	}
 	pid = fork();
 	if (pid != 0) {
-		close(pipefd[1]);
-		if (pid < 0)
-			close(pipefd[0]);
-		else
-			*fd = pipefd[0];
+		close(out[1]);
+		close(stop[0]);
+		if (pid < 0) {
+			close(out[0]);
+			close(stop[1]);
+		} else {
+			fd[0] = out[0];
+			fd[1] = stop[1];
+		}
 		return pid;
 	}
-	close(pipefd[0]);
-	for (t0 = gu_now_s(); gu_now_s() - t0 < secs; usleep(100 * 1000)) {
+	close(out[0]);
+	close(stop[1]);
+	fcntl(stop[0], F_SETFL, O_NONBLOCK);
+	while (read(stop[0], &c, 1) < 0) {
 		d = memstat(cg, "file_dirty");
 		w = memstat(cg, "file_writeback");
-		if (d >= 0 && w >= 0 && d + w > peak)
-			peak = d + w;
+		if (d >= 0 && w >= 0) {
+			if (d + w > res.peak)
+				res.peak = d + w;
+			ring[n % POOL_RING] = d + w;
+			at[n % POOL_RING] = gu_now_s();
+			n++;
+		}
+		usleep(100 * 1000);
 	}
-	_exit(write(pipefd[1], &peak, sizeof(peak)) == sizeof(peak) ? 0 : 1);
+	/* the newest sample at least POOL_SECS older than the last one */
+	for (i = n - 1; n && i > 0 && n - i < POOL_RING; i--)
+		if (at[(n - 1) % POOL_RING] - at[(i - 1) % POOL_RING] >= POOL_SECS) {
+			res.grew = ring[(n - 1) % POOL_RING] - ring[(i - 1) % POOL_RING];
+			break;
+		}
+	_exit(write(out[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
 }
 
-static long long dirty_peak_end(pid_t pid, int fd)
+static int dirty_pool_end(pid_t pid, int *fd, struct dirty_pool *res)
 {
-	long long peak = -1;
-	int st;
+	int st, ret = 0;
 
-	if (read(fd, &peak, sizeof(peak)) != sizeof(peak))
-		peak = -1;
-	close(fd);
+	close(fd[1]);
+	if (read(fd[0], res, sizeof(*res)) != sizeof(*res))
+		ret = -1;
+	close(fd[0]);
 	waitpid(pid, &st, 0);
-	return peak;
+	return ret;
 }
 
 /*
  * Backpressure and accuracy: a 30 s buffered flood at wbps=10M in /a
- * (memory.max 128M) is slowed by dirty throttling.  Bound: /a's file_dirty
- * + file_writeback stays under vm.dirty_bytes plus 4 MiB (what writers may
- * dirty past the limit between two throttling checks); the memory cgroup's
- * own dirty limit, vm.dirty_bytes scaled by its share of the dirtyable
- * memory, is far lower (measured peaks: under 2 MiB).  Nothing is
- * OOM-killed; fio's write(2) rate over the last 20 s is the cap +-10%, and
- * /a writes back 10 MiB/s +-5% over 10 s from 15 s, measured from
- * completion to completion (wb_rates()).
+ * (memory.max 128M, vm.dirty_bytes FLOOD_DIRTY) is slowed by dirty
+ * throttling.  Bound: /a's file_dirty + file_writeback stays under
+ * vm.dirty_bytes plus 4 MiB (what writers may dirty past the limit between
+ * two throttling checks); on 6.1 the memory cgroup's own dirty limit,
+ * vm.dirty_bytes scaled by its share of the dirtyable memory, is far lower
+ * (measured peaks: under 2 MiB), on 6.12 the peak reaches the global limit.
+ * Nothing is OOM-killed; /a writes back 10 MiB/s +-5% over 10 s from 15 s,
+ * measured from completion to completion (wb_rates()), and fio's write(2)
+ * rate over the last 20 s is the cap +-10%.  That rate is the writeback
+ * rate plus what the pool of dirty and writeback pages grew by over the
+ * same 20 s, which the sampler measures and the log shows: up to the
+ * bound / 20 s, so the pool is kept small here (under 16M on 6.12 it alone
+ * moved the write(2) rate by up to 0.8 MiB/s, 8%).
  */
+#define FLOOD_DIRTY	(8 << 20)
 TEST_F_TIMEOUT(wb, capped_flood_is_throttled_by_dirty_limits, GUEST_TIMEOUT)
 {
 	static const char * const cg[] = { "/" CG "/a" };
+	struct dirty_pool pool = { -1, 0 };
 	struct gu_fio_job j;
 	struct gu_fio r;
-	long long peak, oom = -1;
-	double rate;
+	long long oom = -1;
+	double rate, empty, dropped;
 	char out[64];
-	int fd;
+	int fd[2];
 	pid_t sampler;
 
 	NEED_ICOUNT();
 	NEED_FULL();
+	ASSERT_EQ(0, gu_write("/proc/sys/vm/dirty_bytes", "%d", FLOOD_DIRTY));
+	ASSERT_EQ(0, gu_write("/proc/sys/vm/dirty_background_bytes", "%d", FLOOD_DIRTY / 2));
 	ASSERT_EQ(0, gu_write(CGP "/a/memory.max", "%d", 128 << 20));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, cg[0], "wbps=10M"));
-	ASSERT_EQ(0, writer_start(&j, CG "/a", "a", 96, 20, "--ramp_time=10"));
-	sampler = dirty_peak_start("a", 29, &fd);
+	ASSERT_EQ(0, writer_start(&j, CG "/a", "a", 96, POOL_SECS, "--ramp_time=10"));
+	sampler = dirty_pool_start("a", fd);
 	ASSERT_LT(0, sampler);
 	sleep(15);
-	EXPECT_EQ(0, wb_rates(self->dir, cg, 1, 10, &rate));
-	peak = dirty_peak_end(sampler, fd);
+	EXPECT_EQ(0, wb_rates(self->dir, cg, 1, 10, &rate, &empty, &dropped));
 	ASSERT_EQ(0, gu_fio_wait(&j, &r));
+	EXPECT_EQ(0, dirty_pool_end(sampler, fd, &pool));
 	if (!gu_sh_out(out, sizeof(out), "awk '$1 == \"oom_kill\" { print $2 }' "
 		       CGP "/a/memory.events"))
 		oom = atoll(out);
-	TH_LOG("%s: peak dirty+writeback %.1f MiB, write(2) %.3f MiB/s, writeback %.3f MiB/s,"
-	       " oom_kill %lld", variant->fs, peak / MiB, r.write.bw_bytes / MiB,
-	       rate / MiB, oom);
+	TH_LOG("%s: peak dirty+writeback %.1f MiB, write(2) %.3f MiB/s (the pool grew %.1f MiB"
+	       " in its last %d s: %+.3f MiB/s of it), writeback %.3f MiB/s (nothing queued"
+	       " %.1f%% of the time, tokens dropped %.1f%%), oom_kill %lld", variant->fs, pool.peak / MiB,
+	       r.write.bw_bytes / MiB, pool.grew / MiB, POOL_SECS, pool.grew / MiB / POOL_SECS,
+	       rate / MiB, empty * 100, dropped * 100, oom);
 	EXPECT_EQ(0, r.status);
 	EXPECT_TRUE(values_close(rate, 10 * MiB, 5));
 	EXPECT_EQ(0LL, oom);
-	EXPECT_LE(0, peak);
-	EXPECT_LE(peak, DIRTY_BYTES + (4 << 20));
+	EXPECT_LE(0, pool.peak);
+	EXPECT_LE(pool.peak, FLOOD_DIRTY + (4 << 20));
 	EXPECT_TRUE(values_close(r.write.bw_bytes, 10 * MiB, 10));
 }
 
