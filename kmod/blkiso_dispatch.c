@@ -223,7 +223,7 @@ static void blkiso_requeue_locked(struct blkiso_tenant *t, struct bio *bio)
 
 	lockdep_assert_held(&t->dev->lock);
 	if (pb->cls >= BI_NR_CLASSES)
-		pb->cls = bi_classify(&t->meter.rules, &pb->io);
+		pb->cls = blkiso_classify(t, &pb->io);
 	bio_list_add(&t->parked_bios[pb->cls], bio);
 	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
 	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);

@@ -137,12 +137,16 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 	struct blkiso_tenant *t = to_tenant(kobj);
 	u64 stat[BLKISO_NR_STATS], lat[BLKISO_LAT_BUCKETS], lat_sum_us;
 	int i, n = 0;
+	u8 on;
 
 	blkiso_tenant_stats(t, stat, lat, &lat_sum_us);
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], stat[i]);
+	rcu_read_lock();
+	on = bi_meter_cfg(&t->meter)->key_on;
+	rcu_read_unlock();
 	for (i = 0; i < BI_NR_KEYS; i++)
-		if (READ_ONCE(t->meter.key_on) & (1U << i))
+		if (on & (1U << i))
 			n += sysfs_emit_at(buf, n, "%s_tokens=%lld ", blkiso_key_names[i],
 					   blkiso_key_tokens(t, i));
 	n += sysfs_emit_at(buf, n,
