@@ -47,8 +47,8 @@
  *    charge, correction or classification inside an RCU read-side section
  *    (.map, the dispatcher and .end_io run with IRQs off, which is one), so
  *    the copy they use stays whole; the writer reuses a copy only a grace
- *    period after it was replaced (cond_synchronize_rcu(): only a tenant
- *    reconfigured twice within one grace period waits);
+ *    period after it was replaced (cond_synchronize_rcu_expedited(): only
+ *    a tenant reconfigured twice within one grace period waits);
  *  - each key's and class's bucket (rate, capacity, local share, batch)
  *    retuned whole under its own lock, a newly capped one before the copy
  *    that names it is published;
@@ -299,6 +299,30 @@ extern atomic_long_t blkiso_live_parked;
 
 int blkiso_target_init(void);
 void blkiso_target_exit(void);
+
+/* blkiso_main.c: debug timestamp pairs around the IRQs-off sections */
+enum blkiso_irqsoff_site {
+	BLKISO_IRQSOFF_TICK,		/* the tick's walk under dev->lock */
+	BLKISO_IRQSOFF_DISPATCH,	/* one dispatch pass */
+	BLKISO_IRQSOFF_CONF,		/* a device line's walk over the meters */
+	BLKISO_IRQSOFF_SYSFS,		/* the sysfs work's walk */
+	BLKISO_IRQSOFF_NR,
+};
+extern bool blkiso_irqsoff_trace;
+void blkiso_irqsoff_end(enum blkiso_irqsoff_site site, u64 t0);
+
+/* A section's start (IRQs just turned off), or 0 when not traced. */
+static inline u64 blkiso_irqsoff_begin(void)
+{
+	return unlikely(READ_ONCE(blkiso_irqsoff_trace)) ? ktime_get_ns() : 0;
+}
+
+/* Its end (IRQs about to be turned on). */
+static inline void blkiso_irqsoff_done(enum blkiso_irqsoff_site site, u64 t0)
+{
+	if (unlikely(t0))
+		blkiso_irqsoff_end(site, t0);
+}
 
 /* blkiso_dev.c: the registry */
 struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error);

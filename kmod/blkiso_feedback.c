@@ -332,11 +332,12 @@ static void blkiso_fb_tick(struct work_struct *work)
 	struct blkiso_tick_rec *rec;
 	struct blkiso_tenant *t;
 	bool signal = false, wake = false;
-	u64 now, cur[BLKISO_FB_NR];
+	u64 now, cur[BLKISO_FB_NR], t0;
 	u32 seq, k;
 
 	mutex_lock(&dev->conf_mutex);	/* the tenants' lines hold still */
 	spin_lock_irq(&dev->lock);
+	t0 = blkiso_irqsoff_begin();
 	now = ktime_get_ns();
 	seq = (u32)dev->fb.seq;
 	list_for_each_entry(t, &dev->tenant_list, list) {
@@ -390,6 +391,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 		   (dev->fb.ovl.m || dev->fb.ovl.overloaded));
 	if (wake)
 		queue_work(dev->wq, &dev->dispatch_work);
+	blkiso_irqsoff_done(BLKISO_IRQSOFF_TICK, t0);
 	spin_unlock_irq(&dev->lock);
 	/*
 	 * No RCU section: a switch may wait for a grace period

@@ -349,8 +349,10 @@ const struct attribute_group *blkiso_dev_groups[] = {
 static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 {
 	struct blkiso_tenant *t, *found = NULL;
+	u64 t0;
 
 	spin_lock_irq(&dev->lock);
+	t0 = blkiso_irqsoff_begin();
 	list_for_each_entry(t, &dev->tenant_list, list) {
 		if (!t->sysfs_tried || (t->gone && t->in_sysfs)) {
 			found = t;
@@ -358,6 +360,7 @@ static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 			break;
 		}
 	}
+	blkiso_irqsoff_done(BLKISO_IRQSOFF_SYSFS, t0);
 	spin_unlock_irq(&dev->lock);
 	return found;
 }

@@ -1455,7 +1455,7 @@ static void *pub_reader_fn(void *arg)
  * A reader on another thread never sees a mix of two configurations while
  * the writer publishes one after the other, 20,000 times, waiting between
  * two publications for the reader to end a section (the grace period the
- * kernel waits for with cond_synchronize_rcu()).
+ * kernel waits for with cond_synchronize_rcu_expedited()).
  */
 TEST(a_reader_sees_the_old_or_the_new_configuration_never_a_mix)
 {
