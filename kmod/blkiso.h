@@ -35,6 +35,33 @@
  * The kernel tenant and the tenants of live cgroups leave only with their
  * device, after its work items are flushed and every bio has ended.
  *
+ * Configuration.  Writers (tenant and device lines through sysfs, dm
+ * messages and ioctls, rules, the tick's mode switch) are serialised by
+ * dev->conf_mutex.  What the I/O path reads without that mutex is published
+ * so that a reader sees the old or the new configuration, never a mix:
+ *  - a tenant's meter settings (caps in force, initial deduction, dead
+ *    band, cost model, class rules: struct bi_meter_cfg, kmod/core/meter.h)
+ *    by an RCU pointer swap of an immutable copy.  The meter keeps two; the
+ *    writer fills the unpublished one and publishes it with one release
+ *    store (blkiso_meter_configure()).  Readers load the pointer once per
+ *    charge, correction or classification inside an RCU read-side section
+ *    (.map, the dispatcher and .end_io run with IRQs off, which is one), so
+ *    the copy they use stays whole; the writer reuses a copy only a grace
+ *    period after it was replaced (cond_synchronize_rcu_expedited(): only
+ *    a tenant reconfigured twice within one grace period waits);
+ *  - each key's and class's bucket (rate, capacity, local share, batch)
+ *    retuned whole under its own lock, a newly capped one before the copy
+ *    that names it is published;
+ *  - the device line (dev->conf) and a tenant's line (t->conf) stored
+ *    under dev->lock, where the dispatcher and the gates read them; a
+ *    lockless reader reads one word of them (READ_ONCE).
+ * RCU rather than a seqcount: a seqcount reader retries, and an admission
+ * that has charged per-CPU buckets cannot be retried; an RCU reader costs
+ * the I/O path one pointer load and no shared write, and .map is a
+ * read-side section already.  Two copies in place rather than an allocation
+ * per change keep the freestanding core free of allocation, at the price of
+ * a rare wait on the configuration path.
+ *
  * Lock order: blkiso_devs_mutex -> dev->conf_mutex -> the rule set's
  * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb.lock |
  * a meter's key and class locks).  The spinlocks are taken with IRQs off
@@ -189,6 +216,9 @@ struct blkiso_tenant {
 	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
 	struct bi_tenant_conf conf;	/* under dev->conf_mutex */
 	struct bi_meter meter;
+	/* the grace period after its meter's last publication (conf_mutex) */
+	unsigned long meter_gp;
+	bool meter_gp_set;
 	struct blkiso_tenant_pcpu __percpu *pcpu;
 	/* A FIFO per class, so a low class's backlog never holds a high one. */
 	struct bio_list parked_bios[BI_NR_CLASSES];	/* under dev->lock */
@@ -270,6 +300,30 @@ extern atomic_long_t blkiso_live_parked;
 int blkiso_target_init(void);
 void blkiso_target_exit(void);
 
+/* blkiso_main.c: debug timestamp pairs around the IRQs-off sections */
+enum blkiso_irqsoff_site {
+	BLKISO_IRQSOFF_TICK,		/* the tick's walk under dev->lock */
+	BLKISO_IRQSOFF_DISPATCH,	/* one dispatch pass */
+	BLKISO_IRQSOFF_CONF,		/* a device line's walk over the meters */
+	BLKISO_IRQSOFF_SYSFS,		/* the sysfs work's walk */
+	BLKISO_IRQSOFF_NR,
+};
+extern bool blkiso_irqsoff_trace;
+void blkiso_irqsoff_end(enum blkiso_irqsoff_site site, u64 t0);
+
+/* A section's start (IRQs just turned off), or 0 when not traced. */
+static inline u64 blkiso_irqsoff_begin(void)
+{
+	return unlikely(READ_ONCE(blkiso_irqsoff_trace)) ? ktime_get_ns() : 0;
+}
+
+/* Its end (IRQs about to be turned on). */
+static inline void blkiso_irqsoff_done(enum blkiso_irqsoff_site site, u64 t0)
+{
+	if (unlikely(t0))
+		blkiso_irqsoff_end(site, t0);
+}
+
 /* blkiso_dev.c: the registry */
 struct blkiso_dev *blkiso_dev_get(struct mapped_device *md, char **error);
 void blkiso_dev_put(struct blkiso_dev *dev);
@@ -293,6 +347,7 @@ int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
 void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
 			 bool configured);
+void blkiso_meter_configure(struct blkiso_tenant *t);
 void blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf);
 void blkiso_tenant_add_preset(struct blkiso_dev *dev, struct cgroup *cgrp,
 			      const struct bi_tenant_conf *conf);
@@ -311,6 +366,20 @@ static inline struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev,
 		if (t->cgid == cgid)
 			return t;
 	return NULL;
+}
+
+/*
+ * The class of @io in @t by its rules as published now (struct
+ * bi_meter_cfg), in any context: its own RCU read-side section.
+ */
+static inline u8 blkiso_classify(struct blkiso_tenant *t, const struct bi_io *io)
+{
+	u8 cls;
+
+	rcu_read_lock();
+	cls = bi_classify(&bi_meter_cfg(&t->meter)->rules, io);
+	rcu_read_unlock();
+	return cls;
 }
 
 /* Bios of @t held now: parked on its class queues, waiting for a slot or a time. */

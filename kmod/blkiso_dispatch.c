@@ -223,7 +223,7 @@ static void blkiso_requeue_locked(struct blkiso_tenant *t, struct bio *bio)
 
 	lockdep_assert_held(&t->dev->lock);
 	if (pb->cls >= BI_NR_CLASSES)
-		pb->cls = bi_classify(&t->meter.rules, &pb->io);
+		pb->cls = blkiso_classify(t, &pb->io);
 	bio_list_add(&t->parked_bios[pb->cls], bio);
 	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
 	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
@@ -450,8 +450,10 @@ void blkiso_dispatch_work(struct work_struct *work)
 	u64 next = U64_MAX;
 	bool starved;
 	struct bio *bio;
+	u64 t0;
 
 	spin_lock_irq(&dev->lock);
+	t0 = blkiso_irqsoff_begin();
 	do {
 		starved = false;
 		got = blkiso_dispatch_pass(dev, &out, &failed, &next, &starved,
@@ -471,6 +473,7 @@ void blkiso_dispatch_work(struct work_struct *work)
 		else
 			blkiso_arm(dev, next);
 	}
+	blkiso_irqsoff_done(BLKISO_IRQSOFF_DISPATCH, t0);
 	spin_unlock_irq(&dev->lock);
 
 	while ((bio = bio_list_pop(&failed)))

@@ -261,7 +261,7 @@ static void blkiso_fb_mode_switch(struct blkiso_tenant *t)
 {
 	t->fb.mode_changed = false;
 	t->meter.auto_active = t->fb.ms.active;
-	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
+	blkiso_meter_configure(t);
 	blkiso_fb_configure(t);
 	queue_work(t->dev->wq, &t->dev->dispatch_work);
 }
@@ -332,11 +332,12 @@ static void blkiso_fb_tick(struct work_struct *work)
 	struct blkiso_tick_rec *rec;
 	struct blkiso_tenant *t;
 	bool signal = false, wake = false;
-	u64 now, cur[BLKISO_FB_NR];
+	u64 now, cur[BLKISO_FB_NR], t0;
 	u32 seq, k;
 
 	mutex_lock(&dev->conf_mutex);	/* the tenants' lines hold still */
 	spin_lock_irq(&dev->lock);
+	t0 = blkiso_irqsoff_begin();
 	now = ktime_get_ns();
 	seq = (u32)dev->fb.seq;
 	list_for_each_entry(t, &dev->tenant_list, list) {
@@ -390,12 +391,17 @@ static void blkiso_fb_tick(struct work_struct *work)
 		   (dev->fb.ovl.m || dev->fb.ovl.overloaded));
 	if (wake)
 		queue_work(dev->wq, &dev->dispatch_work);
+	blkiso_irqsoff_done(BLKISO_IRQSOFF_TICK, t0);
 	spin_unlock_irq(&dev->lock);
-	rcu_read_lock();
-	list_for_each_entry_rcu(t, &dev->tenant_list, list)
+	/*
+	 * No RCU section: a switch may wait for a grace period
+	 * (blkiso_meter_configure); conf_mutex keeps every listed tenant
+	 * listed (the collector unlists under it), .map only adds.
+	 */
+	list_for_each_entry_rcu(t, &dev->tenant_list, list,
+				lockdep_is_held(&dev->conf_mutex))
 		if (t->fb.mode_changed)
 			blkiso_fb_mode_switch(t);
-	rcu_read_unlock();
 	mutex_unlock(&dev->conf_mutex);
 	blkiso_fb_requeue(dev);
 }

@@ -206,11 +206,15 @@ static ssize_t tenant_lease_show(struct kobject *kobj, struct kobj_attribute *a,
 	struct bi_lease_state st;
 	u64 now = ktime_get_ns();
 	int k, n = 0;
+	u32 on;
 
+	rcu_read_lock();
+	on = bi_meter_cfg(&t->meter)->key_on;
+	rcu_read_unlock();
 	for (k = 0; k < BI_NR_KEYS; k++) {
 		const char *kn = blkiso_lease_key_names[k];
 
-		if (!(READ_ONCE(t->meter.key_on) & (1U << k)))
+		if (!(on & (1U << k)))
 			continue;
 		/* tokens 0: a query, under the key's lock */
 		bi_global_lease(&t->meter.key[k], 0, 0, now, &st);

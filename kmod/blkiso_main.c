@@ -14,6 +14,27 @@ atomic_long_t blkiso_live_devices = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_tenants = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_parked = ATOMIC_LONG_INIT(0);
 
+/*
+ * Debug: the longest section of each kind held with IRQs off, by a
+ * timestamp pair (Debian's kernels have no irqsoff tracer): off unless
+ * irqsoff_trace=1; irqsoff_max_ns reads "tick,dispatch,conf,sysfs" in ns
+ * and is reset by writing "0,0,0,0" (doc/robustness.md).
+ */
+bool blkiso_irqsoff_trace;
+module_param_named(irqsoff_trace, blkiso_irqsoff_trace, bool, 0644);
+MODULE_PARM_DESC(irqsoff_trace, "debug: time the IRQs-off sections (irqsoff_max_ns)");
+unsigned long long blkiso_irqsoff_max_ns[BLKISO_IRQSOFF_NR];
+module_param_array_named(irqsoff_max_ns, blkiso_irqsoff_max_ns, ullong, NULL, 0644);
+MODULE_PARM_DESC(irqsoff_max_ns, "debug: longest IRQs-off section in ns: tick,dispatch,conf,sysfs");
+
+void blkiso_irqsoff_end(enum blkiso_irqsoff_site site, u64 t0)
+{
+	u64 d = ktime_get_ns() - t0;
+
+	if (d > READ_ONCE(blkiso_irqsoff_max_ns[site]))
+		WRITE_ONCE(blkiso_irqsoff_max_ns[site], d);
+}
+
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {

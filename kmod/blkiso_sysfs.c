@@ -139,12 +139,16 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 	struct blkiso_tenant *t = to_tenant(kobj);
 	u64 stat[BLKISO_NR_STATS], lat[BLKISO_LAT_BUCKETS], lat_sum_us;
 	int i, n = 0;
+	u8 on;
 
 	blkiso_tenant_stats(t, stat, lat, &lat_sum_us);
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], stat[i]);
+	rcu_read_lock();
+	on = bi_meter_cfg(&t->meter)->key_on;
+	rcu_read_unlock();
 	for (i = 0; i < BI_NR_KEYS; i++)
-		if (READ_ONCE(t->meter.key_on) & (1U << i))
+		if (on & (1U << i))
 			n += sysfs_emit_at(buf, n, "%s_tokens=%lld %s_dropped=%llu ",
 					   blkiso_key_names[i], blkiso_key_tokens(t, i),
 					   blkiso_key_names[i],
@@ -351,8 +355,10 @@ const struct attribute_group *blkiso_dev_groups[] = {
 static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 {
 	struct blkiso_tenant *t, *found = NULL;
+	u64 t0;
 
 	spin_lock_irq(&dev->lock);
+	t0 = blkiso_irqsoff_begin();
 	list_for_each_entry(t, &dev->tenant_list, list) {
 		if (!t->sysfs_tried || (t->gone && t->in_sysfs)) {
 			found = t;
@@ -360,6 +366,7 @@ static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 			break;
 		}
 	}
+	blkiso_irqsoff_done(BLKISO_IRQSOFF_SYSFS, t0);
 	spin_unlock_irq(&dev->lock);
 	return found;
 }

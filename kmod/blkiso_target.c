@@ -305,7 +305,7 @@ noinline bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *ret
 		/* The common case: one level, no arrays. */
 		struct blkiso_tenant *lt = pb->level[0];
 		u64 units = lt == pb->tenant ? pb->units :
-			bi_io_units(&lt->meter.cost, &pb->io);
+			bi_io_units(&bi_meter_cfg(&lt->meter)->cost, &pb->io);
 
 		if (bi_meter_admit_one(&lt->meter, &this_cpu_ptr(lt->pcpu)->meter,
 				       &pb->io, units, &pb->cc, now, retry))
@@ -378,8 +378,8 @@ static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, struct bi
 						struct blkiso_tenant *t, u8 dir)
 {
 	pb->dir = dir;
-	pb->units = bi_bio_data_units(&t->meter.cost, dir == BI_DIR_WRITE,
-				      bio->bi_iter.bi_size);
+	pb->units = bi_bio_data_units(&bi_meter_cfg(&t->meter)->cost,
+				      dir == BI_DIR_WRITE, bio->bi_iter.bi_size);
 	pb->depth = blkiso_levels(pb, t, dir);
 }
 
@@ -388,7 +388,7 @@ static __always_inline void blkiso_prepare_other(struct blkiso_bio *pb, struct b
 {
 	blkiso_describe(bio, &pb->io);
 	pb->dir = bi_io_dir(&pb->io);
-	pb->units = bi_io_units(&t->meter.cost, &pb->io);
+	pb->units = bi_io_units(&bi_meter_cfg(&t->meter)->cost, &pb->io);
 	pb->depth = blkiso_levels(pb, t, pb->dir);
 }
 
@@ -485,7 +485,7 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 		return blkiso_pass(dev, bio, pb, t, now);	/* no cap on its way */
 	/* Its class picks its queue; worked out only when queues matter. */
 	if (READ_ONCE(t->nr_parked))
-		pb->cls = bi_classify(&t->meter.rules, &pb->io);
+		pb->cls = blkiso_classify(t, &pb->io);
 
 	pb->cc.queue = false;	/* a new bio: nothing of its class waits behind it */
 	local_irq_save(flags);
@@ -511,7 +511,7 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 	    blkiso_policy_rejects(pb))
 		return blkiso_refuse(dev, bio, pb, t);
 	if (pb->cls == BI_NR_CLASSES)
-		pb->cls = bi_classify(&t->meter.rules, &pb->io);
+		pb->cls = blkiso_classify(t, &pb->io);
 	blkiso_park(dev, t, bio, retry);
 	return DM_MAPIO_SUBMITTED;
 }

@@ -164,4 +164,26 @@ static inline void bi_memzero(void *p, size_t n)
 		*b++ = 0;
 }
 
+/*
+ * Publication of an object to lockless readers (meter.h's struct
+ * bi_meter_cfg): the writer fills it, then stores the pointer with release
+ * semantics; a reader loads the pointer once with acquire semantics and
+ * sees the whole object.  bi_read_once/bi_write_once: one word, never torn
+ * or re-read (a value the tick rewrites while the I/O path reads it).
+ */
+#ifdef __KERNEL__
+#include <asm/barrier.h>
+/* pairs with bi_store_release(): the object's fields after the pointer */
+#define bi_load_acquire(p)		smp_load_acquire(p)
+/* pairs with bi_load_acquire(): the object's fields before the pointer */
+#define bi_store_release(p, v)		smp_store_release(p, v)
+#define bi_read_once(x)			READ_ONCE(x)
+#define bi_write_once(x, v)		WRITE_ONCE(x, v)
+#else
+#define bi_load_acquire(p)		__atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define bi_store_release(p, v)		__atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define bi_read_once(x)			__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define bi_write_once(x, v)		__atomic_store_n(&(x), v, __ATOMIC_RELAXED)
+#endif
+
 #endif /* BLKISO_BI_SHIM_H */

@@ -32,6 +32,30 @@ void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
 	g->tick_ns = BI_DISPENSE_TICK_NS;
 }
 
+/* A fresh bucket as bi_global_init() sets it, the lock kept.  Lock held. */
+static void bi_global_restart_locked(struct bi_global *g, u64 rate,
+				     s64 max_tokens, s64 tokens, u64 now_ns)
+{
+	bi_bucket_init(&g->b, rate, max_tokens, tokens, now_ns);
+	g->threshold = 0;
+	g->local_max = bi_max_s64(g->b.max_tokens >> BI_LOCAL_MAX_SHIFT, 1);
+	g->min_batch = 0;
+	g->hold_ns = BI_DISPENSE_TICK_NS;
+	g->tick_ns = BI_DISPENSE_TICK_NS;
+	g->gen++;
+	bi_lease_init(&g->lease);
+}
+
+/* New rate and capacity, the balance kept (S0-31).  Lock held. */
+static void bi_global_set_locked(struct bi_global *g, u64 rate, s64 max_tokens,
+				 u64 now_ns)
+{
+	if (rate != g->b.rate)
+		g->gen++;
+	bi_bucket_set(&g->b, rate, max_tokens, now_ns);
+	g->local_max = bi_max_s64(g->b.max_tokens >> BI_LOCAL_MAX_SHIFT, 1);
+}
+
 /*
  * bi_global_restart - a live key that was uncapped is capped again: the
  * bucket starts afresh as bi_global_init() sets it, under the global lock,
@@ -46,14 +70,7 @@ void bi_global_restart(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens
 {
 	unsigned long flags = bi_lock_irqsave(&g->lock);
 
-	bi_bucket_init(&g->b, rate, max_tokens, tokens, now_ns);
-	g->threshold = 0;
-	g->local_max = bi_max_s64(g->b.max_tokens >> BI_LOCAL_MAX_SHIFT, 1);
-	g->min_batch = 0;
-	g->hold_ns = BI_DISPENSE_TICK_NS;
-	g->tick_ns = BI_DISPENSE_TICK_NS;
-	g->gen++;
-	bi_lease_init(&g->lease);
+	bi_global_restart_locked(g, rate, max_tokens, tokens, now_ns);
 	bi_unlock_irqrestore(&g->lock, flags);
 }
 
@@ -68,10 +85,29 @@ void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns)
 {
 	unsigned long flags = bi_lock_irqsave(&g->lock);
 
-	if (rate != g->b.rate)
-		g->gen++;
-	bi_bucket_set(&g->b, rate, max_tokens, now_ns);
-	g->local_max = bi_max_s64(g->b.max_tokens >> BI_LOCAL_MAX_SHIFT, 1);
+	bi_global_set_locked(g, rate, max_tokens, now_ns);
+	bi_unlock_irqrestore(&g->lock, flags);
+}
+
+/*
+ * bi_global_tune - a key's whole configuration in one section of its lock:
+ * restarted full (@restart, as bi_global_restart with @max_tokens tokens)
+ * or retuned (bi_global_set), with the given local share and batch, so
+ * that no CPU ever sees the new rate with the old share, or the default
+ * share bi_global_set() computes in between.
+ * Context: configuration or tick; takes the global lock.
+ */
+void bi_global_tune(struct bi_global *g, bool restart, u64 rate, s64 max_tokens,
+		    s64 local_max, s64 min_batch, u64 now_ns)
+{
+	unsigned long flags = bi_lock_irqsave(&g->lock);
+
+	if (restart)
+		bi_global_restart_locked(g, rate, max_tokens, max_tokens, now_ns);
+	else
+		bi_global_set_locked(g, rate, max_tokens, now_ns);
+	g->local_max = local_max;
+	g->min_batch = min_batch;
 	bi_unlock_irqrestore(&g->lock, flags);
 }
 

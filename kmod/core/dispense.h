@@ -25,7 +25,8 @@
  *  bi_global_dispense,    any                   nothing: these take the
  *  bi_global_put                                global lock (irqsave)
  *  bi_global_init         configuration         exclude the users
- *  bi_global_set/restart  configuration         nothing: they hold the
+ *  bi_global_set/restart, configuration         nothing: they hold the
+ *  bi_global_tune
  *                                               global lock
  *  bi_local_init          CPU bring-up/key      own the local
  *
@@ -95,6 +96,8 @@ void bi_global_init(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
 void bi_global_restart(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens,
 		       u64 now_ns);
 void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns);
+void bi_global_tune(struct bi_global *g, bool restart, u64 rate, s64 max_tokens,
+		    s64 local_max, s64 min_batch, u64 now_ns);
 s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 		       u64 now_ns, u64 *retry_ns, s64 *left);
 void bi_global_put(struct bi_global *g, s64 n, u64 now_ns);

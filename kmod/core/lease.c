@@ -106,14 +106,16 @@ void bi_global_lease(struct bi_global *g, s64 tokens, u64 ttl_ns, u64 now_ns,
  * bi_meter_lease - a lease of @tokens for @ttl_ns on tenant @m's key @key
  * (enum bi_key), which must be capped: its cap is the tenant's floor on
  * this host.  Refused, nothing changes.
- * Context: process (configuration); the key's lock is taken inside.
+ * Context: process (configuration), serialised with bi_meter_configure()
+ * (the kernel: dev->conf_mutex), so the published configuration read here
+ * stays whole; the key's lock is taken inside.
  */
 enum bi_lease_err bi_meter_lease(struct bi_meter *m, u8 key, s64 tokens, u64 ttl_ns,
 				 u64 now_ns, struct bi_lease_state *st)
 {
 	if (key >= BI_NR_KEYS || !bi_lease_valid(tokens, ttl_ns))
 		return BI_LEASE_RANGE;
-	if (!(m->key_on & (1U << key)))
+	if (!(bi_meter_cfg(m)->key_on & (1U << key)))
 		return BI_LEASE_UNCAPPED;
 	bi_global_lease(&m->key[key], tokens, ttl_ns, now_ns, st);
 	return BI_LEASE_OK;
@@ -132,7 +134,7 @@ enum bi_lease_err bi_meter_lease_return(struct bi_meter *m, u8 key, s64 tokens,
 
 	if (key >= BI_NR_KEYS || tokens < 0 || tokens > BI_LEASE_TOKENS_MAX)
 		return BI_LEASE_RANGE;
-	if (!(m->key_on & (1U << key)))
+	if (!(bi_meter_cfg(m)->key_on & (1U << key)))
 		return BI_LEASE_UNCAPPED;
 	g = &m->key[key];
 	flags = bi_lock_irqsave(&g->lock);

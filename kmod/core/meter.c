@@ -19,10 +19,12 @@ void bi_meter_init(struct bi_meter *m, u64 now_ns)
 
 	*m = (struct bi_meter){ 0 };
 	m->auto_active = BI_MODE_WORK;	/* as bi_mode_init() */
+	m->ewma_init = 1;
 	for (k = 0; k < BI_NR_KEYS; k++)
 		bi_global_init(&m->key[k], 0, 1, 0, now_ns);
-	bi_cost_model_init(&m->cost);
-	bi_rules_default(&m->rules);
+	bi_cost_model_init(&m->slot[0].cost);
+	bi_rules_default(&m->slot[0].rules);
+	m->cfg = &m->slot[0];
 	bi_lock_init(&m->cls_lock);
 	for (c = 0; c < BI_NR_CLASSES; c++)
 		bi_bucket_init(&m->cls[c], 0, 1, 0, now_ns);
@@ -102,10 +104,11 @@ static void bi_meter_class_policy(const struct bi_tenant_conf *conf, u8 cls,
  * Class buckets follow the keys' rules: one that gains a rate starts full,
  * one that keeps it is retuned keeping its balance (S0-31), one that loses
  * it is no longer consulted (bios in flight still correct it: harmless).
+ * Returns the rated classes' bits.
  */
-static void bi_meter_configure_classes(struct bi_meter *m,
-				       const struct bi_tenant_conf *conf,
-				       u64 now_ns)
+static u8 bi_meter_configure_classes(struct bi_meter *m,
+				     const struct bi_tenant_conf *conf,
+				     u64 now_ns)
 {
 	unsigned long flags;
 	u8 rated = 0, c;
@@ -126,8 +129,8 @@ static void bi_meter_configure_classes(struct bi_meter *m,
 	for (c = 0; c < BI_NR_CLASSES; c++)
 		bi_meter_class_policy(conf, c, rated, &m->policy[c]);
 	m->cls_rated = rated;
-	m->cls_on = rated != 0;
 	bi_unlock_irqrestore(&m->cls_lock, flags);
+	return rated;
 }
 
 /*
@@ -166,24 +169,29 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			const struct bi_dev_conf *dev, u64 now_ns)
 {
 	u8 mode = conf->mode == BI_MODE_AUTO ? m->auto_active : conf->mode;
+	const struct bi_meter_cfg *old = m->cfg;	/* the writer's own */
+	struct bi_meter_cfg *c = &m->slot[old == &m->slot[0]];
 	u8 on = 0, dir, k;
 	u64 rate, cap;
+	s64 lmax;
 
-	m->cost = dev->cost;
-	m->rules = conf->rules;
-	if (conf->initial == BI_INITIAL_EWMA && m->initial != BI_INITIAL_EWMA)
+	bi_memzero(c, sizeof(*c));
+	c->cost = dev->cost;
+	c->rules = conf->rules;
+	if (conf->initial == BI_INITIAL_EWMA && old->initial != BI_INITIAL_EWMA) {
 		bi_adapt_init(&m->ad, 1, true);	/* the seeds' start: 1 unit */
+		bi_write_once(m->ewma_init, m->ad.initial);
+	}
 	m->ad.enabled = conf->initial == BI_INITIAL_EWMA;
 	m->ad.adapt_pct = conf->adapt_pct;
-	m->initial = conf->initial;
-	m->wfixed = conf->initial == BI_INITIAL_ONE ? 1 :
-		    conf->initial == BI_INITIAL_EWMA ? m->ad.initial : 0;
-	m->db.units = (u32)bi_min_u64(conf->deadband_units, U32_MAX);
-	m->db.pct = 0;
+	c->initial = conf->initial;
+	c->wfixed = conf->initial == BI_INITIAL_ONE ? 1 :
+		    conf->initial == BI_INITIAL_EWMA ? BI_WFIXED_EWMA : 0;
+	c->db.units = (u32)bi_min_u64(conf->deadband_units, U32_MAX);
+	c->db.pct = 0;
 	for (dir = 0; dir < BI_NR_DIRS; dir++) {
 		for (k = 0; k < 2; k++) {
 			u8 key = bi_dir_keys[dir][k];
-			struct bi_global *g = &m->key[key];
 
 			if (bi_key_is_units(key)) {
 				rate = mode == BI_MODE_REQUEST ? BI_CONF_UNLIMITED :
@@ -198,17 +206,16 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			if (rate == BI_CONF_UNLIMITED)
 				continue;
 			cap = bi_min_u64(cap, BI_TOKENS_LIMIT);
-			if (m->key_on & (1U << key))
-				bi_global_set(g, rate, (s64)cap, now_ns);
-			else
-				bi_global_restart(g, rate, (s64)cap, (s64)cap, now_ns);
-			g->local_max = bi_meter_local_max(dev, key, cap);
-			g->min_batch = bi_meter_min_batch(g->local_max, cap);
+			lmax = bi_meter_local_max(dev, key, cap);
+			bi_global_tune(&m->key[key], !(old->key_on & (1U << key)), rate,
+				       (s64)cap, lmax, bi_meter_min_batch(lmax, cap), now_ns);
 			on |= 1U << key;
 		}
 	}
-	m->key_on = on;
-	bi_meter_configure_classes(m, conf, now_ns);
+	c->key_on = on;
+	c->cls_on = bi_meter_configure_classes(m, conf, now_ns) != 0;
+	/* every bucket it names is ready: publish it whole */
+	bi_store_release(&m->cfg, c);
 }
 
 /*
@@ -222,29 +229,36 @@ void bi_meter_set_request_rate(struct bi_meter *m, u8 dir, u64 rps, u64 now_ns)
 	struct bi_global *g = &m->key[key];
 	unsigned long flags;
 
-	if (!(m->key_on & (1U << key)))
+	if (!(m->cfg->key_on & (1U << key)))
 		return;
 	flags = bi_lock_irqsave(&g->lock);
 	bi_bucket_set(&g->b, bi_max_u64(rps, 1), g->b.max_tokens, now_ns);
 	bi_unlock_irqrestore(&g->lock, flags);
 }
 
-/* Fill in what the charge depends on: direction, class and units. */
-void bi_meter_classify(const struct bi_meter *m, const struct bi_io *io,
-		       struct bi_charge *ch)
+/* Fill in what the charge depends on under @c: direction, class and units. */
+static void bi_meter_classify_cfg(const struct bi_meter_cfg *c, const struct bi_io *io,
+				  struct bi_charge *ch)
 {
 	/* ticket.nr = 0 marks the ticket empty; bi_admit() fills the rest */
 	ch->ticket.nr = 0;
 	ch->keys = 0;
 	ch->flags = 0;
 	ch->dir = bi_io_dir(io);
-	ch->units = bi_io_units(&m->cost, io);
+	ch->units = bi_io_units(&c->cost, io);
 	ch->reqs = (u32)bi_io_requests(io);
 	/* Without a class stage only the system class matters: skip the rules. */
-	if (m->cls_on)
-		ch->cls = bi_classify(&m->rules, io);
+	if (c->cls_on)
+		ch->cls = bi_classify(&c->rules, io);
 	else
 		ch->cls = bi_io_is_sys(io) ? BI_CLASS_SYS : BI_CLASS_MID;
+}
+
+/* Fill in what the charge depends on: direction, class and units. */
+void bi_meter_classify(const struct bi_meter *m, const struct bi_io *io,
+		       struct bi_charge *ch)
+{
+	bi_meter_classify_cfg(bi_meter_cfg(m), io, ch);
 }
 
 /*
@@ -252,9 +266,10 @@ void bi_meter_classify(const struct bi_meter *m, const struct bi_io *io,
  * at the first charge so that the correction matches it whatever the
  * configuration says by then.
  */
-static inline void bi_set_initial(const struct bi_meter *m, struct bi_charge *ch)
+static inline void bi_set_initial(const struct bi_meter *m,
+				  const struct bi_meter_cfg *c, struct bi_charge *ch)
 {
-	ch->init = m->wfixed ? m->wfixed : (s64)bi_min_u64(ch->units, S64_MAX);
+	ch->init = bi_meter_wcost(m, c, ch->units);
 }
 
 static inline s64 bi_work_initial(const struct bi_charge *ch)
@@ -284,14 +299,15 @@ static void bi_meter_keys_undo(struct bi_meter *m, struct bi_meter_cpu *cpu,
  * *retry_ns says when the refusing key expects enough.
  */
 static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *cpu,
+				       const struct bi_meter_cfg *c,
 				       struct bi_charge *ch, bool queue, u64 now_ns,
 				       u64 *retry_ns)
 {
 	/* the work key, then the request key, of the bio's direction */
 	u8 wkey = bi_dir_keys[ch->dir][0], rkey = bi_dir_keys[ch->dir][1];
-	u8 on = m->key_on;
+	u8 on = c->key_on;
 
-	bi_set_initial(m, ch);
+	bi_set_initial(m, c, ch);
 	if (on & (1U << wkey)) {
 		if (!bi_local_charge(&cpu->local[wkey], &m->key[wkey],
 				     bi_work_initial(ch), queue, now_ns, retry_ns)) {
@@ -320,6 +336,7 @@ static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *
  * leaves the ticket empty.
  */
 static BI_NOINLINE bool bi_meter_classes_admit(struct bi_meter *m,
+					       const struct bi_meter_cfg *cf,
 					       struct bi_charge *ch, bool force,
 					       u64 now_ns, u64 *retry_ns,
 					       s64 *took)
@@ -333,11 +350,12 @@ static BI_NOINLINE bool bi_meter_classes_admit(struct bi_meter *m,
 	u8 c;
 
 	ch->flags &= ~BI_CHARGE_REJECT;
-	bi_set_initial(m, ch);
+	bi_set_initial(m, cf, ch);
 	initial = bi_work_initial(ch);
 	flags = bi_lock_irqsave(&m->cls_lock);
 	p = &m->policy[ch->cls < BI_NR_CLASSES ? ch->cls : BI_CLASS_SYS];
-	if (!m->cls_on || !p->nr_buckets)
+	/* the class stage as configured now (the lock's), not as @cf knew it */
+	if (!m->cls_rated || !p->nr_buckets)
 		goto out;
 	if (force) {
 		forced = *p;
@@ -380,12 +398,13 @@ static void bi_meter_classes_undo(struct bi_meter *m, struct bi_charge *ch,
 
 /* One level with a class stage: classes, then keys; all or nothing. */
 static bool bi_meter_admit_level(struct bi_meter *m, struct bi_meter_cpu *cpu,
+				 const struct bi_meter_cfg *c,
 				 struct bi_charge *ch, bool queue, u64 now_ns,
 				 u64 *retry_ns, s64 *took)
 {
-	if (!bi_meter_classes_admit(m, ch, false, now_ns, retry_ns, took))
+	if (!bi_meter_classes_admit(m, c, ch, false, now_ns, retry_ns, took))
 		return false;
-	if (bi_meter_keys_admit(m, cpu, ch, queue, now_ns, retry_ns))
+	if (bi_meter_keys_admit(m, cpu, c, ch, queue, now_ns, retry_ns))
 		return true;
 	bi_meter_classes_undo(m, ch, took, now_ns);
 	return false;
@@ -393,12 +412,13 @@ static bool bi_meter_admit_level(struct bi_meter *m, struct bi_meter_cpu *cpu,
 
 static BI_NOINLINE bool bi_meter_admit_classes(struct bi_meter *m,
 					       struct bi_meter_cpu *cpu,
+					       const struct bi_meter_cfg *c,
 					       struct bi_charge *ch, u64 now_ns,
 					       u64 *retry_ns)
 {
 	s64 took[BI_NR_CLASSES];
 
-	return bi_meter_admit_level(m, cpu, ch, false, now_ns, retry_ns, took);
+	return bi_meter_admit_level(m, cpu, c, ch, false, now_ns, retry_ns, took);
 }
 
 /*
@@ -413,27 +433,30 @@ static BI_NOINLINE bool bi_meter_admit_classes(struct bi_meter *m,
 bool bi_meter_admit(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		    struct bi_charge *ch, u64 now_ns, u64 *retry_ns)
 {
-	if (bi_unlikely(m->cls_on))
-		return bi_meter_admit_classes(m, cpu, ch, now_ns, retry_ns);
-	return bi_meter_keys_admit(m, cpu, ch, false, now_ns, retry_ns);
+	const struct bi_meter_cfg *c = bi_meter_cfg(m);
+
+	if (bi_unlikely(c->cls_on))
+		return bi_meter_admit_classes(m, cpu, c, ch, now_ns, retry_ns);
+	return bi_meter_keys_admit(m, cpu, c, ch, false, now_ns, retry_ns);
 }
 
-/* Charge without asking: system-class bios, and bios let through as debt. */
-void bi_meter_force(struct bi_meter *m, struct bi_meter_cpu *cpu,
-		    struct bi_charge *ch, u64 now_ns)
+/* bi_meter_force() under @c. */
+static void bi_meter_force_cfg(struct bi_meter *m, struct bi_meter_cpu *cpu,
+			       const struct bi_meter_cfg *c, struct bi_charge *ch,
+			       u64 now_ns)
 {
 	s64 took[BI_NR_CLASSES];
 	u64 retry;
 	u8 i;
 
-	bi_set_initial(m, ch);
-	if (bi_unlikely(m->cls_on))
-		bi_meter_classes_admit(m, ch, true, now_ns, &retry, took);
+	bi_set_initial(m, c, ch);
+	if (bi_unlikely(c->cls_on))
+		bi_meter_classes_admit(m, c, ch, true, now_ns, &retry, took);
 	for (i = 0; i < 2; i++) {
 		u8 key = bi_dir_keys[ch->dir][i];
 		s64 cost;
 
-		if (!(m->key_on & (1U << key)))
+		if (!(c->key_on & (1U << key)))
 			continue;
 		cost = bi_key_is_units(key) ? bi_work_initial(ch) : ch->reqs;
 		bi_local_correct(&cpu->local[key], &m->key[key], 0, cost, NULL, now_ns);
@@ -441,15 +464,23 @@ void bi_meter_force(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	}
 }
 
+/* Charge without asking: system-class bios, and bios let through as debt. */
+void bi_meter_force(struct bi_meter *m, struct bi_meter_cpu *cpu,
+		    struct bi_charge *ch, u64 now_ns)
+{
+	bi_meter_force_cfg(m, cpu, bi_meter_cfg(m), ch, now_ns);
+}
+
 /* Completion side of the class stage: the ticket's own chain (S1-25). */
 static BI_NOINLINE void bi_meter_classes_complete(struct bi_meter *m,
+						  const struct bi_deadband *db,
 						  struct bi_charge *ch,
 						  u64 now_ns)
 {
 	unsigned long flags = bi_lock_irqsave(&m->cls_lock);
 
 	bi_ticket_correct(m->cls, &ch->ticket, (s64)bi_min_u64(ch->units, S64_MAX),
-			  &m->db, now_ns);
+			  db, now_ns);
 	bi_unlock_irqrestore(&m->cls_lock, flags);
 	ch->ticket.nr = 0;
 }
@@ -465,13 +496,14 @@ static BI_NOINLINE void bi_meter_classes_complete(struct bi_meter *m,
 void bi_meter_complete(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		       struct bi_charge *ch, u64 now_ns)
 {
+	const struct bi_meter_cfg *c = bi_meter_cfg(m);
 	u8 key = bi_dir_keys[ch->dir][0];
 
 	if (ch->keys & (1U << key))
 		bi_local_correct(&cpu->local[key], &m->key[key],
-				 bi_work_initial(ch), (s64)ch->units, &m->db, now_ns);
+				 bi_work_initial(ch), (s64)ch->units, &c->db, now_ns);
 	if (bi_unlikely(ch->ticket.nr))
-		bi_meter_classes_complete(m, ch, now_ns);
+		bi_meter_classes_complete(m, &c->db, ch, now_ns);
 	ch->keys = 0;
 }
 
@@ -504,29 +536,35 @@ void bi_meter_refund(struct bi_meter *m, struct bi_meter_cpu *cpu,
  */
 void bi_meter_adapt_tick(struct bi_meter *m, const struct bi_sample *s)
 {
-	if (m->initial == BI_INITIAL_EWMA && bi_adapt_tick(&m->ad, s))
-		m->wfixed = m->ad.initial;
+	if (m->cfg->initial == BI_INITIAL_EWMA && bi_adapt_tick(&m->ad, s))
+		bi_write_once(m->ewma_init, m->ad.initial);
 }
 
 /* Tick: hand an idle CPU's local tokens back to the global buckets. */
 void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns)
 {
-	u8 k;
+	u8 on = bi_meter_cfg(m)->key_on, k;
 
 	for (k = 0; k < BI_NR_KEYS; k++)
-		if (m->key_on & (1U << k))
+		if (on & (1U << k))
 			bi_local_reclaim(&cpu->local[k], &m->key[k], now_ns);
 }
 
-/* Classify @io at every level of the chain, by each level's own rules. */
+/*
+ * Classify @io at every level of the chain, by each level's own rules, under
+ * the configuration @c[i] each level has now: the whole charge uses these.
+ */
 static u8 bi_chain_classify(struct bi_meter *const *m, u8 depth,
-			    const struct bi_io *io, struct bi_chain_charge *cc)
+			    const struct bi_io *io, struct bi_chain_charge *cc,
+			    const struct bi_meter_cfg **c)
 {
 	u8 i, n = (u8)bi_min_u64(depth, BI_METER_MAX_DEPTH);
 
 	cc->depth = 0;
-	for (i = 0; i < n; i++)
-		bi_meter_classify(m[i], io, &cc->lvl[i]);
+	for (i = 0; i < n; i++) {
+		c[i] = bi_meter_cfg(m[i]);
+		bi_meter_classify_cfg(c[i], io, &cc->lvl[i]);
+	}
 	return n;
 }
 
@@ -541,10 +579,11 @@ void bi_meter_force_chain(struct bi_meter *const *m, struct bi_meter_cpu *const 
 			  u8 depth, const struct bi_io *io,
 			  struct bi_chain_charge *cc, u64 now_ns)
 {
-	u8 i, n = bi_chain_classify(m, depth, io, cc);
+	const struct bi_meter_cfg *c[BI_METER_MAX_DEPTH];
+	u8 i, n = bi_chain_classify(m, depth, io, cc, c);
 
 	for (i = 0; i < n; i++)
-		bi_meter_force(m[i], cpu[i], &cc->lvl[i], now_ns);
+		bi_meter_force_cfg(m[i], cpu[i], c[i], &cc->lvl[i], now_ns);
 	cc->depth = n;
 }
 
@@ -563,22 +602,23 @@ bool bi_meter_admit_chain(struct bi_meter *const *m, struct bi_meter_cpu *const 
 			  struct bi_chain_charge *cc, u64 now_ns, u64 *retry_ns)
 {
 	s64 took[BI_METER_MAX_DEPTH][BI_NR_CLASSES];
-	u8 i, n = bi_chain_classify(m, depth, io, cc);
+	const struct bi_meter_cfg *c[BI_METER_MAX_DEPTH];
+	u8 i, n = bi_chain_classify(m, depth, io, cc, c);
 	bool ok;
 
 	if (n && cc->lvl[0].cls == BI_CLASS_SYS) {
 		for (i = 0; i < n; i++)
-			bi_meter_force(m[i], cpu[i], &cc->lvl[i], now_ns);
+			bi_meter_force_cfg(m[i], cpu[i], c[i], &cc->lvl[i], now_ns);
 		cc->depth = n;
 		return true;
 	}
 	for (i = 0; i < n; i++) {
-		if (bi_unlikely(m[i]->cls_on))
-			ok = bi_meter_admit_level(m[i], cpu[i], &cc->lvl[i], cc->queue,
-						  now_ns, retry_ns, took[i]);
+		if (bi_unlikely(c[i]->cls_on))
+			ok = bi_meter_admit_level(m[i], cpu[i], c[i], &cc->lvl[i],
+						  cc->queue, now_ns, retry_ns, took[i]);
 		else
-			ok = bi_meter_keys_admit(m[i], cpu[i], &cc->lvl[i], cc->queue,
-						 now_ns, retry_ns);
+			ok = bi_meter_keys_admit(m[i], cpu[i], c[i], &cc->lvl[i],
+						 cc->queue, now_ns, retry_ns);
 		if (!ok)
 			goto undo;
 	}
@@ -604,9 +644,10 @@ bool bi_meter_admit_one(struct bi_meter *m, struct bi_meter_cpu *cpu,
 			const struct bi_io *io, u64 units,
 			struct bi_chain_charge *cc, u64 now_ns, u64 *retry_ns)
 {
+	const struct bi_meter_cfg *c = bi_meter_cfg(m);
 	struct bi_charge *ch = &cc->lvl[0];
 
-	if (bi_unlikely(m->cls_on || bi_io_is_sys(io)))
+	if (bi_unlikely(c->cls_on || bi_io_is_sys(io)))
 		return bi_meter_admit_chain(&m, &cpu, 1, io, cc, now_ns, retry_ns);
 	ch->ticket.nr = 0;
 	ch->keys = 0;
@@ -616,7 +657,7 @@ bool bi_meter_admit_one(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	ch->units = units;
 	ch->reqs = (u32)bi_io_requests(io);
 	cc->depth = 0;
-	if (!bi_meter_keys_admit(m, cpu, ch, cc->queue, now_ns, retry_ns))
+	if (!bi_meter_keys_admit(m, cpu, c, ch, cc->queue, now_ns, retry_ns))
 		return false;
 	cc->depth = 1;
 	return true;

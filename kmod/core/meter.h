@@ -57,7 +57,7 @@
  *   bi_meter_complete_chain,         CPU owning @cpu (every @cpu[i]), IRQs
  *   bi_meter_refund(_chain)          off; the class lock is taken inside
  *   bi_meter_reclaim                 tick: on the CPU owning @cpu, IRQs off
- *   bi_meter_classify                any; m->rules and m->cost stable
+ *   bi_meter_classify                any
  *   bi_meter_init                    before any other call; owns @m
  *   bi_meter_configure,              configuration or tick (process
  *   bi_meter_set_request_rate,       context),
@@ -66,6 +66,10 @@
  *                                    the keys' locks and the class lock
  *                                    cover the rest
  *   bi_meter_init_cpu                owns @cpu (before publication)
+ * Every reader of the published configuration (all but configure, init and
+ * the tick) runs where the caller's publication rule covers it (struct
+ * bi_meter_cfg): in the kernel, inside an RCU read-side section (IRQs off
+ * counts as one).
  * The meter's locks (class lock, key locks) are never nested, in a level or
  * across the levels of a chain, so no lock order binds the caller; they are
  * innermost (the caller may hold its own, e.g. the device lock).
@@ -92,28 +96,67 @@ enum bi_key {
 /* Levels a chain charges: the tenant and up to 3 configured ancestors. */
 #define BI_METER_MAX_DEPTH	4
 
-struct bi_meter {
-	struct bi_global key[BI_NR_KEYS];
+/* bi_meter_cfg.wfixed: initial=ewma, the tick's estimate (bi_meter.ewma_init) */
+#define BI_WFIXED_EWMA		(-1)
+
+/*
+ * What a tenant's configuration makes of its meter that the I/O path reads
+ * without a lock, published as a whole: immutable once published.
+ * bi_meter_configure() fills the slot readers do not use and publishes it
+ * with one release store of m->cfg; a reader loads m->cfg once per call
+ * (bi_meter_cfg(), acquire) and uses that copy throughout, so an admission,
+ * a correction or a classification sees the old or the new configuration,
+ * never a mix.  The keys' and classes' buckets are not in it: each is
+ * retuned whole under its own lock (bi_global_tune), and a newly capped one
+ * is ready before the configuration that names it is published.  The
+ * caller of bi_meter_configure() guarantees that no reader still uses the
+ * unpublished slot (the kernel: a grace period since the previous
+ * publication, readers inside RCU read-side sections; blkiso.h).
+ */
+struct bi_meter_cfg {
 	u8 key_on;			/* bit per enum bi_key: capped */
+	u8 cls_on;			/* class stage in force (any class rated) */
 	u8 initial;			/* enum bi_initial */
 	/*
 	 * The work key's initial deduction: 0 = the bio's units (exact),
-	 * else this many units (1; initial=ewma's estimate, S0-29)
+	 * 1 (initial=1), BI_WFIXED_EWMA (initial=ewma: bi_meter.ewma_init)
 	 */
 	s64 wfixed;
-	struct bi_adapt ad;		/* initial=ewma's estimate, by the tick */
-	u8 cls_on;			/* class stage in force (any class rated) */
-	u8 auto_active;			/* mode=auto: the mechanism the selector chose */
 	struct bi_deadband db;
 	struct bi_cost_model cost;
 	struct bi_rules rules;
-	/* Class stage, under cls_lock (also cls_on's writes). */
+};
+
+struct bi_meter {
+	const struct bi_meter_cfg *cfg;	/* the published slot */
+	struct bi_meter_cfg slot[2];
+	/* initial=ewma's estimate of a bio's units: the tick's, one word */
+	s64 ewma_init;
+	struct bi_global key[BI_NR_KEYS];
+	struct bi_adapt ad;		/* initial=ewma's estimate, by the tick */
+	u8 auto_active;			/* mode=auto: the mechanism the selector chose */
+	/* Class stage, under cls_lock. */
 	struct bi_lock cls_lock;
 	u8 cls_rated;			/* bit per enum bi_class with a rate */
 	struct bi_bucket cls[BI_NR_CLASSES];
 	/* per class, unrated buckets dropped; nr_buckets 0 = admit free */
 	struct bi_policy policy[BI_NR_CLASSES];
 };
+
+/* The published configuration: load once per call, use that copy. */
+static inline const struct bi_meter_cfg *bi_meter_cfg(const struct bi_meter *m)
+{
+	return bi_load_acquire(&m->cfg);
+}
+
+/* The work key's initial deduction for a bio of @units under @c. */
+static inline s64 bi_meter_wcost(const struct bi_meter *m,
+				 const struct bi_meter_cfg *c, u64 units)
+{
+	if (bi_likely(!c->wfixed))
+		return (s64)bi_min_u64(units, S64_MAX);
+	return c->wfixed > 0 ? c->wfixed : bi_read_once(m->ewma_init);
+}
 
 struct bi_meter_cpu {
 	struct bi_local local[BI_NR_KEYS];
@@ -210,7 +253,9 @@ static inline bool bi_meter_capped(const struct bi_meter *m, u8 dir)
 		(1U << BI_KEY_RUNITS) | (1U << BI_KEY_RREQS) :
 		(1U << BI_KEY_WUNITS) | (1U << BI_KEY_WREQS);
 
-	return (m->key_on & mask) || m->cls_on;
+	const struct bi_meter_cfg *c = bi_meter_cfg(m);
+
+	return (c->key_on & mask) || c->cls_on;
 }
 
 /* The work key and the request key of a direction (enum bi_dir). */
@@ -234,13 +279,15 @@ static inline bool
 bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
 			u32 reqs, struct bi_chain_charge *cc, u64 now_ns, u8 dir)
 {
+	const struct bi_meter_cfg *c = bi_meter_cfg(m);
 	u8 wkey = bi_work_key(dir), rkey = bi_request_key(dir);
-	u8 keys = m->key_on & ((1U << wkey) | (1U << rkey));
-	s64 wcost = m->wfixed ? m->wfixed : (s64)units;
+	u8 keys = c->key_on & ((1U << wkey) | (1U << rkey));
+	s64 wcost;
 	struct bi_charge *ch = &cc->lvl[0];
 
-	if (m->cls_on)
+	if (c->cls_on)
 		return false;
+	wcost = bi_meter_wcost(m, c, units);
 	if ((keys & (1U << wkey)) && !bi_local_hit(&cpu->local[wkey], wcost, now_ns))
 		return false;
 	if ((keys & (1U << rkey)) && !bi_local_hit(&cpu->local[rkey], reqs, now_ns))
@@ -296,7 +343,8 @@ static inline void bi_meter_complete_fast_key(struct bi_meter *m,
 	s64 diff = (s64)ch->units - initial;
 
 	/* bi_local_correct(), the dead-band known to be there */
-	if ((ch->keys & (1U << key)) && diff && bi_correction_due(&m->db, initial, diff))
+	if ((ch->keys & (1U << key)) && diff &&
+	    bi_correction_due(&bi_meter_cfg(m)->db, initial, diff))
 		bi_local_apply(&cpu->local[key], &m->key[key], diff, now_ns);
 	ch->keys = 0;
 }

@@ -9,6 +9,8 @@
  * where the charge went, and tokens are conserved along a chain under
  * random traffic.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,8 +278,8 @@ TEST(request_mode_caps_requests_at_the_controllers_rate)
 
 	/* C = 10,000 units/s, b = 0.3: 3,000 requests/s, whatever the size */
 	ASSERT_EQ(0, rig_init(&r, "runits=10000 mode=request"));
-	EXPECT_FALSE(r.m.key_on & (1U << BI_KEY_RUNITS));
-	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RREQS));
+	EXPECT_FALSE(r.m.cfg->key_on & (1U << BI_KEY_RUNITS));
+	EXPECT_TRUE(r.m.cfg->key_on & (1U << BI_KEY_RREQS));
 	n = run_qd1(&r, io_of(BI_OP_READ, 1 << 20, 0), 10);
 	/* 30,000 + a 5 % burst (150), within one local batch */
 	EXPECT_LE(n, 30000 + 150 + 1);
@@ -317,23 +319,23 @@ TEST(mode_auto_configures_the_selected_mechanism)
 	struct rig r;
 
 	ASSERT_EQ(0, rig_init(&r, "runits=10000 mode=auto"));
-	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RUNITS));
-	EXPECT_FALSE(r.m.key_on & (1U << BI_KEY_RREQS));
+	EXPECT_TRUE(r.m.cfg->key_on & (1U << BI_KEY_RUNITS));
+	EXPECT_FALSE(r.m.cfg->key_on & (1U << BI_KEY_RREQS));
 	r.m.auto_active = BI_MODE_REQUEST;
 	bi_meter_configure(&r.m, &r.conf, &r.dev, NS);
-	EXPECT_FALSE(r.m.key_on & (1U << BI_KEY_RUNITS));
-	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RREQS));
+	EXPECT_FALSE(r.m.cfg->key_on & (1U << BI_KEY_RUNITS));
+	EXPECT_TRUE(r.m.cfg->key_on & (1U << BI_KEY_RREQS));
 	/* C = 10,000 units/s, b = 0.3: the request key starts at 3,000/s */
 	EXPECT_EQ(3000ULL, r.m.key[BI_KEY_RREQS].b.rate);
 	r.m.auto_active = BI_MODE_WORK;
 	bi_meter_configure(&r.m, &r.conf, &r.dev, 2 * NS);
-	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RUNITS));
-	EXPECT_FALSE(r.m.key_on & (1U << BI_KEY_RREQS));
+	EXPECT_TRUE(r.m.cfg->key_on & (1U << BI_KEY_RUNITS));
+	EXPECT_FALSE(r.m.cfg->key_on & (1U << BI_KEY_RREQS));
 	/* a configured mode wins over the selector's */
 	ASSERT_EQ(0, rig_init(&r, "runits=10000 mode=work"));
 	r.m.auto_active = BI_MODE_REQUEST;
 	bi_meter_configure(&r.m, &r.conf, &r.dev, NS);
-	EXPECT_TRUE(r.m.key_on & (1U << BI_KEY_RUNITS));
+	EXPECT_TRUE(r.m.cfg->key_on & (1U << BI_KEY_RUNITS));
 }
 
 TEST(bytes_cap_becomes_units_and_tighter_cap_wins)
@@ -448,11 +450,11 @@ TEST(initial_ewma_follows_the_tick)
 		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
 		EXPECT_EQ(512, bi_charge_initial(&ch, BI_KEY_WUNITS));
 		bi_meter_adapt_tick(&r.m, &off);
-		EXPECT_EQ(i ? 600 : 512, r.m.wfixed);
+		EXPECT_EQ(i ? 600 : 512, r.m.ewma_init);
 		/* a reconfiguration keeps the estimate */
 		ASSERT_EQ(0, bi_conf_merge(&r.conf, "wunits=50000", 12, NULL));
 		bi_meter_configure(&r.m, &r.conf, &r.dev, 0);
-		EXPECT_EQ(i ? 600 : 512, r.m.wfixed);
+		EXPECT_EQ(i ? 600 : 512, r.m.ewma_init);
 	}
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, rig_init(&r, i ? "wunits=100000 initial=1" : "wunits=100000"));
@@ -696,13 +698,13 @@ TEST(class_policies_as_applied)
 
 	/* no class rate: no class stage, the fast path as before */
 	ASSERT_EQ(0, rig_init(&r, "runits=10000"));
-	EXPECT_EQ(0, r.m.cls_on);
+	EXPECT_EQ(0, r.m.cfg->cls_on);
 	bi_meter_classify(&r.m, &io, &ch);
 	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
 	EXPECT_EQ(0, ch.ticket.nr);
 	/* hi and lo rated: HI consults [hi, lo] (unrated mid skipped), MID is free */
 	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 lo.units=5000"));
-	EXPECT_EQ(1, r.m.cls_on);
+	EXPECT_EQ(1, r.m.cfg->cls_on);
 	EXPECT_EQ((1U << BI_CLASS_HI) | (1U << BI_CLASS_LO), r.m.cls_rated);
 	ASSERT_EQ(2, r.m.policy[BI_CLASS_HI].nr_buckets);
 	EXPECT_EQ(BI_CLASS_HI, r.m.policy[BI_CLASS_HI].bucket[0]);
@@ -1347,6 +1349,137 @@ TEST(chain_conserves_tokens_random)
 	}
 	free(n);
 	free(fl);
+}
+
+/*
+ * Configuration publication (struct bi_meter_cfg): two tenant lines and two
+ * device lines that differ in every published field, so that a mix of the
+ * two shows in any pair of fields.
+ */
+struct pub_line {
+	const char *tenant, *device;
+	u8 key_on;
+	s64 wfixed;
+	u32 db_units;
+	u8 unit_shift;
+};
+
+static const struct pub_line pub_lines[2] = {
+	{ "rbps=1M initial=1 deadband=7", "unit_bytes=4096",
+	  1U << BI_KEY_RUNITS, 1, 7, 12 },
+	{ "riops=50 wiops=60 initial=exact deadband=9", "unit_bytes=8192",
+	  (1U << BI_KEY_RREQS) | (1U << BI_KEY_WREQS), 0, 9, 13 },
+};
+
+static int pub_configure(struct bi_meter *m, int which)
+{
+	struct bi_tenant_conf conf;
+	struct bi_dev_conf dev;
+	const struct pub_line *l = &pub_lines[which];
+
+	bi_dev_conf_init(&dev);
+	if (bi_dev_conf_merge(&dev, l->device, strlen(l->device), NULL) ||
+	    bi_conf_parse(&conf, l->tenant, strlen(l->tenant), NULL))
+		return -1;
+	bi_meter_configure(m, &conf, &dev, 0);
+	return 0;
+}
+
+/* Which line @c is wholly, or -1 for a mix. */
+static int pub_which(const struct bi_meter_cfg *c)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (c->key_on == pub_lines[i].key_on && c->wfixed == pub_lines[i].wfixed &&
+		    c->db.units == pub_lines[i].db_units &&
+		    c->cost.unit_shift == pub_lines[i].unit_shift && !c->cls_on)
+			return i;
+	return -1;
+}
+
+/*
+ * bi_meter_configure() fills the slot that is not published and publishes
+ * it: what a reader loaded before stays whole and unchanged, the new one is
+ * the new line whole, and the next configuration reuses the first slot.
+ */
+TEST(configure_publishes_the_other_slot_and_leaves_the_loaded_one_whole)
+{
+	struct bi_meter m;
+	const struct bi_meter_cfg *a, *b;
+	struct bi_meter_cfg snap;
+
+	bi_meter_init(&m, 0);
+	ASSERT_EQ(0, pub_configure(&m, 0));
+	a = bi_meter_cfg(&m);
+	ASSERT_EQ(0, pub_which(a));
+	memcpy(&snap, a, sizeof(snap));
+	ASSERT_EQ(0, pub_configure(&m, 1));
+	b = bi_meter_cfg(&m);
+	ASSERT_NE(a, b);
+	EXPECT_EQ(0, memcmp(a, &snap, sizeof(snap)));
+	EXPECT_EQ(1, pub_which(b));
+	/* the new caps' buckets were ready before it was published */
+	EXPECT_EQ(50ULL, m.key[BI_KEY_RREQS].b.rate);
+	EXPECT_EQ(60ULL, m.key[BI_KEY_WREQS].b.rate);
+	ASSERT_EQ(0, pub_configure(&m, 0));
+	EXPECT_EQ(a, bi_meter_cfg(&m));
+	EXPECT_EQ(0, pub_which(a));
+}
+
+struct pub_reader {
+	struct bi_meter *m;
+	int stop;
+	u64 sections;		/* read sections ended (the writer's grace period) */
+	u64 seen[2], mixed;
+};
+
+static void *pub_reader_fn(void *arg)
+{
+	struct pub_reader *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		/* one read-side section: one load, every field of that copy */
+		int w = pub_which(bi_meter_cfg(r->m));
+
+		if (w < 0)
+			r->mixed++;
+		else
+			r->seen[w]++;
+		__atomic_store_n(&r->sections, r->sections + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * A reader on another thread never sees a mix of two configurations while
+ * the writer publishes one after the other, 20,000 times, waiting between
+ * two publications for the reader to end a section (the grace period the
+ * kernel waits for with cond_synchronize_rcu_expedited()).
+ */
+TEST(a_reader_sees_the_old_or_the_new_configuration_never_a_mix)
+{
+	struct bi_meter m;
+	struct pub_reader r = { .m = &m };
+	pthread_t th;
+	u64 start;
+	int i;
+
+	bi_meter_init(&m, 0);
+	ASSERT_EQ(0, pub_configure(&m, 0));
+	ASSERT_EQ(0, pthread_create(&th, NULL, pub_reader_fn, &r));
+	for (i = 1; i <= 20000; i++) {
+		ASSERT_EQ(0, pub_configure(&m, i & 1));
+		start = __atomic_load_n(&r.sections, __ATOMIC_ACQUIRE);
+		/* two ends: the section under way may have begun before the store */
+		while (__atomic_load_n(&r.sections, __ATOMIC_ACQUIRE) < start + 2)
+			sched_yield();
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0ULL, r.mixed);
+	EXPECT_GT(r.seen[0], 0ULL);
+	EXPECT_GT(r.seen[1], 0ULL);
 }
 
 TEST_HARNESS_MAIN

@@ -9,7 +9,8 @@
 #               time counts guest instructions (1 ns each) and idle time
 #               jumps to the next timer, so rates and costs repeat exactly
 #   -t SECONDS  wall-clock limit for the whole run (default 600)
-#   -c CPUS     vCPUs in the ordinary mode (default 2)
+#   -c CPUS     vCPUs (default 2; in the deterministic mode 1 unless -c is
+#               given: then CPUS vCPUs take turns on one host thread)
 #   -m MEM      guest memory (default 2G)
 #
 # The guest sees the host's / read-only at /host (so SCRIPT, the project
@@ -35,13 +36,13 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-series=6.1 icount=0 limit=600 cpus=2 mem=2G
+series=6.1 icount=0 limit=600 cpus=2 icpus=1 mem=2G
 while getopts "k:it:c:m:" opt; do
 	case $opt in
 	k) series=$OPTARG ;;
 	i) icount=1 ;;
 	t) limit=$OPTARG ;;
-	c) cpus=$OPTARG ;;
+	c) cpus=$OPTARG icpus=$OPTARG ;;
 	m) mem=$OPTARG ;;
 	*) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
@@ -81,7 +82,7 @@ mkdir -p "$out"
 } > "$out/job.sh"
 
 if [ "$icount" = 1 ]; then
-	accel=(-accel tcg,thread=single -icount shift=0,sleep=off -smp 1)
+	accel=(-accel tcg,thread=single -icount shift=0,sleep=off -smp "$icpus")
 else
 	accel=(-accel tcg,thread=multi -smp "$cpus")
 fi
