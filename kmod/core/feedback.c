@@ -32,6 +32,11 @@ void bi_fb_iso_params(struct bi_iso_params *p, const struct bi_tenant_conf *conf
 	p->abuse_permille = conf->abuse_pct * 10;
 	p->tick_ns = tick_ns;
 	p->metric_units = conf->alloc_metric == BI_ALLOC_UNITS;
+	p->delay_mode = conf->delay_mode == BI_DELAY_SINGLE ? BI_ISO_SINGLE : BI_ISO_SPREAD;
+	p->reduce_below_alloc = conf->reduce_below_alloc;
+	p->predictive = conf->predictive;
+	/* smoothing_pct is alpha in percent; the controller's alpha is x BI_FP_ONE */
+	p->alpha_fp = conf->smoothing_pct * BI_FP_ONE / 100;
 }
 
 void bi_fb_rate_params(struct bi_rate_params *p, const struct bi_tenant_conf *conf,

@@ -166,6 +166,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			const struct bi_dev_conf *dev, u64 now_ns)
 {
 	u8 mode = conf->mode == BI_MODE_AUTO ? m->auto_active : conf->mode;
+	u64 hold_ns = (u64)bi_dev_conf_dispense_hold_ms(dev) * BI_NSEC_PER_MSEC;
 	u8 on = 0, dir, k;
 	u64 rate, cap;
 
@@ -177,6 +178,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 	m->ad.adapt_pct = conf->adapt_pct;
 	m->initial = conf->initial;
 	m->wfixed = conf->initial == BI_INITIAL_ONE ? 1 :
+		    conf->initial == BI_INITIAL_FIXED ? (s64)conf->initial_units :
 		    conf->initial == BI_INITIAL_EWMA ? m->ad.initial : 0;
 	m->db.units = (u32)bi_min_u64(conf->deadband_units, U32_MAX);
 	m->db.pct = 0;
@@ -204,6 +206,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 				bi_global_restart(g, rate, (s64)cap, (s64)cap, now_ns);
 			g->local_max = bi_meter_local_max(dev, key, cap);
 			g->min_batch = bi_meter_min_batch(g->local_max, cap);
+			g->hold_ns = hold_ns;
 			on |= 1U << key;
 		}
 	}
