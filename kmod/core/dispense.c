@@ -138,6 +138,35 @@ void bi_global_put(struct bi_global *g, s64 n, u64 now_ns)
 	bi_unlock_irqrestore(&g->lock, flags);
 }
 
+/*
+ * A local balance @n > 0 unused for @idle_ns comes back (A-36).  Left in
+ * the global bucket, it would have been lost by now if the refill over
+ * @idle_ns alone fills the bucket: then it is dropped (counted as put back
+ * and dropped), so that tokens taken long ago never add to a refilled
+ * burst; otherwise it is put back as any return.
+ * Context: any; takes the global lock.
+ */
+static void bi_global_put_idle(struct bi_global *g, s64 n, u64 idle_ns, u64 now_ns)
+{
+	unsigned long flags;
+	u64 fill_ns;
+
+	if (!g->b.rate) {
+		bi_global_put(g, n, now_ns);
+		return;
+	}
+	fill_ns = bi_mul_div_u64((u64)bi_max_s64(g->b.max_tokens, 0), BI_NSEC_PER_SEC,
+				 g->b.rate);
+	if (idle_ns < fill_ns) {
+		bi_global_put(g, n, now_ns);
+		return;
+	}
+	flags = bi_lock_irqsave(&g->lock);
+	g->b.taken += (u64)n;
+	g->b.dropped += (u64)n;
+	bi_unlock_irqrestore(&g->lock, flags);
+}
+
 /* bi_local_init - empty local bucket.  Context: the owner, or before use. */
 void bi_local_init(struct bi_local *l, u64 now_ns)
 {
@@ -223,7 +252,15 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	s64 got, want, need, least, half, left = 0;
 
 	cost = bi_min_s64(bi_max_s64(cost, 0), BI_TOKENS_LIMIT);
-	local_rotate(l, g, now_ns);
+	/*
+	 * A-36, lazily and on this CPU (no cross-CPU call): a balance unused
+	 * for more than a tick goes back to the global bucket before this CPU
+	 * spends again, so tokens taken long ago never add to a refilled
+	 * burst.  The fast path cannot spend them either: it needs the
+	 * current demand interval, which ends within a tick of the last use.
+	 * Rotates the demand interval too.
+	 */
+	bi_local_reclaim(l, g, now_ns);
 	if (l->tokens >= cost)
 		goto admit;
 	/*
@@ -271,6 +308,8 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	l->draining = got > 0 && left > 0;
 	l->tokens += got;
 	l->got += (u64)got;
+	if (got > 0)		/* gathering for a waiting bio is use */
+		l->last_use_ns = now_ns;
 	if (l->tokens >= cost)
 		goto admit;
 	/*
@@ -304,10 +343,10 @@ void bi_local_return_excess(struct bi_local *l, struct bi_global *g, u64 now_ns)
 }
 
 /*
- * bi_local_reclaim - at the tick: a local bucket unused for more than one
- * tick hands its balance (or its debt) back to the global bucket (A-36).
- * Returns true if it handed anything back.
- * Context: tick, on the local's CPU (per-CPU call), IRQs off.
+ * bi_local_reclaim - a local bucket unused for more than one tick hands its
+ * balance (or its debt) back to the global bucket (A-36); the slow path of
+ * a charge calls it first.  Returns true if it handed anything back.
+ * Context: as bi_local_charge (on the local's CPU, IRQs off).
  */
 bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
 {
@@ -317,10 +356,12 @@ bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
 	if (!n || now_ns < l->last_use_ns || now_ns - l->last_use_ns <= g->tick_ns)
 		return false;
 	l->tokens = 0;
-	if (n > 0)
+	if (n > 0) {
 		l->returned += (u64)n;
-	else
+		bi_global_put_idle(g, n, now_ns - l->last_use_ns, now_ns);
+	} else {
 		l->got += (u64)-n;
-	bi_global_put(g, n, now_ns);
+		bi_global_put(g, n, now_ns);
+	}
 	return true;
 }

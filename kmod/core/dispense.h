@@ -20,8 +20,7 @@
  *  bi_local_hit, _take    or dispatcher work    preemption and IRQs off
  *  bi_local_correct,      completion (hard IRQ  run on the completing CPU's
  *  bi_local_return_excess possible)             local with IRQs off
- *  bi_local_reclaim       tick, via a per-CPU   run on the local's CPU with
- *                         call (on_each_cpu)    IRQs off
+ *  bi_local_reclaim       as bi_local_charge    (called by its slow path)
  *  bi_global_dispense,    any                   nothing: these take the
  *  bi_global_put                                global lock (irqsave)
  *  bi_global_init         configuration         exclude the users

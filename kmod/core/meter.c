@@ -511,16 +511,6 @@ void bi_meter_adapt_tick(struct bi_meter *m, const struct bi_sample *s)
 		m->wfixed = m->ad.initial;
 }
 
-/* Tick: hand an idle CPU's local tokens back to the global buckets. */
-void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns)
-{
-	u8 k;
-
-	for (k = 0; k < BI_NR_KEYS; k++)
-		if (m->key_on & (1U << k))
-			bi_local_reclaim(&cpu->local[k], &m->key[k], now_ns);
-}
-
 /* Classify @io at every level of the chain, by each level's own rules. */
 static u8 bi_chain_classify(struct bi_meter *const *m, u8 depth,
 			    const struct bi_io *io, struct bi_chain_charge *cc)
