@@ -111,6 +111,7 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 	WRITE_ONCE(fb->extremes, p.alloc || dev->conf.overload == BI_OVERLOAD_IDEAL ||
 		   fb->mode_auto);
 	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&t->conf, &dev->conf);
+	fb->ovl.window_ticks = bi_fb_tenant_window(&t->conf);
 
 	spin_lock_irqsave(&dev->lock, flags);
 	for (d = 0; d < BI_NR_DIRS; d++) {

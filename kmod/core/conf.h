@@ -41,6 +41,7 @@
 #define BI_CONF_TOKENS_MAX	(1LL << 40)		/* |min_tokens|, |floor| */
 #define BI_CONF_MIN_AUTO	S64_MAX			/* min_tokens=auto (S0-30) */
 #define BI_CONF_INHERIT		(S64_MAX - 1)		/* class min/floor = tenant's */
+#define BI_CONF_WINDOW_MAX	16	/* tenant window_ticks: its ring (S2-16) */
 #define BI_BURST_LIMIT_MIN	3	/* seed 000's request-bucket burst */
 #define BI_BURST_LIMIT_PCT	5	/* ... or 5 % of the cap, the larger */
 
@@ -132,6 +133,7 @@ struct bi_tenant_conf {
 	u32 safety_pct;			/* s, percent (S0-11) */
 	u32 adapt_pct;			/* initial-deduction adaptation (S0-29) */
 	u32 miss_pct;			/* own overload threshold (S2-16) */
+	u32 window_ticks;		/* own overload window, 0 = the device's (S2-16) */
 	u32 hover_ms;			/* wait before adding delays (S3-08) */
 	u32 delay_step_us;		/* delta step (S3-07) */
 	u32 delay_max_us;		/* 0 = auto: min(2 x device latency, 50 ms) */

@@ -66,6 +66,14 @@ u64 bi_fb_initial_cap_mrps(const struct bi_tenant_conf *conf, u64 committed_ups,
 					BI_RATE_INIT_B_PERMILLE_DEF);
 }
 
+_Static_assert(BI_CONF_WINDOW_MAX == BI_OVL_TENANT_WINDOW, "tenant window_ticks fits its ring");
+
+/* S2-16: the tenant's own overload window in ticks; 0 = the device's. */
+u32 bi_fb_tenant_window(const struct bi_tenant_conf *conf)
+{
+	return conf->window_ticks;
+}
+
 /* S2-16: a tenant threshold other than the device's is an override; 0 = none. */
 u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
 			   const struct bi_dev_conf *dev)

@@ -1007,6 +1007,7 @@ static const struct bi_key bi_tenant_keys[] = {
 	BI_U("safety_pct", safety_pct, 100, 1000, 120),
 	BI_U("adapt_pct", adapt_pct, 1, 1000, 25),
 	BI_U("miss_pct", miss_pct, 1, 100, 10),
+	BI_UU("window_ticks", window_ticks, "auto", 1, BI_CONF_WINDOW_MAX),
 	BI_U("hover_ms", hover_ms, 0, 600000, 1000),
 	BI_U("delay_step_us", delay_step_us, 1, 1000000, 100),
 	BI_UU("delay_max_us", delay_max_us, "auto", 1, 10000000),
@@ -1220,6 +1221,11 @@ static const struct bi_refused_key bi_dev_refused[] = {
 	{ "rw_read_factor", "not supported (reads and writes have their own caps)" },
 	{ "dispense_threshold", "not supported (a global bucket hands out all it holds)" },
 	{ "refill_hist", "not supported (the demand history is 4 intervals)" },
+	{ "overload_hint", "not supported (overload is measured from completion latencies)" },
+	{ "riops", "not a device key (a device-wide cap is a quota on the root cgroup)" },
+	{ "wiops", "not a device key (a device-wide cap is a quota on the root cgroup)" },
+	{ "rbps", "not a device key (a device-wide cap is a quota on the root cgroup)" },
+	{ "wbps", "not a device key (a device-wide cap is a quota on the root cgroup)" },
 };
 
 static const struct bi_table bi_dev_table = {

@@ -77,6 +77,7 @@ static const struct tkey tenant_keys[] = {
 	NUM("safety_pct", 100, 1000, "150"),
 	NUM("adapt_pct", 1, 1000, "50"),
 	NUM("miss_pct", 1, 100, "20"),
+	NUMU("window_ticks", "auto", 1, 16, "5"),
 	NUM("hover_ms", 0, 600000, "0"),
 	NUM("delay_step_us", 1, 1000000, "250"),
 	NUMU("delay_max_us", "auto", 1, 10000000, "20000"),
@@ -576,6 +577,9 @@ TEST(unbuilt_keys_are_refused_with_the_reason)
 		{ true, "dispense_threshold=0", "hands out all it holds" },
 		{ true, "refill_hist=4", "4 intervals" },
 		{ false, "ideal_us=100", "device's ideal_us" },
+		{ true, "overload_hint=1", "completion latencies" },
+		{ true, "riops=1000", "root cgroup" },
+		{ true, "wbps=1M", "root cgroup" },
 	};
 	struct bi_parse_err err;
 	struct tconf t;

@@ -140,6 +140,7 @@ static void derive(const struct bi_tenant_conf *c, const struct bi_dev_conf *d,
 	put(s, op.simple);
 	put(s, op.ideal);
 	put(s, bi_fb_tenant_threshold(c, d));
+	put(s, bi_fb_tenant_window(c));
 	put(s, bi_dev_conf_hold_ms(d));
 }
 
@@ -197,6 +198,7 @@ static const struct walk tenant_walk[] = {
 	CORE("safety_pct", "runits=1000", "safety_pct=150"),
 	CORE("adapt_pct", "runits=1000 initial=ewma", "adapt_pct=50"),
 	CORE("miss_pct", "", "miss_pct=20"),
+	CORE("window_ticks", "", "window_ticks=5"),
 	CORE("hover_ms", "alloc=500", "hover_ms=0"),
 	CORE("delay_step_us", "alloc=500", "delay_step_us=250"),
 	CORE("delay_max_us", "alloc=500", "delay_max_us=20000"),
