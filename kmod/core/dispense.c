@@ -113,10 +113,11 @@ s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 }
 
 /*
- * bi_global_put - a local bucket hands back @n tokens (n < 0: hands over its
- * debt).  Tokens above capacity are dropped.  Context: any; takes the lock.
+ * A local bucket hands back @n tokens (n < 0: hands over its debt); with
+ * @drop, tokens that come back are dropped whole (counted as put back and
+ * dropped).  Tokens above capacity are dropped.
  */
-void bi_global_put(struct bi_global *g, s64 n, u64 now_ns)
+static void bi_global_put_locked(struct bi_global *g, s64 n, bool drop, u64 now_ns)
 {
 	unsigned long flags = bi_lock_irqsave(&g->lock);
 	struct bi_bucket *b = &g->b;
@@ -125,7 +126,7 @@ void bi_global_put(struct bi_global *g, s64 n, u64 now_ns)
 	bi_bucket_refill(b, now_ns);
 	if (n >= 0) {
 		b->taken += (u64)n;
-		room = bi_max_s64(b->max_tokens - b->tokens, 0);
+		room = drop ? 0 : bi_max_s64(b->max_tokens - b->tokens, 0);
 		if (n > room) {
 			b->dropped += (u64)(n - room);
 			n = room;
@@ -139,32 +140,28 @@ void bi_global_put(struct bi_global *g, s64 n, u64 now_ns)
 }
 
 /*
+ * bi_global_put - a local bucket hands back @n tokens (n < 0: hands over its
+ * debt).  Tokens above capacity are dropped.  Context: any; takes the lock.
+ */
+void bi_global_put(struct bi_global *g, s64 n, u64 now_ns)
+{
+	bi_global_put_locked(g, n, false, now_ns);
+}
+
+/*
  * A local balance @n > 0 unused for @idle_ns comes back (A-36).  Left in
  * the global bucket, it would have been lost by now if the refill over
- * @idle_ns alone fills the bucket: then it is dropped (counted as put back
- * and dropped), so that tokens taken long ago never add to a refilled
- * burst; otherwise it is put back as any return.
- * Context: any; takes the global lock.
+ * @idle_ns alone fills the bucket: then it is dropped, so that tokens taken
+ * long ago never add to a refilled burst; otherwise it is put back as any
+ * return.  Context: any; takes the global lock.
  */
 static void bi_global_put_idle(struct bi_global *g, s64 n, u64 idle_ns, u64 now_ns)
 {
-	unsigned long flags;
-	u64 fill_ns;
+	u64 fill_ns = g->b.rate ?
+		bi_mul_div_u64((u64)bi_max_s64(g->b.max_tokens, 0), BI_NSEC_PER_SEC,
+			       g->b.rate) : U64_MAX;
 
-	if (!g->b.rate) {
-		bi_global_put(g, n, now_ns);
-		return;
-	}
-	fill_ns = bi_mul_div_u64((u64)bi_max_s64(g->b.max_tokens, 0), BI_NSEC_PER_SEC,
-				 g->b.rate);
-	if (idle_ns < fill_ns) {
-		bi_global_put(g, n, now_ns);
-		return;
-	}
-	flags = bi_lock_irqsave(&g->lock);
-	g->b.taken += (u64)n;
-	g->b.dropped += (u64)n;
-	bi_unlock_irqrestore(&g->lock, flags);
+	bi_global_put_locked(g, n, idle_ns >= fill_ns, now_ns);
 }
 
 /* bi_local_init - empty local bucket.  Context: the owner, or before use. */

@@ -321,6 +321,72 @@ TEST(demand_history_rolls)
 	ASSERT_EQ(7ULL, l.demand[2]);
 }
 
+/*
+ * The history shifts by the intervals that passed: one (the newest is the
+ * interval that ended), three (two empty ones in between), and more than
+ * it holds (all empty).
+ */
+TEST(demand_history_shifts_by_intervals)
+{
+	struct bi_global g;
+	struct bi_local l;
+	const u64 T = BI_DISPENSE_TICK_NS;
+	int i;
+
+	bi_global_init(&g, 0, 1000, 0, 0);
+	bi_local_init(&l, 0);
+	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
+		l.demand[i] = i + 1;			/* {1, 2, 3, 4} */
+	l.cur_units = 9;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, T));	/* empty: rotates only */
+	ASSERT_EQ(9ULL, l.demand[0]);
+	ASSERT_EQ(1ULL, l.demand[1]);
+	ASSERT_EQ(2ULL, l.demand[2]);
+	ASSERT_EQ(3ULL, l.demand[3]);
+	ASSERT_EQ(2 * T, l.interval_end_ns);
+	l.cur_units = 8;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, 4 * T + 1));	/* three intervals */
+	ASSERT_EQ(0ULL, l.demand[0]);
+	ASSERT_EQ(0ULL, l.demand[1]);
+	ASSERT_EQ(8ULL, l.demand[2]);
+	ASSERT_EQ(9ULL, l.demand[3]);
+	ASSERT_EQ(5 * T, l.interval_end_ns);
+	l.cur_units = 7;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, 20 * T));		/* more than four */
+	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
+		ASSERT_EQ(0ULL, l.demand[i]);
+}
+
+/* What comes back: capped at capacity, a debt saturated at the limit. */
+TEST(put_caps_and_saturates)
+{
+	struct bi_global g;
+
+	bi_global_init(&g, 0, 100, 95, 0);
+	bi_global_put(&g, 10, 0);
+	ASSERT_EQ(100, g.b.tokens);
+	ASSERT_EQ(5ULL, g.b.dropped);
+	ASSERT_EQ(10ULL, g.b.taken);
+	bi_global_init(&g, 0, 100, 0, 0);
+	g.b.tokens = -BI_TOKENS_LIMIT + 5;
+	bi_global_put(&g, -10, 0);
+	ASSERT_EQ(-BI_TOKENS_LIMIT, g.b.tokens);
+	ASSERT_EQ(5ULL, g.b.given);
+}
+
+/* A restart sets local_max and the hold afresh from the new capacity. */
+TEST(restart_resets_local_max_and_hold)
+{
+	struct bi_global g;
+
+	bi_global_init(&g, 100, 100, 100, 0);
+	g.local_max = 77;
+	g.hold_ns = 5;
+	bi_global_restart(&g, 100, 1600, 1600, 0);
+	ASSERT_EQ(100, g.local_max);
+	ASSERT_EQ(BI_DISPENSE_TICK_NS, g.hold_ns);
+}
+
 /* a short dispense stays local; the retry uses it. */
 TEST(a_35_partial_dispense_kept)
 {
