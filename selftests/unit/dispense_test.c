@@ -351,6 +351,11 @@ TEST(demand_history_shifts_by_intervals)
 	ASSERT_EQ(8ULL, l.demand[2]);
 	ASSERT_EQ(9ULL, l.demand[3]);
 	ASSERT_EQ(5 * T, l.interval_end_ns);
+	l.cur_units = 6;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, 8 * T + 1));	/* four: the oldest */
+	ASSERT_EQ(0ULL, l.demand[0]);
+	ASSERT_EQ(0ULL, l.demand[2]);
+	ASSERT_EQ(6ULL, l.demand[3]);
 	l.cur_units = 7;
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, 20 * T));		/* more than four */
 	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
