@@ -626,6 +626,23 @@ TEST(initial_fixed_k)
 	ASSERT_EQ(0, bad1(false, "initial", "fixed8", BI_PE_BAD_WORD));
 }
 
+/*
+ * A suffix that would carry a value past 64 bits is an overflow, not a
+ * wrapped (zero or small) value; an error message shows a control byte
+ * of the token as '?'.
+ */
+TEST(suffix_overflow_and_quoted_control_bytes)
+{
+	struct bi_tenant_conf c;
+	struct bi_parse_err err;
+
+	ASSERT_EQ(0, bad1(false, "rbps", "18014398509481984K", BI_PE_OVERFLOW));
+	ASSERT_EQ(0, bad1(false, "rbps", "18014398509481983K", BI_PE_RANGE));
+	bi_tenant_conf_init(&c);
+	ASSERT_NE(0, bi_conf_merge(&c, "riops=1\x7f", 8, &err));
+	EXPECT_NE(NULL, strstr(err.msg, "riops=1?")) TH_LOG("%s", err.msg);
+}
+
 /* Values valid by their syntax that a key still refuses. */
 TEST(key_specific_rejects)
 {

@@ -332,6 +332,35 @@ TEST(every_device_key_changes_what_the_module_runs)
 	walk(_metadata, true, dev_walk, sizeof(dev_walk) / sizeof(dev_walk[0]));
 }
 
+/*
+ * A word key's default written as its word is the default: "predictive=0"
+ * leaves predictive off (the word's value, not only its position).
+ */
+TEST(default_words_are_the_defaults)
+{
+	static const char *const lines[] = {
+		"delay_mode=spread", "reduce_below_alloc=0", "predictive=0",
+		"isolation=wc", "alloc_metric=units", "mode=work", "initial=exact",
+	};
+	static struct state a, b;
+	struct bi_tenant_conf tc;
+	struct bi_dev_conf dc;
+	u32 i;
+
+	bi_dev_conf_init(&dc);
+	ASSERT_EQ(0, parse(false, &tc, "alloc=500 runits=1000"));
+	derive(&tc, &dc, &a);
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		ASSERT_EQ(0, parse(false, &tc, "alloc=500 runits=1000"));
+		ASSERT_EQ(0, merge(false, &tc, lines[i]));
+		derive(&tc, &dc, &b);
+		EXPECT_EQ(0, memcmp(a.v, b.v, a.n * sizeof(a.v[0]))) TH_LOG("%s", lines[i]);
+	}
+	ASSERT_EQ(0, parse(true, &dc, "reject_mode=0 overload=off"));
+	EXPECT_EQ(0, dc.reject_mode);
+	EXPECT_EQ(BI_OVERLOAD_OFF, dc.overload);
+}
+
 /* The walk can fail: a setting that changes nothing is caught. */
 TEST(a_key_without_effect_is_caught)
 {
