@@ -1194,36 +1194,63 @@ TEST(refusal_at_parent_leaves_child_unchanged)
 }
 
 /*
+ * A chain of @depth tenants, innermost first, configured by @lines on a
+ * default device; @m and @mc filled for CPU 0.  NULL if a line is refused.
+ */
+static struct tnode *chain_make(int depth, const char *const *lines,
+				struct bi_meter **m, struct bi_meter_cpu **mc)
+{
+	struct tnode *n = calloc(depth, sizeof(*n));
+	struct bi_dev_conf dev;
+	int i;
+
+	bi_dev_conf_init(&dev);
+	for (i = 0; n && i < depth; i++) {
+		if (tnode_init(&n[i], &dev, lines[i])) {
+			free(n);
+			return NULL;
+		}
+		m[i] = &n[i].m;
+		mc[i] = &n[i].cpu[0];
+	}
+	return n;
+}
+
+/* A level's work-key balance: its global bucket and every CPU's local. */
+static s64 level_units(const struct tnode *n)
+{
+	struct snap s;
+
+	snap_take(&s, &n->m, n->cpu, NR_SIM_CPUS);
+	return s.key[BI_KEY_RUNITS];
+}
+
+/*
  * S1-06 / A-21: one bio along a chain of three tenants (child, parent,
  * grandparent) is charged its cost at every level, each level's balance
  * (global plus local) falling by exactly that.
  */
 TEST(s1_06_chain_charge)
 {
-	struct bi_dev_conf dev;
-	struct tnode *n = calloc(3, sizeof(*n));
-	struct bi_meter *m[3] = { &n[0].m, &n[1].m, &n[2].m };
-	struct bi_meter_cpu *mc[3] = { &n[0].cpu[0], &n[1].cpu[0], &n[2].cpu[0] };
+	static const char *const lines[] = { "runits=50000", "runits=20000", "runits=10000" };
+	struct bi_meter *m[3];
+	struct bi_meter_cpu *mc[3];
+	struct tnode *n = chain_make(3, lines, m, mc);
 	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);
 	struct bi_chain_charge cc = { .queue = false };
-	struct snap before[3], after;
+	s64 before[3];
 	u64 retry = 0;
 	int i;
 
 	ASSERT_NE(NULL, n);
-	bi_dev_conf_init(&dev);
-	ASSERT_EQ(0, tnode_init(&n[0], &dev, "runits=50000"));
-	ASSERT_EQ(0, tnode_init(&n[1], &dev, "runits=20000"));
-	ASSERT_EQ(0, tnode_init(&n[2], &dev, "runits=10000"));
 	for (i = 0; i < 3; i++)
-		snap_take(&before[i], &n[i].m, n[i].cpu, NR_SIM_CPUS);
+		before[i] = level_units(&n[i]);
 	ASSERT_TRUE(bi_meter_admit_chain(m, mc, 3, &rd, &cc, 0, &retry));
 	ASSERT_EQ(3, cc.depth);
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(1U << BI_KEY_RUNITS, cc.lvl[i].keys);
 		EXPECT_EQ(32, cc.lvl[i].init);
-		snap_take(&after, &n[i].m, n[i].cpu, NR_SIM_CPUS);
-		EXPECT_EQ(before[i].key[BI_KEY_RUNITS] - 32, after.key[BI_KEY_RUNITS]);
+		EXPECT_EQ(before[i] - 32, level_units(&n[i]));
 	}
 	free(n);
 }
@@ -1235,32 +1262,25 @@ TEST(s1_06_chain_charge)
  */
 TEST(a_22_chain_correction)
 {
-	struct bi_dev_conf dev;
-	struct tnode *n = calloc(2, sizeof(*n));
-	struct bi_meter *m[2] = { &n[0].m, &n[1].m };
-	struct bi_meter_cpu *mc[2] = { &n[0].cpu[0], &n[1].cpu[0] };
+	static const char *const lines[] = { "runits=50000 initial=1", "runits=20000 initial=1" };
+	struct bi_meter *m[2];
+	struct bi_meter_cpu *mc[2];
+	struct tnode *n = chain_make(2, lines, m, mc);
 	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);
 	struct bi_chain_charge cc = { .queue = false };
-	struct snap before[2], mid, after;
+	s64 before[2];
 	u64 retry = 0;
 	int i;
 
 	ASSERT_NE(NULL, n);
-	bi_dev_conf_init(&dev);
-	ASSERT_EQ(0, tnode_init(&n[0], &dev, "runits=50000 initial=1"));
-	ASSERT_EQ(0, tnode_init(&n[1], &dev, "runits=20000 initial=1"));
 	for (i = 0; i < 2; i++)
-		snap_take(&before[i], &n[i].m, n[i].cpu, NR_SIM_CPUS);
+		before[i] = level_units(&n[i]);
 	ASSERT_TRUE(bi_meter_admit_chain(m, mc, 2, &rd, &cc, 0, &retry));
-	for (i = 0; i < 2; i++) {
-		snap_take(&mid, &n[i].m, n[i].cpu, NR_SIM_CPUS);
-		EXPECT_EQ(before[i].key[BI_KEY_RUNITS] - 1, mid.key[BI_KEY_RUNITS]);
-	}
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(before[i] - 1, level_units(&n[i]));
 	bi_meter_complete_chain(m, mc, &cc, 0);
-	for (i = 0; i < 2; i++) {
-		snap_take(&after, &n[i].m, n[i].cpu, NR_SIM_CPUS);
-		EXPECT_EQ(before[i].key[BI_KEY_RUNITS] - 32, after.key[BI_KEY_RUNITS]);
-	}
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(before[i] - 32, level_units(&n[i]));
 	free(n);
 }
 
@@ -1274,19 +1294,16 @@ TEST(a_22_chain_correction)
  */
 TEST(s1_21_chain_blackout)
 {
-	struct bi_dev_conf dev;
-	struct tnode *n = calloc(2, sizeof(*n));
-	struct bi_meter *m[2] = { &n[0].m, &n[1].m };
-	struct bi_meter_cpu *mc[2] = { &n[0].cpu[0], &n[1].cpu[0] };
+	static const char *const lines[] = { "runits=100000", "runits=1000 initial=1" };
+	struct bi_meter *m[2];
+	struct bi_meter_cpu *mc[2];
+	struct tnode *n = chain_make(2, lines, m, mc);
 	struct bi_io big = io_of(BI_OP_READ, 1 << 20, BI_IO_SYNC);
 	struct bi_io rd = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
 	struct bi_chain_charge cc = { .queue = false };
 	u64 retry = 0, now = 0;
 
 	ASSERT_NE(NULL, n);
-	bi_dev_conf_init(&dev);
-	ASSERT_EQ(0, tnode_init(&n[0], &dev, "runits=100000"));
-	ASSERT_EQ(0, tnode_init(&n[1], &dev, "runits=1000 initial=1"));
 	ASSERT_TRUE(bi_meter_admit_chain(m, mc, 2, &big, &cc, 0, &retry));
 	bi_meter_complete_chain(m, mc, &cc, 0);
 	while (!bi_meter_admit_chain(m, mc, 2, &rd, &cc, now, &retry)) {
