@@ -113,11 +113,10 @@ s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 }
 
 /*
- * A local bucket hands back @n tokens (n < 0: hands over its debt); with
- * @drop, tokens that come back are dropped whole (counted as put back and
- * dropped).  Tokens above capacity are dropped.
+ * bi_global_put - a local bucket hands back @n tokens (n < 0: hands over its
+ * debt).  Tokens above capacity are dropped.  Context: any; takes the lock.
  */
-static void bi_global_put_locked(struct bi_global *g, s64 n, bool drop, u64 now_ns)
+void bi_global_put(struct bi_global *g, s64 n, u64 now_ns)
 {
 	unsigned long flags = bi_lock_irqsave(&g->lock);
 	struct bi_bucket *b = &g->b;
@@ -126,7 +125,7 @@ static void bi_global_put_locked(struct bi_global *g, s64 n, bool drop, u64 now_
 	bi_bucket_refill(b, now_ns);
 	if (n >= 0) {
 		b->taken += (u64)n;
-		room = drop ? 0 : bi_max_s64(b->max_tokens - b->tokens, 0);
+		room = bi_max_s64(b->max_tokens - b->tokens, 0);
 		if (n > room) {
 			b->dropped += (u64)(n - room);
 			n = room;
@@ -137,31 +136,6 @@ static void bi_global_put_locked(struct bi_global *g, s64 n, bool drop, u64 now_
 	}
 	b->tokens += n;
 	bi_unlock_irqrestore(&g->lock, flags);
-}
-
-/*
- * bi_global_put - a local bucket hands back @n tokens (n < 0: hands over its
- * debt).  Tokens above capacity are dropped.  Context: any; takes the lock.
- */
-void bi_global_put(struct bi_global *g, s64 n, u64 now_ns)
-{
-	bi_global_put_locked(g, n, false, now_ns);
-}
-
-/*
- * A local balance @n > 0 unused for @idle_ns comes back (A-36).  Left in
- * the global bucket, it would have been lost by now if the refill over
- * @idle_ns alone fills the bucket: then it is dropped, so that tokens taken
- * long ago never add to a refilled burst; otherwise it is put back as any
- * return.  Context: any; takes the global lock.
- */
-static void bi_global_put_idle(struct bi_global *g, s64 n, u64 idle_ns, u64 now_ns)
-{
-	u64 fill_ns = g->b.rate ?
-		bi_mul_div_u64((u64)bi_max_s64(g->b.max_tokens, 0), BI_NSEC_PER_SEC,
-			       g->b.rate) : U64_MAX;
-
-	bi_global_put_locked(g, n, idle_ns >= fill_ns, now_ns);
 }
 
 /* bi_local_init - empty local bucket.  Context: the owner, or before use. */
@@ -252,10 +226,10 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	/*
 	 * A-36, lazily and on this CPU (no cross-CPU call): a balance unused
 	 * for more than a tick goes back to the global bucket before this CPU
-	 * spends again, so tokens taken long ago never add to a refilled
-	 * burst.  The fast path cannot spend them either: it needs the
-	 * current demand interval, which ends within a tick of the last use.
-	 * Rotates the demand interval too.
+	 * spends again, where a full bucket drops it: tokens taken long ago do
+	 * not add to a refilled burst on their own CPU.  The fast path cannot
+	 * spend them: it needs the current demand interval, which ends within
+	 * a tick of the last use.  Rotates the demand interval too.
 	 */
 	bi_local_reclaim(l, g, now_ns);
 	if (l->tokens >= cost)
@@ -353,12 +327,10 @@ bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
 	if (!n || now_ns < l->last_use_ns || now_ns - l->last_use_ns <= g->tick_ns)
 		return false;
 	l->tokens = 0;
-	if (n > 0) {
+	if (n > 0)
 		l->returned += (u64)n;
-		bi_global_put_idle(g, n, now_ns - l->last_use_ns, now_ns);
-	} else {
+	else
 		l->got += (u64)-n;
-		bi_global_put(g, n, now_ns);
-	}
+	bi_global_put(g, n, now_ns);
 	return true;
 }

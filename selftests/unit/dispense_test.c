@@ -413,9 +413,10 @@ TEST(a_35_partial_dispense_kept)
  * A-36: worst case over-admission = nr_cpus x local_max.  8 CPUs each keep
  * a full local bucket in use (one bio every 50 ms, refunded), the global
  * refills to max, then everything is spent at one instant: g.max + 8 *
- * local_max, exactly the documented bound.  CPUs idle instead (no use for
- * longer than the global takes to refill) give their tokens back when they
- * next charge, and the global drops them: the burst is g.max, 800 dropped.
+ * local_max, exactly the documented bound.  CPUs idle for more than a tick
+ * instead give their tokens back when they next charge: the first finds
+ * the global full, which drops them, and spends it; the others' go back
+ * to the emptied global and are spent there: g.max + 7 * local_max.
  */
 static int burst(struct bi_global *g, struct bi_local *l, int ncpu, u64 now)
 {
@@ -462,11 +463,11 @@ TEST(a_36_over_admission_bound)
 	ASSERT_EQ(1600, g.b.tokens);
 	ASSERT_EQ(1600 + NCPU * 100, burst(&g, l, NCPU, now));
 
-	/* idle for the global's whole refill time (1 s): dropped on return */
+	/* idle (1 s): given back on return, the first CPU's dropped */
 	fill_locals(&g, l, NCPU);
 	now = 1 * SEC;
-	ASSERT_EQ(1600, burst(&g, l, NCPU, now));
-	ASSERT_EQ(800ULL, g.b.dropped);
+	ASSERT_EQ(1600 + (NCPU - 1) * 100, burst(&g, l, NCPU, now));
+	ASSERT_EQ(100ULL, g.b.dropped);
 	/*
 	 * idle for less (200 ms): given back and spent, the global's 800 +
 	 * 320 refilled plus the 800 returned, within the bound
