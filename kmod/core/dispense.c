@@ -225,11 +225,11 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	cost = bi_min_s64(bi_max_s64(cost, 0), BI_TOKENS_LIMIT);
 	/*
 	 * A-36, lazily and on this CPU (no cross-CPU call): a balance unused
-	 * for more than a tick goes back to the global bucket before this CPU
-	 * spends again, where a full bucket drops it: tokens taken long ago do
-	 * not add to a refilled burst on their own CPU.  The fast path cannot
-	 * spend them: it needs the current demand interval, which ends within
-	 * a tick of the last use.  Rotates the demand interval too.
+	 * for BI_LOCAL_IDLE_TICKS goes back to the global bucket before this
+	 * CPU spends again, where a full bucket drops it: tokens taken long
+	 * ago do not add to a refilled burst on their own CPU.  The fast path
+	 * cannot spend them: it needs the current demand interval, which ends
+	 * within a tick of the last use.  Rotates the demand interval too.
 	 */
 	bi_local_reclaim(l, g, now_ns);
 	if (l->tokens >= cost)
@@ -314,9 +314,9 @@ void bi_local_return_excess(struct bi_local *l, struct bi_global *g, u64 now_ns)
 }
 
 /*
- * bi_local_reclaim - a local bucket unused for more than one tick hands its
- * balance (or its debt) back to the global bucket (A-36); the slow path of
- * a charge calls it first.  Returns true if it handed anything back.
+ * bi_local_reclaim - a local bucket unused for more than
+ * BI_LOCAL_IDLE_TICKS demand intervals hands its balance (or its debt) back
+ * to the global bucket (A-36); the slow path of a charge calls it first.  Returns true if it handed anything back.
  * Context: as bi_local_charge (on the local's CPU, IRQs off).
  */
 bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
@@ -324,7 +324,8 @@ bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
 	s64 n = l->tokens;
 
 	local_rotate(l, g, now_ns);
-	if (!n || now_ns < l->last_use_ns || now_ns - l->last_use_ns <= g->tick_ns)
+	if (!n || now_ns < l->last_use_ns ||
+	    now_ns - l->last_use_ns <= BI_LOCAL_IDLE_TICKS * g->tick_ns)
 		return false;
 	l->tokens = 0;
 	if (n > 0)

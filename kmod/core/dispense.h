@@ -48,6 +48,12 @@
 
 /* x of claims 12/20: intervals in the linearly weighted demand average (§10) */
 #define BI_DEMAND_INTERVALS		4
+/*
+ * A-36: a local balance unused for this many demand intervals (1 s) goes
+ * back to the global bucket.  Long enough that a CPU stalled under a flood
+ * (a busy host descheduling a guest's vCPU) keeps its batch.
+ */
+#define BI_LOCAL_IDLE_TICKS		10
 /* local_max = global max >> this (max/16, §10) */
 #define BI_LOCAL_MAX_SHIFT		4
 /* a dispense asks for at least this many bios' worth (<= 1 per 32 bios) */

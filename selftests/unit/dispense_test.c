@@ -162,17 +162,17 @@ TEST(reclaim_only_idle_balances)
 	ASSERT_LT(0ULL, g.tick_ns);
 	t = 10 * g.tick_ns;
 	l.last_use_ns = t;
-	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + 5 * g.tick_ns));	/* empty */
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + 50 * g.tick_ns));	/* empty */
 	l.tokens = 7;
-	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + g.tick_ns));		/* within */
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns));	/* within */
 	ASSERT_EQ(7, l.tokens);
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, t - 1));			/* clock behind */
-	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + g.tick_ns + 1));
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns + 1));
 	ASSERT_EQ(0, l.tokens);
 	ASSERT_EQ(7, g.b.tokens);
 	l.tokens = -3;
 	l.last_use_ns = t;
-	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 2 * g.tick_ns));
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 20 * g.tick_ns));
 	ASSERT_EQ(4, g.b.tokens);
 }
 
@@ -413,8 +413,8 @@ TEST(a_35_partial_dispense_kept)
  * A-36: worst case over-admission = nr_cpus x local_max.  8 CPUs each keep
  * a full local bucket in use (one bio every 50 ms, refunded), the global
  * refills to max, then everything is spent at one instant: g.max + 8 *
- * local_max, exactly the documented bound.  CPUs idle for more than a tick
- * instead give their tokens back when they next charge: the first finds
+ * local_max, exactly the documented bound.  CPUs idle for more than
+ * BI_LOCAL_IDLE_TICKS (1 s) instead give their tokens back when they next charge: the first finds
  * the global full, which drops them, and spends it; the others' go back
  * to the emptied global and are spent there: g.max + 7 * local_max.
  */
@@ -463,14 +463,14 @@ TEST(a_36_over_admission_bound)
 	ASSERT_EQ(1600, g.b.tokens);
 	ASSERT_EQ(1600 + NCPU * 100, burst(&g, l, NCPU, now));
 
-	/* idle (1 s): given back on return, the first CPU's dropped */
+	/* idle (2 s): given back on return, the first CPU's dropped */
 	fill_locals(&g, l, NCPU);
-	now = 1 * SEC;
+	now = 2 * SEC;
 	ASSERT_EQ(1600 + (NCPU - 1) * 100, burst(&g, l, NCPU, now));
 	ASSERT_EQ(100ULL, g.b.dropped);
 	/*
-	 * idle for less (200 ms): given back and spent, the global's 800 +
-	 * 320 refilled plus the 800 returned, within the bound
+	 * idle for less (200 ms, under BI_LOCAL_IDLE_TICKS): the locals are
+	 * kept and spent, beside the global's 800 + 320 refilled
 	 */
 	fill_locals(&g, l, NCPU);
 	now = 200 * MS;

@@ -1434,7 +1434,7 @@ TEST(chain_conserves_tokens_random)
 			fl[j] = fl[--nfl];
 		} else {
 			/* an idle stretch: the next charge reclaims lazily */
-			now += 2 * BI_DISPENSE_TICK_NS;
+			now += (BI_LOCAL_IDLE_TICKS + 1) * BI_DISPENSE_TICK_NS;
 		}
 	}
 	while (nfl) {
