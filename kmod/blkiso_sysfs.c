@@ -303,10 +303,10 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 			   READ_ONCE(dev->alloc_failures), READ_ONCE(dev->draining));
 	/* S2-19: the detector's state (written by the tick; a racy snapshot) */
 	slack = READ_ONCE(dev->fb.ovl.slack_min_ns);
-	n += sysfs_emit_at(buf, n, "overloaded=%d multiplier=%u miss_permille=%u "
-			   "state_transitions=%llu slack_min_us=",
+	n += sysfs_emit_at(buf, n, "overloaded=%d multiplier=%u miss_permille=%u ",
 			   READ_ONCE(dev->fb.overloaded), READ_ONCE(dev->fb.ovl.m),
-			   READ_ONCE(dev->fb.ovl.miss_permille),
+			   READ_ONCE(dev->fb.ovl.miss_permille));
+	n += sysfs_emit_at(buf, n, "state_transitions=%llu slack_min_us=",
 			   READ_ONCE(dev->fb.ovl.transitions));
 	if (slack == BI_OVL_NO_SLACK)
 		n += sysfs_emit_at(buf, n, "none\n");
