@@ -173,6 +173,7 @@ TEST(reclaim_only_idle_balances)
 	l.tokens = -3;
 	l.last_use_ns = t;
 	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 20 * g.tick_ns));
+	ASSERT_EQ(3ULL, l.got);				/* the debt, as taken */
 	ASSERT_EQ(4, g.b.tokens);
 }
 
@@ -383,13 +384,22 @@ TEST(put_caps_and_saturates)
 TEST(restart_resets_local_max_and_hold)
 {
 	struct bi_global g;
+	u32 gen;
 
 	bi_global_init(&g, 100, 100, 100, 0);
 	g.local_max = 77;
 	g.hold_ns = 5;
+	g.min_batch = 9;
 	bi_global_restart(&g, 100, 1600, 1600, 0);
 	ASSERT_EQ(100, g.local_max);
 	ASSERT_EQ(BI_DISPENSE_TICK_NS, g.hold_ns);
+	ASSERT_EQ(0, g.min_batch);
+	/* a retune moves the generation on by one for a new rate only */
+	gen = g.gen;
+	bi_global_set(&g, 100, 800, 0);
+	ASSERT_EQ(gen, g.gen);
+	bi_global_set(&g, 200, 800, 0);
+	ASSERT_EQ(gen + 1, g.gen);
 }
 
 /* a short dispense stays local; the retry uses it. */
