@@ -111,6 +111,7 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 	WRITE_ONCE(fb->extremes, p.alloc || dev->conf.overload == BI_OVERLOAD_IDEAL ||
 		   fb->mode_auto);
 	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&t->conf, &dev->conf);
+	fb->ovl.window_ticks = bi_fb_tenant_window(&t->conf);
 
 	spin_lock_irqsave(&dev->lock, flags);
 	for (d = 0; d < BI_NR_DIRS; d++) {
@@ -331,7 +332,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	struct bi_ovl_stats os = { .slack_min_ns = BI_OVL_NO_SLACK };
 	struct blkiso_tick_rec *rec;
 	struct blkiso_tenant *t;
-	bool signal = false, wake = false;
+	bool signal = false, wake = false, flipped;
 	u64 now, cur[BLKISO_FB_NR], t0;
 	u32 seq, k;
 
@@ -385,6 +386,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 			blkiso_fb_record(t, rec);
 		t->fb.victims = 0;
 	}
+	flipped = dev->fb.overloaded != dev->fb.ovl.overloaded;
 	WRITE_ONCE(dev->fb.overloaded, dev->fb.ovl.overloaded);
 	/* victims while M > 0 (not in shed mode), shedding while overloaded */
 	WRITE_ONCE(dev->fb.gated, dev->conf.overload != BI_OVERLOAD_OFF &&
@@ -403,6 +405,9 @@ static void blkiso_fb_tick(struct work_struct *work)
 		if (t->fb.mode_changed)
 			blkiso_fb_mode_switch(t);
 	mutex_unlock(&dev->conf_mutex);
+	/* S2-06: pollers of the "overloaded" attribute wake on a change */
+	if (flipped && READ_ONCE(dev->in_sysfs))
+		sysfs_notify(&dev->kobj, NULL, "overloaded");
 	blkiso_fb_requeue(dev);
 }
 

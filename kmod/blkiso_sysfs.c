@@ -295,6 +295,7 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 	u64 sum[BLKISO_NR_STATS] = { 0 }, one[BLKISO_NR_STATS];
 	struct blkiso_tenant *t;
 	int i, n = 0;
+	s64 slack;
 
 	/* under RCU, IRQs on: one tenant's fold at a time (anyone may read) */
 	rcu_read_lock();
@@ -306,10 +307,30 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 	rcu_read_unlock();
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], sum[i]);
-	n += sysfs_emit_at(buf, n, "tenants=%u queued=%u alloc_failures=%llu draining=%d\n",
+	n += sysfs_emit_at(buf, n, "tenants=%u queued=%u alloc_failures=%llu draining=%d ",
 			   READ_ONCE(dev->nr_tenants), READ_ONCE(dev->nr_parked),
 			   READ_ONCE(dev->alloc_failures), READ_ONCE(dev->draining));
+	/* S2-19: the detector's state (written by the tick; a racy snapshot) */
+	slack = READ_ONCE(dev->fb.ovl.slack_min_ns);
+	n += sysfs_emit_at(buf, n, "overloaded=%d multiplier=%u miss_permille=%u ",
+			   READ_ONCE(dev->fb.overloaded), READ_ONCE(dev->fb.ovl.m),
+			   READ_ONCE(dev->fb.ovl.miss_permille));
+	n += sysfs_emit_at(buf, n, "state_transitions=%llu slack_min_us=",
+			   READ_ONCE(dev->fb.ovl.transitions));
+	if (slack == BI_OVL_NO_SLACK)
+		n += sysfs_emit_at(buf, n, "none\n");
+	else
+		n += sysfs_emit_at(buf, n, "%lld\n", div_s64(slack, NSEC_PER_USEC));
 	return n;
+}
+
+/*
+ * S2-06: the overload detector's state, 0 or 1; poll(2)/select(2) on it
+ * (POLLPRI) wakes when the state flips (the tick calls sysfs_notify).
+ */
+static ssize_t dev_overloaded_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(to_dev(kobj)->fb.overloaded));
 }
 
 static ssize_t dev_ring_show(struct kobject *kobj, struct kobj_attribute *a, char *buf)
@@ -318,6 +339,8 @@ static ssize_t dev_ring_show(struct kobject *kobj, struct kobj_attribute *a, cha
 }
 
 static struct kobj_attribute dev_ring_attr = __ATTR(ring, 0444, dev_ring_show, NULL);
+static struct kobj_attribute dev_overloaded_attr =
+	__ATTR(overloaded, 0444, dev_overloaded_show, NULL);
 static struct kobj_attribute dev_name_attr = __ATTR(name, 0444, dev_name_show, NULL);
 static struct kobj_attribute dev_conf_attr =
 	__ATTR(conf, 0600, dev_conf_show, dev_conf_store);
@@ -333,6 +356,7 @@ static struct attribute *blkiso_dev_attrs[] = {
 	&dev_tenant_del_attr.attr,
 	&dev_stats_attr.attr,
 	&dev_ring_attr.attr,
+	&dev_overloaded_attr.attr,
 	&blkiso_dev_rules_attr.attr,
 	&blkiso_dev_rule_attr.attr,
 	&blkiso_dev_lease_attr.attr,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * admit.h - admission over sets of buckets: class policies (seed 001
- * S1-12..S1-18, S1-25, S1-27, A-19, A-20) and bucket hierarchies
- * (S1-19..S1-24, A-21, A-22).
+ * admit.h - admission over a tenant's class buckets: class policies
+ * (seed 001 S1-12..S1-18, S1-25, S1-27, A-19, A-20).  Nested cgroups are
+ * charged level by level in meter.c (bi_meter_admit_chain).
  *
  * Class policies: a tenant owns BI_NR_CLASSES buckets; a struct bi_policy
  * lists, in consult order, the buckets that may admit a bio of that class.
@@ -12,16 +12,8 @@
  * charged and by how much, so the completion correction is right even if the
  * policy was edited in between (S1-25).
  *
- * Hierarchies: struct bi_hnode links a bucket to its parent.  A charge via a
- * node charges it and every ancestor; a direct charge of a parent leaves the
- * children alone (A-21).  Strict admission needs every node on the path to
- * hold >= min; relaxed admission lets the nearest ancestor that has tokens
- * admit (sibling sharing, S1-24).  Nested cgroups map onto this: a child
- * cgroup is a tenant under its ancestors' limits (io.max semantics = strict).
- *
  * Concurrency (every function): the caller holds the lock that serialises
- * the buckets involved (the tenant lock; for a hierarchy, the lock of the
- * subtree's root, or one lock per device instance).  Submission (process
+ * the buckets involved (the meter's class lock).  Submission (process
  * context) and completion (hard IRQ) both call in here, so the kernel lock is
  * taken with irqsave.  Nothing sleeps or allocates.
  */
@@ -36,8 +28,6 @@
 #define BI_MIN_TOKENS_AUTO	S64_MAX
 /* policy.min_tokens of a class that is charged but never held back. */
 #define BI_MIN_TOKENS_NEVER	S64_MIN
-/* Hierarchies deeper than this are refused by bi_hier_valid(). */
-#define BI_HIER_MAX_DEPTH	8
 
 enum bi_verdict {
 	BI_VERDICT_ADMIT,
@@ -59,38 +49,9 @@ void bi_policy_priority(struct bi_policy *p, u8 cls);
 enum bi_verdict bi_admit(struct bi_bucket *cls, const struct bi_policy *p,
 			 s64 initial, u64 now_ns, struct bi_ticket *t);
 s64 bi_ticket_total(const struct bi_ticket *t);
-s64 bi_ticket_charge_to(struct bi_bucket *cls, struct bi_ticket *t,
-			s64 done_units, u64 now_ns);
 s64 bi_ticket_correct(struct bi_bucket *cls, struct bi_ticket *t, s64 actual,
 		      const struct bi_deadband *db, u64 now_ns);
 u64 bi_admit_ready_at_ns(struct bi_bucket *cls, const struct bi_policy *p,
 			 s64 initial, u64 now_ns);
-
-enum bi_hier_mode {
-	BI_HIER_STRICT,		/* every node on the path >= min */
-	BI_HIER_RELAXED,	/* nearest node with >= min admits (S1-20, S1-24) */
-};
-
-struct bi_hnode {
-	struct bi_bucket b;
-	struct bi_hnode *parent;	/* NULL at the root */
-};
-
-/* Per-bio record of a hierarchical charge: @charged on @from and its ancestors. */
-struct bi_hticket {
-	struct bi_hnode *from;
-	s64 charged;
-	s64 floor_tokens;
-};
-
-bool bi_hier_valid(const struct bi_hnode *leaf);
-s64 bi_hier_charge(struct bi_hnode *n, s64 cost, s64 floor_tokens, u64 now_ns);
-bool bi_hier_admit(struct bi_hnode *leaf, u8 mode, s64 min_tokens, s64 initial,
-		   s64 floor_tokens, u64 now_ns, struct bi_hticket *t);
-s64 bi_hier_correct(struct bi_hticket *t, s64 actual,
-		    const struct bi_deadband *db, u64 now_ns);
-u64 bi_hier_ready_at_ns(struct bi_hnode *leaf, u8 mode, s64 min_tokens,
-			u64 now_ns);
-void bi_hier_group_rate(struct bi_hnode *leaf, u64 rate, u64 now_ns);
 
 #endif /* BLKISO_ADMIT_H */

@@ -215,26 +215,6 @@ s64 bi_bucket_correct(struct bi_bucket *b, s64 initial, s64 actual,
 }
 
 /*
- * bi_bucket_charge_to - incremental charging of a large bio (S0-28): the
- * bio's total charge so far is *@charged; once @done_units have been served,
- * deduct the difference now instead of at completion.  Never refunds (the
- * completion correction settles the final amount).  Returns what was deducted.
- */
-s64 bi_bucket_charge_to(struct bi_bucket *b, s64 *charged, s64 done_units,
-			s64 floor_tokens, u64 now_ns)
-{
-	s64 take;
-
-	done_units = clamp_tokens(done_units);
-	if (done_units <= *charged)
-		return 0;
-	take = bi_bucket_charge(b, done_units - *charged, floor_tokens, now_ns);
-	/* a floor-forgiven part is still "charged" for this bio */
-	*charged = done_units;
-	return take;
-}
-
-/*
  * bi_bucket_ready_at_ns - earliest time >= @now_ns at which the balance will
  * be >= @min_tokens with no further charges: the end of a blackout (S0-27,
  * S1-11).  U64_MAX if never (rate 0, or min above capacity).  The dispatcher

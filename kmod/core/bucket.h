@@ -68,8 +68,6 @@ bool bi_bucket_try_charge(struct bi_bucket *b, s64 min_tokens, s64 cost,
 bool bi_deadband_skip(const struct bi_deadband *db, s64 initial, s64 diff);
 s64 bi_bucket_correct(struct bi_bucket *b, s64 initial, s64 actual,
 		      const struct bi_deadband *db, s64 floor_tokens, u64 now_ns);
-s64 bi_bucket_charge_to(struct bi_bucket *b, s64 *charged, s64 done_units,
-			s64 floor_tokens, u64 now_ns);
 u64 bi_bucket_ready_at_ns(struct bi_bucket *b, s64 min_tokens, u64 now_ns);
 
 #endif /* BLKISO_BUCKET_H */

@@ -109,10 +109,19 @@ u32 bi_conf_delay_max_us(const struct bi_tenant_conf *conf,
 	return d ? (u32)d : 1;
 }
 
-/* Throttle hold interval (S4-07): hold_ms, auto = one tick. */
+/* The victims' and shed reads' hold (S2-07, S0-21): hold_ms, auto = one tick. */
 u32 bi_dev_conf_hold_ms(const struct bi_dev_conf *conf)
 {
 	return conf->hold_ms ? conf->hold_ms : conf->tick_ms;
+}
+
+/*
+ * How long a CPU remembers an empty global bucket (S4-07's negative cache):
+ * dispense_hold_ms, auto = one tick.
+ */
+u32 bi_dev_conf_dispense_hold_ms(const struct bi_dev_conf *conf)
+{
+	return conf->dispense_hold_ms ? conf->dispense_hold_ms : conf->tick_ms;
 }
 
 /* Per-CPU local bucket cap: local_max_pct of the global max, >= 1. */

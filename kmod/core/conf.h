@@ -41,6 +41,7 @@
 #define BI_CONF_TOKENS_MAX	(1LL << 40)		/* |min_tokens|, |floor| */
 #define BI_CONF_MIN_AUTO	S64_MAX			/* min_tokens=auto (S0-30) */
 #define BI_CONF_INHERIT		(S64_MAX - 1)		/* class min/floor = tenant's */
+#define BI_CONF_WINDOW_MAX	16	/* tenant window_ticks: its ring (S2-16) */
 #define BI_BURST_LIMIT_MIN	3	/* seed 000's request-bucket burst */
 #define BI_BURST_LIMIT_PCT	5	/* ... or 5 % of the cap, the larger */
 
@@ -79,6 +80,16 @@ enum bi_initial {
 	BI_INITIAL_ONE,		/* "1": deduct 1, correct at completion */
 	BI_INITIAL_EWMA,	/* "ewma": deduct the adaptive estimate (S0-29) */
 	BI_INITIAL_EXACT,	/* "exact": deduct the bio's units up front */
+	BI_INITIAL_FIXED,	/* "fixed:K": deduct K units, correct (S0-24) */
+};
+
+/* initial=fixed:K: K at most this (a bucket's balance range). */
+#define BI_CONF_INITIAL_FIXED_MAX	BI_CONF_TOKENS_MAX
+
+/* S3-07's delay approach (tenant key delay_mode). */
+enum bi_delay_mode {
+	BI_DELAY_SPREAD,	/* "spread": a small delta on every slot */
+	BI_DELAY_SINGLE,	/* "single": a larger delta on one slot */
 };
 
 /* Per-class settings of a tenant (S1-12..S1-18); index enum bi_class. */
@@ -106,6 +117,7 @@ struct bi_tenant_conf {
 	/* Buckets (seed 000/001). */
 	u8 mode;			/* enum bi_mode */
 	u8 initial;			/* enum bi_initial */
+	u64 initial_units;		/* initial=fixed:K: K; 0 otherwise */
 	u32 burst_ms;			/* capacity = rate * burst_ms */
 	u64 burst_limit;		/* request bucket capacity, 0 = auto */
 	s64 min_tokens;			/* admit iff tokens >= this; MIN_AUTO */
@@ -121,10 +133,15 @@ struct bi_tenant_conf {
 	u32 safety_pct;			/* s, percent (S0-11) */
 	u32 adapt_pct;			/* initial-deduction adaptation (S0-29) */
 	u32 miss_pct;			/* own overload threshold (S2-16) */
+	u32 window_ticks;		/* own overload window, 0 = the device's (S2-16) */
 	u32 hover_ms;			/* wait before adding delays (S3-08) */
 	u32 delay_step_us;		/* delta step (S3-07) */
 	u32 delay_max_us;		/* 0 = auto: min(2 x device latency, 50 ms) */
-	u32 abuse_pct;			/* usage/alloc that clamps n to 1 (S3-14) */
+	u32 abuse_pct;			/* usage/alloc that clamps n to 1 (S3-15) */
+	u8 delay_mode;			/* enum bi_delay_mode (S3-07) */
+	u8 reduce_below_alloc;		/* 1: keep cutting slots below alloc (S3-12) */
+	u8 predictive;			/* 1: delay a predicted crossing (S3-14) */
+	u32 smoothing_pct;		/* usage EWMA weight alpha, % (S3-13) */
 
 	struct bi_class_conf cls[BI_NR_CLASSES];
 	struct bi_rules rules;		/* classifier (S1-17) */
@@ -144,7 +161,8 @@ struct bi_dev_conf {
 	u32 ideal_band_us;		/* delta (S2-13) */
 	u64 shed_bytes;			/* large-read shedding size (S0-21) */
 	u32 local_max_pct;		/* per-CPU local bucket cap */
-	u32 hold_ms;			/* throttle hold, 0 = one tick (S4-07) */
+	u32 hold_ms;			/* victim/shed hold, 0 = one tick (S2-07) */
+	u32 dispense_hold_ms;		/* negative-cache hold, 0 = one tick (S4-07) */
 };
 
 /* Why a line was refused; err->msg says it in words, naming the token. */
@@ -232,6 +250,7 @@ u8 bi_conf_rank(const struct bi_tenant_conf *conf, const struct bi_io *io);
 u32 bi_conf_delay_max_us(const struct bi_tenant_conf *conf,
 			 u32 device_latency_us);
 u32 bi_dev_conf_hold_ms(const struct bi_dev_conf *conf);
+u32 bi_dev_conf_dispense_hold_ms(const struct bi_dev_conf *conf);
 u64 bi_dev_conf_local_max(const struct bi_dev_conf *conf, u64 global_max);
 
 #endif /* BLKISO_CONF_H */

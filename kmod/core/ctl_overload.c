@@ -56,7 +56,6 @@ void bi_ovl_init(struct bi_ovl *o, const struct bi_ovl_params *p)
 	o->miss_permille = 0;
 	o->slack_min_ns = BI_OVL_NO_SLACK;
 	o->overloaded = false;
-	o->hint = false;
 	o->any_above_commit = false;
 }
 
@@ -149,11 +148,10 @@ bool bi_ovl_tick(struct bi_ovl *o, const struct bi_ovl_params *p,
 	(void)now_ns;	/* the window is counted in ticks */
 	bi_ovl_roll(o, p, s);
 	/* this tick alone: is the overload still there, or only its history? */
-	now_over = tenant_signal || o->hint ||
+	now_over = tenant_signal ||
 		   (s->completed && s->missed * 1000 > s->completed * p->threshold_permille);
 	over = (o->sum_completed && o->miss_permille > p->threshold_permille) ||
-	       tenant_signal || o->hint;
-	o->hint = false;
+	       tenant_signal;
 	for (i = 0; i < BI_OVL_NR_RANKS; i++)
 		o->owed[i] = 0;
 
@@ -175,16 +173,6 @@ bool bi_ovl_tick(struct bi_ovl *o, const struct bi_ovl_params *p,
 		o->transitions++;
 	o->overloaded = over;
 	return over;
-}
-
-/*
- * S2-17: an explicit out-of-band "overloaded" hint; the next tick treats
- * itself as overloaded (M += T).
- * Concurrency: any context; a plain store the next tick consumes.
- */
-void bi_ovl_hint(struct bi_ovl *o)
-{
-	o->hint = true;
 }
 
 /* S2-08, A-25: (M x P) %, clamped at 100.  Concurrency: any context (a read). */

@@ -22,7 +22,7 @@
  * or the tenant's prio override) is a victim with
  * probability min(100, M * P) %, chosen by a deterministic accumulator per
  * rank (S2-08, A-25, A-28), preferring tenants above their commitment
- * (S2-09).  An out-of-band hint counts as one overloaded tick (S2-17).
+ * (S2-09).
  * Tenants may override the threshold and window (S2-16).
  *
  * Scales: M in percentage points; fractions in permille; times in ns.
@@ -92,7 +92,6 @@ struct bi_ovl {
 	u32 owed[BI_OVL_NR_RANKS];	/* S2-09 victims owed by above-commit tenants */
 	s64 slack_min_ns;		/* last window's minimum slack */
 	bool overloaded;		/* output: state */
-	bool hint;			/* S2-17, consumed by the next tick */
 	bool any_above_commit;		/* S2-09: some tenant is above its commitment */
 };
 
@@ -110,7 +109,6 @@ void bi_ovl_params_init(struct bi_ovl_params *p);
 void bi_ovl_init(struct bi_ovl *o, const struct bi_ovl_params *p);
 bool bi_ovl_tick(struct bi_ovl *o, const struct bi_ovl_params *p,
 		 const struct bi_ovl_stats *s, bool tenant_signal, u64 now_ns);
-void bi_ovl_hint(struct bi_ovl *o);
 u32 bi_ovl_throttle_pct(const struct bi_ovl *o, u8 rank);
 bool bi_ovl_victim(struct bi_ovl *o, u8 rank, bool above_commit);
 

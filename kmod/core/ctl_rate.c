@@ -176,54 +176,6 @@ enum bi_rate_case bi_rate_tick(struct bi_rate_ctl *c,
 }
 
 /*
- * S0-20: fold per-direction counters into write-equivalents for the
- * combined controller: a read counts read_factor requests, its units once.
- * Concurrency: pure function.
- */
-void bi_rate_rw_fold(const struct bi_rate_stats *rd, const struct bi_rate_stats *wr,
-		     u32 read_factor, struct bi_rate_stats *comb)
-{
-	comb->arrived = rd->arrived * read_factor + wr->arrived;
-	comb->throttled = rd->throttled * read_factor + wr->throttled;
-	comb->completed = rd->completed * read_factor + wr->completed;
-	comb->units = rd->units + wr->units;
-}
-
-/*
- * The largest total request rate (mrps) the three caps of @rw allow for a
- * mix with @read_permille reads: reads <= rd cap, writes <= wr cap and
- * k * reads + writes <= combined cap.  Zero caps do not limit.  Used by
- * blkiso-sim and the tool to explain a configuration; the buckets enforce.
- * Concurrency: pure function.
- */
-u64 bi_rate_rw_max_mrps(const struct bi_rate_rw *rw, u32 read_permille)
-{
-	u64 best = U64_MAX;
-	u32 wp = BI_PERMILLE - bi_min_u64(read_permille, BI_PERMILLE);
-	u64 eq;
-
-	if (rw->rd.cap_mrps && read_permille)
-		best = bi_min_u64(best, bi_div_u64(rw->rd.cap_mrps * BI_PERMILLE,
-						   read_permille));
-	if (rw->wr.cap_mrps && wp)
-		best = bi_min_u64(best, bi_div_u64(rw->wr.cap_mrps * BI_PERMILLE, wp));
-	/* write-equivalents per 1000 requests of the mix */
-	eq = (u64)rw->read_factor * (BI_PERMILLE - wp) + wp;
-	if (rw->comb.cap_mrps && eq)
-		best = bi_min_u64(best, bi_div_u64(rw->comb.cap_mrps * BI_PERMILLE, eq));
-	return best;
-}
-
-/*
- * Cost of @io in the combined bucket, in write-equivalent requests.
- * Concurrency: pure function, submission context.
- */
-u32 bi_rate_rw_cost(const struct bi_rate_rw *rw, const struct bi_io *io)
-{
-	return io->op == BI_OP_READ ? rw->read_factor : 1;
-}
-
-/*
  * S0-21: large-read shedding.  While the device is overloaded, reads of at
  * least @large_read_bytes are deferred first (rejected if NOWAIT, by the
  * caller).  Small reads, writes and metadata pass.  Every read is sync in

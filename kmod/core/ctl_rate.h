@@ -48,7 +48,6 @@
 #define BI_RATE_INIT_B_PERMILLE_DEF	300	/* S0-13: b = 0.3 */
 #define BI_RATE_EPS_PPM_DEF		1000	/* 0.001 of arrivals */
 #define BI_RATE_CAP_MIN_MRPS_DEF	100	/* floor: 0.1 rps, the cap never reaches 0 */
-#define BI_RATE_READ_FACTOR_DEF		3	/* S0-20: one read = three writes */
 #define BI_LARGE_READ_BYTES_DEF		(256U * 1024)	/* S0-21 */
 
 enum bi_rate_case {
@@ -110,33 +109,6 @@ enum bi_rate_case bi_rate_adjust(struct bi_rate_ctl *c,
 enum bi_rate_case bi_rate_tick(struct bi_rate_ctl *c,
 			       const struct bi_rate_params *p,
 			       const struct bi_rate_stats *s, u64 now_ns);
-
-/*
- * S0-20: a combined read/write controller counted in write-equivalents
- * (a read costs read_factor) next to a dedicated write controller, and
- * per-direction controllers (S0-19).  A zero cap means "no such limit".
- */
-struct bi_rate_rw {
-	struct bi_rate_ctl rd;		/* per-direction: reads */
-	struct bi_rate_ctl wr;		/* per-direction: writes (the dedicated write controller) */
-	struct bi_rate_ctl comb;	/* combined, write-equivalents/s */
-	u32 read_factor;		/* k_r, default 3 */
-};
-
-void bi_rate_rw_fold(const struct bi_rate_stats *rd, const struct bi_rate_stats *wr,
-		     u32 read_factor, struct bi_rate_stats *comb);
-u64 bi_rate_rw_max_mrps(const struct bi_rate_rw *rw, u32 read_permille);
-u32 bi_rate_rw_cost(const struct bi_rate_rw *rw, const struct bi_io *io);
-
-/* S0-35: a device-level cap bounds every tenant cap. */
-static inline u64 bi_rate_effective_cap_mrps(u64 tenant_mrps, u64 device_mrps)
-{
-	if (!device_mrps)
-		return tenant_mrps;
-	if (!tenant_mrps)
-		return device_mrps;
-	return bi_min_u64(tenant_mrps, device_mrps);
-}
 
 bool bi_rate_shed_large_read(const struct bi_io *io, bool overloaded,
 			     u64 large_read_bytes);

@@ -92,13 +92,14 @@ void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns)
 /*
  * bi_global_tune - a key's whole configuration in one section of its lock:
  * restarted full (@restart, as bi_global_restart with @max_tokens tokens)
- * or retuned (bi_global_set), with the given local share and batch, so
+ * or retuned (bi_global_set), with the given local share, batch and
+ * negative-cache hold (S4-07, dispense_hold_ms), so
  * that no CPU ever sees the new rate with the old share, or the default
  * share bi_global_set() computes in between.
  * Context: configuration or tick; takes the global lock.
  */
 void bi_global_tune(struct bi_global *g, bool restart, u64 rate, s64 max_tokens,
-		    s64 local_max, s64 min_batch, u64 now_ns)
+		    s64 local_max, s64 min_batch, u64 hold_ns, u64 now_ns)
 {
 	unsigned long flags = bi_lock_irqsave(&g->lock);
 
@@ -108,6 +109,7 @@ void bi_global_tune(struct bi_global *g, bool restart, u64 rate, s64 max_tokens,
 		bi_global_set_locked(g, rate, max_tokens, now_ns);
 	g->local_max = local_max;
 	g->min_batch = min_batch;
+	g->hold_ns = hold_ns;
 	bi_unlock_irqrestore(&g->lock, flags);
 }
 
@@ -267,7 +269,15 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	s64 got, want, need, least, half, left = 0;
 
 	cost = bi_min_s64(bi_max_s64(cost, 0), BI_TOKENS_LIMIT);
-	local_rotate(l, g, now_ns);
+	/*
+	 * A-36, lazily and on this CPU (no cross-CPU call): a balance unused
+	 * for BI_LOCAL_IDLE_TICKS goes back to the global bucket before this
+	 * CPU spends again, where a full bucket drops it: tokens taken long
+	 * ago do not add to a refilled burst on their own CPU.  The fast path
+	 * cannot spend them: it needs the current demand interval, which ends
+	 * within a tick of the last use.  Rotates the demand interval too.
+	 */
+	bi_local_reclaim(l, g, now_ns);
 	if (l->tokens >= cost)
 		goto admit;
 	/*
@@ -315,6 +325,8 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	l->draining = got > 0 && left > 0;
 	l->tokens += got;
 	l->got += (u64)got;
+	if (got > 0)		/* gathering for a waiting bio is use */
+		l->last_use_ns = now_ns;
 	if (l->tokens >= cost)
 		goto admit;
 	/*
@@ -348,17 +360,18 @@ void bi_local_return_excess(struct bi_local *l, struct bi_global *g, u64 now_ns)
 }
 
 /*
- * bi_local_reclaim - at the tick: a local bucket unused for more than one
- * tick hands its balance (or its debt) back to the global bucket (A-36).
- * Returns true if it handed anything back.
- * Context: tick, on the local's CPU (per-CPU call), IRQs off.
+ * bi_local_reclaim - a local bucket unused for more than
+ * BI_LOCAL_IDLE_TICKS demand intervals hands its balance (or its debt) back
+ * to the global bucket (A-36); the slow path of a charge calls it first.  Returns true if it handed anything back.
+ * Context: as bi_local_charge (on the local's CPU, IRQs off).
  */
 bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
 {
 	s64 n = l->tokens;
 
 	local_rotate(l, g, now_ns);
-	if (!n || now_ns < l->last_use_ns || now_ns - l->last_use_ns <= g->tick_ns)
+	if (!n || now_ns < l->last_use_ns ||
+	    now_ns - l->last_use_ns <= BI_LOCAL_IDLE_TICKS * g->tick_ns)
 		return false;
 	l->tokens = 0;
 	if (n > 0)

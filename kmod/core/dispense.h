@@ -20,8 +20,7 @@
  *  bi_local_hit, _take    or dispatcher work    preemption and IRQs off
  *  bi_local_correct,      completion (hard IRQ  run on the completing CPU's
  *  bi_local_return_excess possible)             local with IRQs off
- *  bi_local_reclaim       tick, via a per-CPU   run on the local's CPU with
- *                         call (on_each_cpu)    IRQs off
+ *  bi_local_reclaim       as bi_local_charge    (called by its slow path)
  *  bi_global_dispense,    any                   nothing: these take the
  *  bi_global_put                                global lock (irqsave)
  *  bi_global_init         configuration         exclude the users
@@ -51,6 +50,12 @@
 
 /* x of claims 12/20: intervals in the linearly weighted demand average (§10) */
 #define BI_DEMAND_INTERVALS		4
+/*
+ * A-36: a local balance unused for this many demand intervals (1 s) goes
+ * back to the global bucket.  Long enough that a CPU stalled under a flood
+ * (a busy host descheduling a guest's vCPU) keeps its batch.
+ */
+#define BI_LOCAL_IDLE_TICKS		10
 /* local_max = global max >> this (max/16, §10) */
 #define BI_LOCAL_MAX_SHIFT		4
 /* a dispense asks for at least this many bios' worth (<= 1 per 32 bios) */
@@ -97,7 +102,7 @@ void bi_global_restart(struct bi_global *g, u64 rate, s64 max_tokens, s64 tokens
 		       u64 now_ns);
 void bi_global_set(struct bi_global *g, u64 rate, s64 max_tokens, u64 now_ns);
 void bi_global_tune(struct bi_global *g, bool restart, u64 rate, s64 max_tokens,
-		    s64 local_max, s64 min_batch, u64 now_ns);
+		    s64 local_max, s64 min_batch, u64 hold_ns, u64 now_ns);
 s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 		       u64 now_ns, u64 *retry_ns, s64 *left);
 void bi_global_put(struct bi_global *g, s64 n, u64 now_ns);

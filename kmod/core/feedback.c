@@ -32,6 +32,11 @@ void bi_fb_iso_params(struct bi_iso_params *p, const struct bi_tenant_conf *conf
 	p->abuse_permille = conf->abuse_pct * 10;
 	p->tick_ns = tick_ns;
 	p->metric_units = conf->alloc_metric == BI_ALLOC_UNITS;
+	p->delay_mode = conf->delay_mode == BI_DELAY_SINGLE ? BI_ISO_SINGLE : BI_ISO_SPREAD;
+	p->reduce_below_alloc = conf->reduce_below_alloc;
+	p->predictive = conf->predictive;
+	/* smoothing_pct is alpha in percent; the controller's alpha is x BI_FP_ONE */
+	p->alpha_fp = conf->smoothing_pct * BI_FP_ONE / 100;
 }
 
 void bi_fb_rate_params(struct bi_rate_params *p, const struct bi_tenant_conf *conf,
@@ -59,6 +64,14 @@ u64 bi_fb_initial_cap_mrps(const struct bi_tenant_conf *conf, u64 committed_ups,
 		return 0;
 	return bi_rate_initial_cap_mrps(BI_RATE_INIT_FRAC, committed_ups, 0,
 					BI_RATE_INIT_B_PERMILLE_DEF);
+}
+
+_Static_assert(BI_CONF_WINDOW_MAX == BI_OVL_TENANT_WINDOW, "tenant window_ticks fits its ring");
+
+/* S2-16: the tenant's own overload window in ticks; 0 = the device's. */
+u32 bi_fb_tenant_window(const struct bi_tenant_conf *conf)
+{
+	return conf->window_ticks;
 }
 
 /* S2-16: a tenant threshold other than the device's is an override; 0 = none. */

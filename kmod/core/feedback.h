@@ -24,6 +24,7 @@ void bi_fb_rate_params(struct bi_rate_params *p, const struct bi_tenant_conf *co
 		       u64 committed_ups, u64 tick_ns);
 u64 bi_fb_initial_cap_mrps(const struct bi_tenant_conf *conf, u64 committed_ups,
 			   enum bi_dir dir);
+u32 bi_fb_tenant_window(const struct bi_tenant_conf *conf);
 u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
 			   const struct bi_dev_conf *dev);
 bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *iso,

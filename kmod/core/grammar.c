@@ -23,6 +23,7 @@ enum bi_key_kind {
 	BI_K_SHIFT,		/* u8 log2 field, written as a power of two */
 	BI_K_POLICY,		/* class bucket list; arg = class */
 	BI_K_RULE,		/* classifier rule; arg = rule index */
+	BI_K_INITIAL,		/* tenant "initial": a word or "fixed:K" */
 };
 
 #define BI_KF_BYTES	0x01	/* K/M/G/T suffixes, powers of 1024 */
@@ -80,6 +81,7 @@ static const char *const bi_metric_words[] = { "units", "iops" };
 static const char *const bi_isolation_words[] = { "wc", "strict" };
 static const char *const bi_mode_words[] = { "work", "request", "auto" };
 static const char *const bi_initial_words[] = { "1", "ewma", "exact" };
+static const char *const bi_delay_mode_words[] = { "spread", "single" };
 static const char *const bi_deduct_words[] = { "same", "spill" };
 static const char *const bi_action_words[] = { "delay", "reject" };
 static const char *const bi_bool_words[] = { "0", "1" };
@@ -343,6 +345,10 @@ static void bi_key_set_default(void *conf, const struct bi_key *k)
 	case BI_K_RULE:
 		bi_rule_default(k->arg, bi_rule(conf, k));
 		break;
+	case BI_K_INITIAL:
+		bi_set(conf, k, k->def);
+		((struct bi_tenant_conf *)conf)->initial_units = 0;
+		break;
 	default:
 		bi_set(conf, k, k->def);
 		break;
@@ -374,6 +380,9 @@ static bool bi_key_is_default(const void *conf, const struct bi_key *k)
 		       r->op_mask == dr.op_mask && r->prio_mask == dr.prio_mask &&
 		       r->sync == dr.sync && r->min_bytes == dr.min_bytes &&
 		       r->max_bytes == dr.max_bytes;
+	case BI_K_INITIAL:
+		return bi_get(conf, k) == k->def &&
+		       !((const struct bi_tenant_conf *)conf)->initial_units;
 	default:
 		return bi_get(conf, k) == k->def;
 	}
@@ -660,6 +669,39 @@ static void bi_format_rule(struct bi_wr *w, const struct bi_class_rule *r)
 
 /* ---- one key=value ------------------------------------------------------ */
 
+static const struct bi_key bi_initial_fixed_key = {
+	.name = "fixed", .kind = BI_K_NUM, .min = 1,
+	.max = BI_CONF_INITIAL_FIXED_MAX,
+};
+
+/*
+ * "initial": one of its words, or "fixed:K" (S0-24: deduct K units at
+ * admission, correct at completion).  fixed:1 is the word "1", so that a
+ * value has one canonical form.
+ */
+static int bi_parse_initial(struct bi_pctx *ctx, struct bi_tenant_conf *c,
+			    const struct bi_key *k, const char *s, u32 n)
+{
+	u64 v;
+	int i, rc;
+
+	if (n > 6 && bi_eq(s, 6, "fixed:")) {
+		rc = bi_parse_num(ctx, &bi_initial_fixed_key, s + 6, n - 6, &v);
+		if (rc)
+			return rc;
+		c->initial = v == 1 ? BI_INITIAL_ONE : BI_INITIAL_FIXED;
+		c->initial_units = v == 1 ? 0 : v;
+		return 0;
+	}
+	i = bi_word_index(k->words, k->nr_words, s, n);
+	if (i < 0)
+		return bi_fail(ctx, BI_PE_BAD_WORD,
+			       "bad value (1, ewma, exact or fixed:K)");
+	c->initial = (u8)i;
+	c->initial_units = 0;
+	return 0;
+}
+
 static int bi_set_value(struct bi_pctx *ctx, void *conf, const struct bi_key *k,
 			const char *s, u32 n)
 {
@@ -675,6 +717,8 @@ static int bi_set_value(struct bi_pctx *ctx, void *conf, const struct bi_key *k,
 		return bi_parse_policy(ctx, bi_cls(conf, k), s, n);
 	case BI_K_RULE:
 		return bi_parse_rule(ctx, bi_rule(conf, k), s, n);
+	case BI_K_INITIAL:
+		return bi_parse_initial(ctx, conf, k, s, n);
 	case BI_K_WORD:
 		i = bi_word_index(k->words, k->nr_words, s, n);
 		if (i < 0)
@@ -721,11 +765,18 @@ static void bi_format_value(struct bi_wr *w, const void *conf,
 	case BI_K_RULE:
 		bi_format_rule(w, bi_crule(conf, k));
 		return;
+	case BI_K_INITIAL:
+		if (bi_get(conf, k) == BI_INITIAL_FIXED) {
+			bi_wr_str(w, "fixed:");
+			bi_wr_u64(w, ((const struct bi_tenant_conf *)conf)->initial_units);
+			return;
+		}
+		break;
 	default:
 		break;
 	}
 	v = bi_get(conf, k);
-	if (k->kind == BI_K_WORD)
+	if (k->kind == BI_K_WORD || k->kind == BI_K_INITIAL)
 		bi_wr_str(w, k->words[(v - k->arg) % k->nr_words]);
 	else if (k->kind == BI_K_SHIFT)
 		bi_wr_u64(w, 1ULL << (v & 63));
@@ -938,7 +989,8 @@ static const struct bi_key bi_tenant_keys[] = {
 	BI_W("mode", mode, bi_mode_words, 0, BI_MODE_WORK),
 	BI_U("burst_ms", burst_ms, 1, 60000, 50),
 	BI_UU("burst_limit", burst_limit, "auto", 1, BI_CONF_RATE_MAX),
-	BI_W("initial", initial, bi_initial_words, 0, BI_INITIAL_EXACT),
+	{ .name = "initial", BI_T(initial), .kind = BI_K_INITIAL,
+	  BI_WORDS(bi_initial_words), .def = BI_INITIAL_EXACT },
 	{ .name = "min_tokens", BI_T(min_tokens), .kind = BI_K_NUM,
 	  .flags = BI_KF_SIGNED, .unset = "auto",
 	  .unset_val = (u64)BI_CONF_MIN_AUTO, .min = -BI_CONF_TOKENS_MAX,
@@ -955,10 +1007,15 @@ static const struct bi_key bi_tenant_keys[] = {
 	BI_U("safety_pct", safety_pct, 100, 1000, 120),
 	BI_U("adapt_pct", adapt_pct, 1, 1000, 25),
 	BI_U("miss_pct", miss_pct, 1, 100, 10),
+	BI_UU("window_ticks", window_ticks, "auto", 1, BI_CONF_WINDOW_MAX),
 	BI_U("hover_ms", hover_ms, 0, 600000, 1000),
 	BI_U("delay_step_us", delay_step_us, 1, 1000000, 100),
 	BI_UU("delay_max_us", delay_max_us, "auto", 1, 10000000),
 	BI_U("abuse_pct", abuse_pct, 100, 100000, 200),
+	BI_W("delay_mode", delay_mode, bi_delay_mode_words, 0, BI_DELAY_SPREAD),
+	BI_W("reduce_below_alloc", reduce_below_alloc, bi_bool_words, 0, 0),
+	BI_W("predictive", predictive, bi_bool_words, 0, 0),
+	BI_U("smoothing_pct", smoothing_pct, 1, 100, 30),
 	BI_CK_UNITS("hi", BI_CLASS_HI),
 	BI_CK_POLICY("hi", BI_CLASS_HI, 0),
 	BI_CK_DEDUCT("hi", BI_CLASS_HI, 0),
@@ -1142,6 +1199,8 @@ static const struct bi_key bi_dev_keys[] = {
 	BI_DU("local_max_pct", local_max_pct, 1, 100, 6),
 	{ .name = "hold_ms", BI_D(hold_ms), .kind = BI_K_NUM, .unset = "auto",
 	  .unset_val = 0, .min = 1, .max = 60000, .def = 0 },
+	{ .name = "dispense_hold_ms", BI_D(dispense_hold_ms), .kind = BI_K_NUM,
+	  .unset = "auto", .unset_val = 0, .min = 1, .max = 60000, .def = 0 },
 };
 
 static int bi_dev_validate(const void *p, struct bi_pctx *ctx)
@@ -1162,6 +1221,11 @@ static const struct bi_refused_key bi_dev_refused[] = {
 	{ "rw_read_factor", "not supported (reads and writes have their own caps)" },
 	{ "dispense_threshold", "not supported (a global bucket hands out all it holds)" },
 	{ "refill_hist", "not supported (the demand history is 4 intervals)" },
+	{ "overload_hint", "not supported (overload is measured from completion latencies)" },
+	{ "riops", "not a device key (a device-wide cap is a quota on the root cgroup)" },
+	{ "wiops", "not a device key (a device-wide cap is a quota on the root cgroup)" },
+	{ "rbps", "not a device key (a device-wide cap is a quota on the root cgroup)" },
+	{ "wbps", "not a device key (a device-wide cap is a quota on the root cgroup)" },
 };
 
 static const struct bi_table bi_dev_table = {

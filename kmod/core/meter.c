@@ -171,6 +171,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 	u8 mode = conf->mode == BI_MODE_AUTO ? m->auto_active : conf->mode;
 	const struct bi_meter_cfg *old = m->cfg;	/* the writer's own */
 	struct bi_meter_cfg *c = &m->slot[old == &m->slot[0]];
+	u64 hold_ns = (u64)bi_dev_conf_dispense_hold_ms(dev) * BI_NSEC_PER_MSEC;
 	u8 on = 0, dir, k;
 	u64 rate, cap;
 	s64 lmax;
@@ -186,6 +187,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 	m->ad.adapt_pct = conf->adapt_pct;
 	c->initial = conf->initial;
 	c->wfixed = conf->initial == BI_INITIAL_ONE ? 1 :
+		    conf->initial == BI_INITIAL_FIXED ? (s64)conf->initial_units :
 		    conf->initial == BI_INITIAL_EWMA ? BI_WFIXED_EWMA : 0;
 	c->db.units = (u32)bi_min_u64(conf->deadband_units, U32_MAX);
 	c->db.pct = 0;
@@ -208,7 +210,8 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			cap = bi_min_u64(cap, BI_TOKENS_LIMIT);
 			lmax = bi_meter_local_max(dev, key, cap);
 			bi_global_tune(&m->key[key], !(old->key_on & (1U << key)), rate,
-				       (s64)cap, lmax, bi_meter_min_batch(lmax, cap), now_ns);
+				       (s64)cap, lmax, bi_meter_min_batch(lmax, cap), hold_ns,
+				       now_ns);
 			on |= 1U << key;
 		}
 	}
@@ -538,16 +541,6 @@ void bi_meter_adapt_tick(struct bi_meter *m, const struct bi_sample *s)
 {
 	if (m->cfg->initial == BI_INITIAL_EWMA && bi_adapt_tick(&m->ad, s))
 		bi_write_once(m->ewma_init, m->ad.initial);
-}
-
-/* Tick: hand an idle CPU's local tokens back to the global buckets. */
-void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns)
-{
-	u8 on = bi_meter_cfg(m)->key_on, k;
-
-	for (k = 0; k < BI_NR_KEYS; k++)
-		if (on & (1U << k))
-			bi_local_reclaim(&cpu->local[k], &m->key[k], now_ns);
 }
 
 /*

@@ -56,7 +56,6 @@
  *   bi_meter_complete,               completion (hard IRQ possible): on the
  *   bi_meter_complete_chain,         CPU owning @cpu (every @cpu[i]), IRQs
  *   bi_meter_refund(_chain)          off; the class lock is taken inside
- *   bi_meter_reclaim                 tick: on the CPU owning @cpu, IRQs off
  *   bi_meter_classify                any
  *   bi_meter_init                    before any other call; owns @m
  *   bi_meter_configure,              configuration or tick (process
@@ -211,7 +210,6 @@ void bi_meter_complete(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		       struct bi_charge *ch, u64 now_ns);
 void bi_meter_refund(struct bi_meter *m, struct bi_meter_cpu *cpu,
 		     struct bi_charge *ch, u64 now_ns);
-void bi_meter_reclaim(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 now_ns);
 void bi_meter_adapt_tick(struct bi_meter *m, const struct bi_sample *s);
 
 bool bi_meter_admit_chain(struct bi_meter *const *m, struct bi_meter_cpu *const *cpu,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * feedback_test.c - the feedback controllers in the kernel (guest test):
- * the per-device tick, its stats ring, the overload multiplier, slots and
- * delay for an allocation, and work-conserving isolation.
+ * the per-device tick, its stats ring, the overload multiplier and the
+ * pollable overloaded attribute, slots and delay for an allocation, and
+ * work-conserving isolation.
  *
  * The lower device is a null_blk with timer completions (irqmode=2): a
  * fixed completion latency and a fixed queue depth, so it behaves like
@@ -15,9 +16,12 @@
  * deterministic mode only (icount); the multiplier's tick-by-tick steps
  * depend on no rate and run in both modes.
  */
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guest_util.h"
@@ -220,6 +224,88 @@ TEST_F_TIMEOUT(fb, overload_multiplier_adds_t_holds_k_falls_r, GUEST_TIMEOUT)
 	/* victims were held while M was up, and every bio still completed */
 	EXPECT_EQ(0, f.status);
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+/*
+ * Wait in poll(2) on the open attribute @fd until it changes (POLLPRI, as
+ * sysfs_notify wakes it) or @timeout_ms; then read its value.  *@at_us: the
+ * wake-up time on the monotonic clock (the ring's clock).  Returns the
+ * value read, or -1.
+ */
+static int poll_attr(int fd, int timeout_ms, unsigned long long *at_us)
+{
+	struct pollfd p = { .fd = fd, .events = POLLPRI | POLLERR };
+	struct timespec ts;
+	char buf[8] = "";
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	*at_us = ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+	if (pread(fd, buf, sizeof(buf) - 1, 0) < 1)
+		return -1;
+	return atoi(buf);
+}
+
+/*
+ * S2-06: dm-N/overloaded is 0 or 1, and a poll(2) on it wakes when the
+ * detector's state flips: at the first overloaded tick of a load whose
+ * bios miss their 1 ms target on a 3 ms device, and at the first calm tick
+ * after it.  The wake-up comes within 2 ticks (200 ms) of the tick the
+ * ring records as the flip; the stats line carries the state, the
+ * transitions and the window's minimum slack (S2-19).
+ */
+TEST_F_TIMEOUT(fb, overloaded_attribute_wakes_pollers, GUEST_TIMEOUT)
+{
+	unsigned long long up_us = 0, down_us = 0, t_up = 0, t_down = 0;
+	struct gu_tick r[GU_TICKS_MAX];
+	struct gu_fio_job job;
+	struct gu_fio f;
+	char path[192], buf[64], stats[1024], *tr;
+	int fd, n, i, up, down;
+
+	ASSERT_EQ(0, make_dev(self, 64, 3000, "window_ticks=3 overload_pct=10 tick_ms=100"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "latency_us=1000"));
+	snprintf(path, sizeof(path), "%s/overloaded", self->dir);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, pread(fd, buf, sizeof(buf) - 1, 0));	/* arm the poll */
+	EXPECT_EQ('0', buf[0]);
+	ASSERT_EQ(0, gu_fio_start(&job, CG_A, "--name=o --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bs=4k --ioengine=psync --runtime=1 --time_based"));
+	up = poll_attr(fd, 20000, &up_us);
+	down = poll_attr(fd, 30000, &down_us);
+	ASSERT_EQ(0, gu_fio_wait(&job, &f));
+	close(fd);
+	snprintf(path, sizeof(path), "%s/ring", self->dir);
+	n = gu_ring_read(path, r, GU_TICKS_MAX);
+	for (i = 1; i < n; i++) {
+		bool was = r[i - 1].flags & GU_TICK_OVERLOADED;
+		bool is = r[i].flags & GU_TICK_OVERLOADED;
+
+		if (!was && is && !t_up)
+			t_up = r[i].time_us;
+		if (was && !is && t_up && !t_down)
+			t_down = r[i].time_us;
+	}
+	TH_LOG("overloaded: woke with %d %.1f ms after the tick that set it, "
+	       "with %d %.1f ms after the tick that cleared it", up,
+	       (double)(up_us - t_up) / 1000, down, (double)(down_us - t_down) / 1000);
+	EXPECT_EQ(1, up);
+	EXPECT_EQ(0, down);
+	ASSERT_NE(0ULL, t_up) TH_LOG("no overloaded tick in the ring");
+	ASSERT_NE(0ULL, t_down);
+	EXPECT_GE(up_us, t_up);
+	EXPECT_LE(up_us, t_up + 200000);
+	EXPECT_GE(down_us, t_down);
+	EXPECT_LE(down_us, t_down + 200000);
+	snprintf(path, sizeof(path), "%s/stats", self->dir);
+	ASSERT_LT(0, gu_read(path, stats, sizeof(stats)));
+	EXPECT_NE(NULL, strstr(stats, " overloaded=0 ")) TH_LOG("%s", stats);
+	tr = strstr(stats, " state_transitions=");
+	ASSERT_NE(NULL, tr) TH_LOG("%s", stats);
+	EXPECT_LE(2, atoi(tr + 19)) TH_LOG("%s", stats);	/* up and down, at least */
+	EXPECT_NE(NULL, strstr(stats, " slack_min_us=")) TH_LOG("%s", stats);
 }
 
 /*

@@ -280,6 +280,30 @@ TEST_F_TIMEOUT(iomax, initial_ewma_learns_the_cost_at_the_tick, GUEST_TIMEOUT)
 }
 
 /*
+ * initial=fixed:K (S0-24): a bio is charged K units at admission, the rest
+ * at completion.  wbps=1M is 512 units/s with a burst of 25.  K = 64 is
+ * more than the burst: a first 1 MiB write waits until 64 units gathered,
+ * (64 - 25) / 512 = 0.076 s (initial=1 passes at once, exact waits
+ * 0.951 s); +-10 %, and at most one dispense batch of 6 units (12 ms) late.
+ * Its completion leaves a debt of 512 - 64 = 448: the next 1 MiB write
+ * waits for 448 + 64 units, 1.000 s +-10 %.
+ */
+TEST_F_TIMEOUT(iomax, initial_fixed_k_deducts_k_units, GUEST_TIMEOUT)
+{
+	double first, next;
+
+	NEED_ICOUNT();
+	ASSERT_EQ(0, blkiso_cap(self->dir, "wbps=1M initial=fixed:64"));
+	next = primed_io(DM_DEV, true, 1 << 20, 1 << 20, 1, &first);
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "wbps=max initial=exact"));
+	TH_LOG("1 MiB writes at wbps=1M initial=fixed:64: first %.4f s (want 0.076), "
+	       "next %.4f s (want 1.000)", first, next);
+	EXPECT_GE(first, 0.076 * 0.9);
+	EXPECT_LE(first, 0.076 * 1.1 + 0.012);
+	EXPECT_TRUE(values_close(next, 1.0, 10));
+}
+
+/*
  * A class rate keeps the contract too (min_tokens=auto, the default): under
  * hi.units=512 (1 MiB/s of 2 KiB units, burst 25 units) a 50 KiB direct
  * read (a sync read of at most 64 KiB: class hi) spends the burst, and the

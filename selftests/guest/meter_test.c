@@ -177,7 +177,12 @@ TEST_F_TIMEOUT(meter, io_uring_1m_through_biting_quota_completes, GUEST_TIMEOUT)
 		       50 * reqs, reqs);
 }
 
-static int nowait_reads(int n, int *first_again)
+/*
+ * @n 4 KiB direct reads from a child in the test cgroup, with preadv2 flags
+ * @rwf; returns how many failed with @err, and *@first the index of the
+ * first (-1 if none).
+ */
+static int refused_reads(int n, int rwf, int err, int *first)
 {
 	int pipefd[2], pid, res[2] = { 0, -1 }, i, fd;
 	static char buf[4096] __attribute__((aligned(4096)));
@@ -191,8 +196,7 @@ static int nowait_reads(int n, int *first_again)
 			_exit(1);
 		fd = open(DM_DEV, O_RDONLY | O_DIRECT);
 		for (i = 0; fd >= 0 && i < n; i++) {
-			if (preadv2(fd, &iov, 1, (off_t)i * 4096, RWF_NOWAIT) < 0 &&
-			    errno == EAGAIN) {
+			if (preadv2(fd, &iov, 1, (off_t)i * 4096, rwf) < 0 && errno == err) {
 				if (!res[0]++)
 					res[1] = i;
 			}
@@ -206,9 +210,37 @@ static int nowait_reads(int n, int *first_again)
 		res[0] = -1;
 	close(pipefd[0]);
 	waitpid(pid, NULL, 0);
-	if (first_again)
-		*first_again = res[1];
+	if (first)
+		*first = res[1];
 	return res[0];
+}
+
+static int nowait_reads(int n, int *first_again)
+{
+	return refused_reads(n, RWF_NOWAIT, EAGAIN, first_again);
+}
+
+/*
+ * Device key reject_mode=1 (A-18): a bio the caps refuse fails with EIO at
+ * once instead of waiting.  riops=10 holds a burst of 3: of 50 back-to-back
+ * blocking reads at least 40 fail (a few pass on the burst and on what
+ * refills while they run); with reject_mode=0 they would all wait, 5 s.
+ */
+TEST_F_TIMEOUT(meter, reject_mode_fails_a_throttled_bio, GUEST_TIMEOUT)
+{
+	char path[192];
+	int eio, first = -1;
+
+	snprintf(path, sizeof(path), "%s/conf", self->dir);
+	ASSERT_EQ(0, gu_write(path, "reject_mode=1"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=10"));
+	eio = refused_reads(50, 0, EIO, &first);
+	TH_LOG("reject_mode=1 riops=10: %d of 50 blocking reads failed with EIO, first at %d",
+	       eio, first);
+	EXPECT_GE(eio, 40);
+	EXPECT_LE(first, 10);
+	ASSERT_EQ(0, gu_write(path, "reject_mode=0"));
+	EXPECT_EQ(0, refused_reads(2, 0, EIO, NULL));
 }
 
 TEST_F_TIMEOUT(meter, nowait_gets_eagain_and_is_counted, GUEST_TIMEOUT)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * admit_test.c - admission over bucket sets (kmod/core/admit.c): class
- * policies S1-12..S1-15, S1-25, S1-27, A-17, A-19, A-20, S0-30, and
- * hierarchies S1-06, S1-19..S1-24, A-21, A-22, with the catalogue's numbers;
- * plus ticket conservation over random admissions, edits and corrections.
+ * policies S1-12..S1-15, S1-25, S1-27, A-17, A-19, A-20, S0-30, with the
+ * catalogue's numbers (chains of nested tenants: meter_test.c); plus ticket
+ * conservation over random admissions, edits and corrections.
  */
 #include "admit.h"
 #include "tokrng.h"
@@ -266,185 +266,9 @@ TEST(s1_25_runtime_edit)
 	ASSERT_EQ(0, cls[BI_CLASS_HI].tokens);
 }
 
-/* S0-28 over a policy: incremental chunk charges follow the spill chain. */
-TEST(ticket_incremental)
-{
-	struct bi_policy p = pol(BI_DEDUCT_SPILL, 1, 2, X, Y);
-	struct bi_bucket cls[BI_NR_CLASSES];
-	struct bi_ticket t;
-
-	set_tokens(cls, 0, 0, 40, 100);
-	bi_admit(cls, &p, 1, 0, &t);
-	ASSERT_EQ(31, bi_ticket_charge_to(cls, &t, 32, 0));
-	ASSERT_EQ(8, cls[X].tokens);
-	ASSERT_EQ(32, bi_ticket_charge_to(cls, &t, 64, 0));
-	ASSERT_EQ(0, cls[X].tokens);
-	ASSERT_EQ(76, cls[Y].tokens);
-	ASSERT_EQ(0, bi_ticket_charge_to(cls, &t, 60, 0));	/* never refunds */
-	ASSERT_EQ(0, bi_ticket_correct(cls, &t, 64, NULL, 0));
-}
-
-/* S1-06: one bio along [class -> cgroup -> device] decrements all three. */
-TEST(s1_06_chain_charge)
-{
-	struct bi_hnode dev = { .parent = NULL };
-	struct bi_hnode cg = { .parent = &dev };
-	struct bi_hnode cl = { .parent = &cg };
-	struct bi_hticket t;
-
-	bi_bucket_init(&dev.b, 0, 1000, 1000, 0);
-	bi_bucket_init(&cg.b, 0, 100, 100, 0);
-	bi_bucket_init(&cl.b, 0, 50, 50, 0);
-	ASSERT_TRUE(bi_hier_valid(&cl));
-	ASSERT_TRUE(bi_hier_admit(&cl, BI_HIER_STRICT, 1, 32, BI_NO_FLOOR, 0, &t));
-	ASSERT_EQ(968, dev.b.tokens);
-	ASSERT_EQ(68, cg.b.tokens);
-	ASSERT_EQ(18, cl.b.tokens);
-}
-
-static void xy(struct bi_hnode *x, struct bi_hnode *y, s64 tx, s64 ty, u64 rate)
-{
-	*x = (struct bi_hnode){ .parent = NULL };
-	*y = (struct bi_hnode){ .parent = x };
-	bi_bucket_init(&x->b, rate, 30, tx, 0);
-	bi_bucket_init(&y->b, rate, 5, ty, 0);
-}
-
-/* S1-19: parent X max 30, child Y max 5, both full: 30 shared, not 35. */
-TEST(s1_19_shared_parent)
-{
-	struct bi_hnode x, y;
-	struct bi_hticket t;
-	int a = 0, b = 0;
-
-	xy(&x, &y, 30, 5, 0);
-	while (bi_hier_admit(&y, BI_HIER_STRICT, 1, 1, BI_NO_FLOOR, 0, &t))
-		a++;
-	ASSERT_EQ(5, a);
-	ASSERT_EQ(25, x.b.tokens);
-	while (bi_hier_admit(&x, BI_HIER_STRICT, 1, 1, BI_NO_FLOOR, 0, &t))
-		b++;
-	ASSERT_EQ(25, b);
-	ASSERT_EQ(30, a + b);
-}
-
-/* S1-20 / A-21: child charges parent, parent charge spares child; strict. */
-TEST(s1_20_deduction_rules)
-{
-	struct bi_hnode x, y;
-	struct bi_hticket t;
-
-	xy(&x, &y, 30, 5, 0);
-	ASSERT_TRUE(bi_hier_admit(&y, BI_HIER_STRICT, 1, 2, BI_NO_FLOOR, 0, &t));
-	ASSERT_EQ(28, x.b.tokens);
-	ASSERT_EQ(3, y.b.tokens);
-	xy(&x, &y, 30, 5, 0);
-	ASSERT_EQ(35, bi_hier_charge(&x, 35, BI_NO_FLOOR, 0));
-	ASSERT_EQ(-5, x.b.tokens);
-	ASSERT_EQ(5, y.b.tokens);
-	ASSERT_FALSE(bi_hier_admit(&y, BI_HIER_STRICT, 1, 1, BI_NO_FLOOR, 0, &t));
-	/* relaxed: the child's own tokens admit it (charging the parent) */
-	ASSERT_TRUE(bi_hier_admit(&y, BI_HIER_RELAXED, 1, 1, BI_NO_FLOOR, 0, &t));
-	ASSERT_EQ(&y, t.from);
-	ASSERT_EQ(-6, x.b.tokens);
-	ASSERT_EQ(4, y.b.tokens);
-}
-
-/* S1-21: X = -5 at 10/s, Y = 5: first Y-class admission at 0.6 s. */
-TEST(s1_21_hier_blackout)
-{
-	struct bi_hnode x, y;
-	struct bi_hticket t;
-
-	xy(&x, &y, -5, 5, 10);
-	ASSERT_EQ(600 * MS, bi_hier_ready_at_ns(&y, BI_HIER_STRICT, 1, 0));
-	ASSERT_FALSE(bi_hier_admit(&y, BI_HIER_STRICT, 1, 1, BI_NO_FLOOR,
-				   600 * MS - 1, &t));
-	ASSERT_TRUE(bi_hier_admit(&y, BI_HIER_STRICT, 1, 1, BI_NO_FLOOR,
-				  600 * MS, &t));
-	xy(&x, &y, -5, 0, 10);
-	ASSERT_EQ(100 * MS, bi_hier_ready_at_ns(&y, BI_HIER_RELAXED, 1, 0));
-}
-
-/* S1-23: group accumulation 10/s over X 0/30 and Y 0/5. */
-TEST(s1_23_group_rate)
-{
-	struct bi_hnode x, y;
-
-	xy(&x, &y, 0, 0, 0);
-	bi_hier_group_rate(&y, 10, 0);
-	bi_bucket_refill(&x.b, SEC);
-	bi_bucket_refill(&y.b, SEC);
-	ASSERT_EQ(10, x.b.tokens);
-	ASSERT_EQ(5, y.b.tokens);
-	bi_bucket_refill(&x.b, 3 * SEC);
-	bi_bucket_refill(&y.b, 3 * SEC);
-	ASSERT_EQ(30, x.b.tokens);
-	ASSERT_EQ(5, y.b.tokens);
-}
-
-/* "again upon processing" is the correction, along the same path. */
-TEST(a_22_hier_correction)
-{
-	struct bi_hnode x, y;
-	struct bi_hticket t;
-
-	xy(&x, &y, 30, 5, 0);
-	ASSERT_TRUE(bi_hier_admit(&y, BI_HIER_STRICT, 1, 1, BI_NO_FLOOR, 0, &t));
-	ASSERT_EQ(9, bi_hier_correct(&t, 10, NULL, 0));
-	ASSERT_EQ(20, x.b.tokens);
-	ASSERT_EQ(-5, y.b.tokens);
-	ASSERT_EQ(-8, bi_hier_correct(&t, 2, NULL, 0));
-	ASSERT_EQ(28, x.b.tokens);
-	ASSERT_EQ(3, y.b.tokens);
-}
-
 /*
- * S1-24: siblings A, B (50/s each) under P (100/s = their sum, A-22),
- * relaxed admission.  A alone, greedy: ~100/s.  A at 10/s, B greedy:
- * B ~90/s.  Strict (io.max semantics): B at its own 50/s.  10 s, 1 ms steps;
- * tolerance one capacity of each bucket involved.
- */
-static void siblings(u8 mode, bool a_greedy, bool b_on, int *na, int *nb)
-{
-	struct bi_hnode p = { .parent = NULL }, a = { .parent = &p },
-			b = { .parent = &p };
-	struct bi_hticket t;
-	u64 now;
-
-	bi_bucket_init(&p.b, 100, 10, 0, 0);
-	bi_bucket_init(&a.b, 50, 5, 0, 0);
-	bi_bucket_init(&b.b, 50, 5, 0, 0);
-	*na = *nb = 0;
-	for (now = MS; now <= 10 * SEC; now += MS) {
-		if (a_greedy || now % (100 * MS) == 0)
-			while (bi_hier_admit(&a, mode, 1, 1, BI_NO_FLOOR, now, &t) &&
-			       ++*na && a_greedy)
-				;
-		while (b_on && bi_hier_admit(&b, mode, 1, 1, BI_NO_FLOOR, now, &t))
-			++*nb;
-	}
-}
-
-TEST(s1_24_sibling_sharing)
-{
-	int na, nb;
-
-	siblings(BI_HIER_RELAXED, true, false, &na, &nb);
-	ASSERT_LE(1000 - 15, na);
-	ASSERT_GE(1000 + 15, na);
-	siblings(BI_HIER_RELAXED, false, true, &na, &nb);
-	ASSERT_EQ(100, na);
-	ASSERT_LE(900 - 15, nb);
-	ASSERT_GE(900 + 15, nb);
-	siblings(BI_HIER_STRICT, false, true, &na, &nb);
-	ASSERT_LE(500 - 15, nb);
-	ASSERT_GE(500 + 15, nb);
-}
-
-/*
- * Conservation: random policies (edited at random), admissions, chunk
- * charges and corrections: the buckets lose exactly what the tickets hold.
+ * Conservation: random policies (edited at random), admissions and
+ * corrections: the buckets lose exactly what the tickets hold.
  */
 TEST(ticket_conservation_random)
 {
@@ -476,8 +300,6 @@ TEST(ticket_conservation_random)
 				}
 				ASSERT_TRUE(bi_policy_valid(&p));
 				bi_admit(cls, &p, tokrng_range(&rng, 0, 40), now, t);
-			} else if (tokrng_next(&rng) % 3 == 0) {
-				bi_ticket_charge_to(cls, t, tokrng_range(&rng, 0, 600), now);
 			} else {
 				bi_ticket_correct(cls, t, tokrng_range(&rng, 0, 600), NULL, now);
 				if (tokrng_next(&rng) & 1) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bucket_test.c - the lazy token bucket (kmod/core/bucket.c): the catalogue's
- * TB-U tests for S0-05..S0-07, S0-23..S0-28, S0-31, S1-07, S1-08, S1-10,
+ * TB-U tests for S0-05..S0-07, S0-23..S0-27, S0-31, S1-07, S1-08, S1-10,
  * S1-11, A-03, A-14, plus exactness over 10^6 s, blackout timing as a
  * property, and the accounting identity over random operation sequences.
  */
@@ -311,19 +311,6 @@ TEST(full_bucket_forgets_the_fraction)
 	ASSERT_EQ(1, b.tokens);
 }
 
-/* S0-28: a bio's running total saturates where balances do. */
-TEST(charge_to_saturates)
-{
-	struct bi_bucket b;
-	s64 charged = 0;
-
-	bi_bucket_init(&b, 0, BI_TOKENS_LIMIT, BI_TOKENS_LIMIT, 0);
-	ASSERT_EQ(BI_TOKENS_LIMIT, bi_bucket_charge_to(&b, &charged, INT64_MAX,
-						       BI_NO_FLOOR, 0));
-	ASSERT_EQ(BI_TOKENS_LIMIT, charged);
-	ASSERT_EQ(0, bi_bucket_charge_to(&b, &charged, INT64_MAX, BI_NO_FLOOR, 0));
-}
-
 /*
  * ready_at far away: at 1 unit/s, a debt of 9,223,372,036 units ends
  * exactly that many seconds (plus one for the minimum) later; one unit
@@ -384,41 +371,6 @@ TEST(s1_10_thresholds)
 	ASSERT_TRUE(bi_bucket_try_charge(&b, -10, 1, BI_NO_FLOOR, 0));
 	bi_bucket_init(&b, 0, 100, -11, 0);
 	ASSERT_FALSE(bi_bucket_try_charge(&b, -10, 1, BI_NO_FLOOR, 0));
-}
-
-/*
- * S0-28: incremental charging.  Bucket 100, rate 0, min 1, initial 1; a
- * 1 MiB read (512 units) served in 64 KiB chunks, one per ms; a 4 KiB probe
- * (2 units, instant) right after each chunk boundary.
- */
-static u64 first_throttled_probe_ms(bool incremental)
-{
-	struct bi_bucket b;
-	s64 charged = 1;
-	u64 ms;
-
-	bi_bucket_init(&b, 0, 100, 100, 0);
-	bi_bucket_try_charge(&b, 1, 1, BI_NO_FLOOR, 0);
-	for (ms = 1; ms <= 16; ms++) {
-		if (incremental)
-			bi_bucket_charge_to(&b, &charged, ms * 32, BI_NO_FLOOR, ms * MS);
-		else if (ms == 16)
-			bi_bucket_correct(&b, charged, 512, NULL, BI_NO_FLOOR, ms * MS);
-		if (incremental && ms == 1 && b.tokens != 68)
-			return 1000;
-		if (!bi_bucket_try_charge(&b, 1, 1, BI_NO_FLOOR, ms * MS))
-			return ms;
-		bi_bucket_correct(&b, 1, 2, NULL, BI_NO_FLOOR, ms * MS);
-		if (incremental && ms <= 2 && b.tokens != (ms == 1 ? 66 : 32))
-			return 1000 + ms;
-	}
-	return 0;
-}
-
-TEST(s0_28_incremental_charging)
-{
-	ASSERT_EQ(3ULL, first_throttled_probe_ms(true));
-	ASSERT_EQ(16ULL, first_throttled_probe_ms(false));
 }
 
 /* S0-31: retune halves the rate and the capacity; admitted work halves. */

@@ -116,13 +116,6 @@ TEST(raise_only_while_the_newest_tick_misses)
 	ASSERT_TRUE(bi_ovl_tick(&o, &p, &clean, true, 0));
 	ASSERT_TRUE(bi_ovl_tick(&o, &p, &clean, true, 0));
 	ASSERT_EQ(40U, o.m);
-	/* a hint alone, likewise */
-	bi_ovl_init(&o, &p);
-	bi_ovl_hint(&o);
-	ASSERT_TRUE(tick(&o, &p, &clean));
-	bi_ovl_hint(&o);
-	ASSERT_TRUE(tick(&o, &p, &clean));
-	ASSERT_EQ(40U, o.m);
 }
 
 /* S2-13: slack exactly theta, or exactly theta + band, holds M. */
@@ -435,21 +428,6 @@ TEST(simple_mode)
 	ASSERT_EQ(0, o.m);
 	tick(&o, &p, &over);
 	ASSERT_EQ(3, o.transitions);
-}
-
-/* S2-17: an out-of-band hint -> M += T at the next tick, once */
-TEST(out_of_band_hint)
-{
-	struct bi_ovl_params p;
-	struct bi_ovl o;
-
-	bi_ovl_params_init(&p);
-	bi_ovl_init(&o, &p);
-	bi_ovl_hint(&o);
-	ASSERT_EQ(0, o.m);
-	ASSERT_TRUE(tick(&o, &p, &clean));
-	ASSERT_EQ(20, o.m);
-	ASSERT_FALSE(tick(&o, &p, &clean));
 }
 
 /*

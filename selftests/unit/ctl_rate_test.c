@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ctl_rate_test.c - the request-rate cap controller (seed 000): EWMA,
- * cases A/B/C/D, initial caps, combined read/write, shedding.
+ * cases A/B/C/D, initial caps, shedding.
  * Expected numbers are the catalogue's (d) parts of S0-02, S0-08..S0-13,
- * S0-15, S0-16, S0-20, S0-21, S0-35.
+ * S0-15, S0-16, S0-21.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -357,47 +357,6 @@ TEST(rejection_rate_decays_to_zero)
 	now += TICK_NS;
 	ASSERT_EQ(BI_RATE_CASE_D, bi_rate_tick(&c, &p, &clean, now));
 	ASSERT_LT(c.rej_ppm, p.eps_ppm + 1);
-}
-
-/*
- * S0-20: combined cap 300 write-eq/s, write cap 200/s: pure reads 100 rps,
- * pure writes 200 rps, 50/50 mix 3R + W <= 300 and W <= 200.
- */
-TEST(combined_read_write)
-{
-	struct bi_rate_stats rd = { 10, 1, 10, 20 }, wr = { 5, 0, 5, 10 }, comb;
-	struct bi_io rio = { .bytes = 4096, .op = BI_OP_READ };
-	struct bi_io wio = { .bytes = 4096, .op = BI_OP_WRITE };
-	struct bi_rate_rw rw;
-	u64 mix;
-
-	bi_rate_init(&rw.rd, 0);
-	bi_rate_init(&rw.wr, 200 * BI_MRPS_PER_RPS);
-	bi_rate_init(&rw.comb, 300 * BI_MRPS_PER_RPS);
-	rw.read_factor = BI_RATE_READ_FACTOR_DEF;
-	ASSERT_EQ(100000, bi_rate_rw_max_mrps(&rw, 1000));
-	ASSERT_EQ(200000, bi_rate_rw_max_mrps(&rw, 0));
-	mix = bi_rate_rw_max_mrps(&rw, 500);
-	ASSERT_LE(3 * mix / 2 + mix / 2, 300000);
-	ASSERT_LE(mix / 2, 200000);
-	ASSERT_EQ(150000, mix);
-	ASSERT_EQ(3, bi_rate_rw_cost(&rw, &rio));
-	ASSERT_EQ(1, bi_rate_rw_cost(&rw, &wio));
-
-	bi_rate_rw_fold(&rd, &wr, rw.read_factor, &comb);
-	ASSERT_EQ(35, comb.arrived);
-	ASSERT_EQ(3, comb.throttled);
-	ASSERT_EQ(35, comb.completed);
-	ASSERT_EQ(30, comb.units);
-}
-
-/* S0-35: device cap 1000 above a tenant cap 600 */
-TEST(device_cap_bounds_tenant)
-{
-	ASSERT_EQ(600000, bi_rate_effective_cap_mrps(600000, 1000000));
-	ASSERT_EQ(400000, bi_rate_effective_cap_mrps(600000, 400000));
-	ASSERT_EQ(600000, bi_rate_effective_cap_mrps(600000, 0));
-	ASSERT_EQ(1000000, bi_rate_effective_cap_mrps(0, 1000000));
 }
 
 /* S0-21: only large non-metadata reads are shed, only while overloaded */

@@ -162,17 +162,18 @@ TEST(reclaim_only_idle_balances)
 	ASSERT_LT(0ULL, g.tick_ns);
 	t = 10 * g.tick_ns;
 	l.last_use_ns = t;
-	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + 5 * g.tick_ns));	/* empty */
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + 50 * g.tick_ns));	/* empty */
 	l.tokens = 7;
-	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + g.tick_ns));		/* within */
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns));	/* within */
 	ASSERT_EQ(7, l.tokens);
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, t - 1));			/* clock behind */
-	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + g.tick_ns + 1));
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns + 1));
 	ASSERT_EQ(0, l.tokens);
 	ASSERT_EQ(7, g.b.tokens);
 	l.tokens = -3;
 	l.last_use_ns = t;
-	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 2 * g.tick_ns));
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 20 * g.tick_ns));
+	ASSERT_EQ(3ULL, l.got);				/* the debt, as taken */
 	ASSERT_EQ(4, g.b.tokens);
 }
 
@@ -321,6 +322,86 @@ TEST(demand_history_rolls)
 	ASSERT_EQ(7ULL, l.demand[2]);
 }
 
+/*
+ * The history shifts by the intervals that passed: one (the newest is the
+ * interval that ended), three (two empty ones in between), and more than
+ * it holds (all empty).
+ */
+TEST(demand_history_shifts_by_intervals)
+{
+	struct bi_global g;
+	struct bi_local l;
+	const u64 T = BI_DISPENSE_TICK_NS;
+	int i;
+
+	bi_global_init(&g, 0, 1000, 0, 0);
+	bi_local_init(&l, 0);
+	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
+		l.demand[i] = i + 1;			/* {1, 2, 3, 4} */
+	l.cur_units = 9;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, T));	/* empty: rotates only */
+	ASSERT_EQ(9ULL, l.demand[0]);
+	ASSERT_EQ(1ULL, l.demand[1]);
+	ASSERT_EQ(2ULL, l.demand[2]);
+	ASSERT_EQ(3ULL, l.demand[3]);
+	ASSERT_EQ(2 * T, l.interval_end_ns);
+	l.cur_units = 8;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, 4 * T + 1));	/* three intervals */
+	ASSERT_EQ(0ULL, l.demand[0]);
+	ASSERT_EQ(0ULL, l.demand[1]);
+	ASSERT_EQ(8ULL, l.demand[2]);
+	ASSERT_EQ(9ULL, l.demand[3]);
+	ASSERT_EQ(5 * T, l.interval_end_ns);
+	l.cur_units = 6;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, 8 * T + 1));	/* four: the oldest */
+	ASSERT_EQ(0ULL, l.demand[0]);
+	ASSERT_EQ(0ULL, l.demand[2]);
+	ASSERT_EQ(6ULL, l.demand[3]);
+	l.cur_units = 7;
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, 20 * T));		/* more than four */
+	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
+		ASSERT_EQ(0ULL, l.demand[i]);
+}
+
+/* What comes back: capped at capacity, a debt saturated at the limit. */
+TEST(put_caps_and_saturates)
+{
+	struct bi_global g;
+
+	bi_global_init(&g, 0, 100, 95, 0);
+	bi_global_put(&g, 10, 0);
+	ASSERT_EQ(100, g.b.tokens);
+	ASSERT_EQ(5ULL, g.b.dropped);
+	ASSERT_EQ(10ULL, g.b.taken);
+	bi_global_init(&g, 0, 100, 0, 0);
+	g.b.tokens = -BI_TOKENS_LIMIT + 5;
+	bi_global_put(&g, -10, 0);
+	ASSERT_EQ(-BI_TOKENS_LIMIT, g.b.tokens);
+	ASSERT_EQ(5ULL, g.b.given);
+}
+
+/* A restart sets local_max and the hold afresh from the new capacity. */
+TEST(restart_resets_local_max_and_hold)
+{
+	struct bi_global g;
+	u32 gen;
+
+	bi_global_init(&g, 100, 100, 100, 0);
+	g.local_max = 77;
+	g.hold_ns = 5;
+	g.min_batch = 9;
+	bi_global_restart(&g, 100, 1600, 1600, 0);
+	ASSERT_EQ(100, g.local_max);
+	ASSERT_EQ(BI_DISPENSE_TICK_NS, g.hold_ns);
+	ASSERT_EQ(0, g.min_batch);
+	/* a retune moves the generation on by one for a new rate only */
+	gen = g.gen;
+	bi_global_set(&g, 100, 800, 0);
+	ASSERT_EQ(gen, g.gen);
+	bi_global_set(&g, 200, 800, 0);
+	ASSERT_EQ(gen + 1, g.gen);
+}
+
 /* a short dispense stays local; the retry uses it. */
 TEST(a_35_partial_dispense_kept)
 {
@@ -339,10 +420,13 @@ TEST(a_35_partial_dispense_kept)
 }
 
 /*
- * A-36: worst case over-admission = nr_cpus x local_max.  8 CPUs each park a
- * full local bucket, the global refills to max, then everything is spent at
- * one instant: g.max + 8 * local_max, exactly the documented bound.  After
- * the idle reclaim the burst is back to g.max.
+ * A-36: worst case over-admission = nr_cpus x local_max.  8 CPUs each keep
+ * a full local bucket in use (one bio every 50 ms, refunded), the global
+ * refills to max, then everything is spent at one instant: g.max + 8 *
+ * local_max, exactly the documented bound.  CPUs idle for more than
+ * BI_LOCAL_IDLE_TICKS (1 s) instead give their tokens back when they next charge: the first finds
+ * the global full, which drops them, and spends it; the others' go back
+ * to the emptied global and are spent there: g.max + 7 * local_max.
  */
 static int burst(struct bi_global *g, struct bi_local *l, int ncpu, u64 now)
 {
@@ -355,6 +439,20 @@ static int burst(struct bi_global *g, struct bi_local *l, int ncpu, u64 now)
 	return admitted;
 }
 
+static void fill_locals(struct bi_global *g, struct bi_local *l, int ncpu)
+{
+	u64 retry;
+	int c;
+
+	bi_global_init(g, 1600, 1600, 1600, 0);	/* local_max 100 */
+	for (c = 0; c < ncpu; c++) {
+		bi_local_init(&l[c], 0);
+		l[c].demand[0] = 1000;			/* busy: ask for the cap */
+		bi_local_charge(&l[c], g, 1, true, 0, &retry);
+		bi_local_correct(&l[c], g, 1, 0, NULL, 0);	/* refund: full */
+	}
+}
+
 TEST(a_36_over_admission_bound)
 {
 	enum { NCPU = 8 };
@@ -363,35 +461,31 @@ TEST(a_36_over_admission_bound)
 	u64 retry, now;
 	int c;
 
-	bi_global_init(&g, 1600, 1600, 1600, 0);	/* local_max 100 */
-	for (c = 0; c < NCPU; c++) {
-		bi_local_init(&l[c], 0);
-		l[c].demand[0] = 1000;			/* busy: ask for the cap */
-		ASSERT_TRUE(bi_local_charge(&l[c], &g, 1, true, 0, &retry));
-	}
-	for (c = 0; c < NCPU; c++)
-		bi_local_correct(&l[c], &g, 1, 0, NULL, 0);	/* refund: full */
+	fill_locals(&g, l, NCPU);
 	for (c = 0; c < NCPU; c++)
 		ASSERT_EQ(g.local_max, l[c].tokens);
-	now = 500 * MS;					/* global back to max */
-	bi_bucket_refill(&g.b, now);
+	for (now = 50 * MS; now < 500 * MS; now += 50 * MS)
+		for (c = 0; c < NCPU; c++) {		/* in use: kept */
+			ASSERT_TRUE(bi_local_charge(&l[c], &g, 1, true, now, &retry));
+			bi_local_correct(&l[c], &g, 1, 0, NULL, now);
+		}
+	bi_bucket_refill(&g.b, now);			/* global back to max */
 	ASSERT_EQ(1600, g.b.tokens);
 	ASSERT_EQ(1600 + NCPU * 100, burst(&g, l, NCPU, now));
 
-	/* idle > 1 tick: reclaim returns local tokens, the global caps them */
-	bi_global_init(&g, 1600, 1600, 1600, 0);
-	for (c = 0; c < NCPU; c++) {
-		bi_local_init(&l[c], 0);
-		l[c].demand[0] = 1000;
-		bi_local_charge(&l[c], &g, 1, true, 0, &retry);
-		bi_local_correct(&l[c], &g, 1, 0, NULL, 0);
-	}
-	now = 1 * SEC;
-	for (c = 0; c < NCPU; c++)
-		ASSERT_TRUE(bi_local_reclaim(&l[c], &g, now));
-	ASSERT_EQ(1600, g.b.tokens);
-	ASSERT_EQ(800ULL, g.b.dropped);
-	ASSERT_EQ(1600, burst(&g, l, NCPU, now));
+	/* idle (2 s): given back on return, the first CPU's dropped */
+	fill_locals(&g, l, NCPU);
+	now = 2 * SEC;
+	ASSERT_EQ(1600 + (NCPU - 1) * 100, burst(&g, l, NCPU, now));
+	ASSERT_EQ(100ULL, g.b.dropped);
+	/*
+	 * idle for less (200 ms, under BI_LOCAL_IDLE_TICKS): the locals are
+	 * kept and spent, beside the global's 800 + 320 refilled
+	 */
+	fill_locals(&g, l, NCPU);
+	now = 200 * MS;
+	ASSERT_EQ(800 + 320 + NCPU * 100, burst(&g, l, NCPU, now));
+	ASSERT_EQ(0ULL, g.b.dropped);
 }
 
 struct sys_sums {

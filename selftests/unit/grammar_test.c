@@ -77,10 +77,15 @@ static const struct tkey tenant_keys[] = {
 	NUM("safety_pct", 100, 1000, "150"),
 	NUM("adapt_pct", 1, 1000, "50"),
 	NUM("miss_pct", 1, 100, "20"),
+	NUMU("window_ticks", "auto", 1, 16, "5"),
 	NUM("hover_ms", 0, 600000, "0"),
 	NUM("delay_step_us", 1, 1000000, "250"),
 	NUMU("delay_max_us", "auto", 1, 10000000, "20000"),
 	NUM("abuse_pct", 100, 100000, "300"),
+	WORD("delay_mode", "single", "spread", "single"),
+	WORD("reduce_below_alloc", "1", "0", "1"),
+	WORD("predictive", "1", "0", "1"),
+	NUM("smoothing_pct", 1, 100, "10"),
 	CLASS_KEYS("hi", "hi,lo"),
 	CLASS_KEYS("mid", "lo,mid,hi"),
 	CLASS_KEYS("lo", "mid"),
@@ -115,6 +120,7 @@ static const struct tkey dev_keys[] = {
 	{ "shed_bytes", TK_NUM, 2, 4096, 1LL << 32, NULL, { 0 }, "1m", "1048576" },
 	NUM("local_max_pct", 1, 100, "12"),
 	NUMU("hold_ms", "auto", 1, 60000, "200"),
+	NUMU("dispense_hold_ms", "auto", 1, 60000, "5"),
 };
 
 #define NR(a)	(sizeof(a) / sizeof((a)[0]))
@@ -571,6 +577,9 @@ TEST(unbuilt_keys_are_refused_with_the_reason)
 		{ true, "dispense_threshold=0", "hands out all it holds" },
 		{ true, "refill_hist=4", "4 intervals" },
 		{ false, "ideal_us=100", "device's ideal_us" },
+		{ true, "overload_hint=1", "completion latencies" },
+		{ true, "riops=1000", "root cgroup" },
+		{ true, "wbps=1M", "root cgroup" },
 	};
 	struct bi_parse_err err;
 	struct tconf t;
@@ -583,6 +592,55 @@ TEST(unbuilt_keys_are_refused_with_the_reason)
 		EXPECT_NE(NULL, strstr(err.msg, c[i].why))
 			TH_LOG("%s: %s", c[i].tok, err.msg);
 	}
+}
+
+/* initial=fixed:K (S0-24): K units deducted; fixed:1 is the word "1". */
+TEST(initial_fixed_k)
+{
+	struct bi_tenant_conf c;
+	char buf[BI_CONF_LINE_MAX];
+
+	bi_tenant_conf_init(&c);
+	ASSERT_EQ(0, bi_conf_merge(&c, "initial=fixed:8", 15, NULL));
+	ASSERT_EQ(BI_INITIAL_FIXED, c.initial);
+	ASSERT_EQ(8U, c.initial_units);
+	ASSERT_LT(0, bi_conf_format(&c, buf, sizeof(buf)));
+	ASSERT_NE(NULL, strstr(buf, " initial=fixed:8"));
+	ASSERT_EQ(0, bi_conf_merge(&c, "initial=exact", 13, NULL));
+	ASSERT_EQ(BI_INITIAL_EXACT, c.initial);
+	ASSERT_EQ(0U, c.initial_units);
+	ASSERT_EQ(0, bi_conf_merge(&c, "initial=fixed:1", 15, NULL));
+	ASSERT_EQ(BI_INITIAL_ONE, c.initial);
+	ASSERT_EQ(0U, c.initial_units);
+	ASSERT_EQ(0, bi_conf_merge(&c, "initial=fixed:1099511627776", 27, NULL));
+	ASSERT_EQ(1ULL << 40, c.initial_units);
+	ASSERT_EQ(0, bi_conf_merge(&c, "initial=default", 15, NULL));
+	ASSERT_EQ(BI_INITIAL_EXACT, c.initial);
+	ASSERT_EQ(0U, c.initial_units);
+	ASSERT_EQ(0, bad1(false, "initial", "fixed:0", BI_PE_ZERO));
+	ASSERT_EQ(0, bad1(false, "initial", "fixed:-3", BI_PE_NEGATIVE));
+	ASSERT_EQ(0, bad1(false, "initial", "fixed:4K", BI_PE_BAD_SUFFIX));
+	ASSERT_EQ(0, bad1(false, "initial", "fixed:x", BI_PE_BAD_NUMBER));
+	ASSERT_EQ(0, bad1(false, "initial", "fixed:", BI_PE_BAD_WORD));
+	ASSERT_EQ(0, bad1(false, "initial", "fixed:1099511627777", BI_PE_RANGE));
+	ASSERT_EQ(0, bad1(false, "initial", "fixed8", BI_PE_BAD_WORD));
+}
+
+/*
+ * A suffix that would carry a value past 64 bits is an overflow, not a
+ * wrapped (zero or small) value; an error message shows a control byte
+ * of the token as '?'.
+ */
+TEST(suffix_overflow_and_quoted_control_bytes)
+{
+	struct bi_tenant_conf c;
+	struct bi_parse_err err;
+
+	ASSERT_EQ(0, bad1(false, "rbps", "18014398509481984K", BI_PE_OVERFLOW));
+	ASSERT_EQ(0, bad1(false, "rbps", "18014398509481983K", BI_PE_RANGE));
+	bi_tenant_conf_init(&c);
+	ASSERT_NE(0, bi_conf_merge(&c, "riops=1\x7f", 8, &err));
+	EXPECT_NE(NULL, strstr(err.msg, "riops=1?")) TH_LOG("%s", err.msg);
 }
 
 /* Values valid by their syntax that a key still refuses. */

@@ -301,7 +301,7 @@ static void tenant_configure(struct sim *s, struct sim_tenant *t, bool first)
 
 	if (first)
 		bi_ovl_tenant_init(&t->ovl);
-	t->ovl.window_ticks = 0;
+	t->ovl.window_ticks = bi_fb_tenant_window(&t->conf);
 	t->ovl.threshold_permille = bi_fb_tenant_threshold(&t->conf, &s->dconf);
 }
 
