@@ -50,16 +50,16 @@ assert d["schema"] == 1, d.get("schema")
 for k in ("generated_utc", "machine", "guest_kernel", "caveat", "scenarios", "goals"):
     assert d.get(k), "bench.json: no %s" % k
 ANCHORS = ["blkiso", "io.max", "iocost", "bfq", "none"]
-EXTRA = ["blkiso-cap"]	# scen-noisy.sh's and scen-buffered.sh's optional anchor
+EXTRA = ["blkiso-cap", "blkiso-static", "io.max-static"]	# optional anchors (scen-noisy.sh, scen-buffered.sh)
 PATHS = ["raw", "dm-linear", "blkiso-no-quota", "blkiso", "io.max", "iocost"]
 NEED = {
     "accuracy": ["quota", "achieved", "err_run_pct", "err_win_mean_pct", "err_win_max_pct", "windows"],
     "noisy": ["isolation_mean_pct", "isolation_p05_pct", "isolation_p01_pct", "victim_p99_us",
               "victim_solo_p99_us", "p99_ratio", "victim_target_iops", "neighbour_mb_s",
-              "work_conservation_pct"],
+              "release_pct", "work_csv_pct", "leftover_pct"],
     "buffered": ["isolation_mean_pct", "isolation_p05_pct", "isolation_p01_pct", "victim_p99_us",
                  "victim_solo_p99_us", "p99_ratio", "victim_target_iops", "neighbour_mb_s",
-                 "work_conservation_pct"],
+                 "release_pct"],
     "convergence": ["quota"],
     "scale": ["iops_total", "instr_per_io", "iops_total_1", "instr_per_io_1", "ratio"],
     "overhead": ["instr_per_io", "over_raw"],
@@ -117,9 +117,13 @@ for name, need in NEED.items():
             assert v["victim_target_iops"] > 0 and v["neighbour_mb_s"] >= 0, where
             assert v["victim_p99_us"] > 0 and v["victim_solo_p99_us"] > 0, where
             assert close(v["p99_ratio"], v["victim_p99_us"] / v["victim_solo_p99_us"], 0.05), where
-            assert 0 <= v["work_conservation_pct"] <= 150, where
+            assert 0 <= v["release_pct"] <= 150, where
             if r["anchor"] == "none":
-                assert v["neighbour_mb_s"] > 0 and v["work_conservation_pct"] > 50, where
+                assert v["neighbour_mb_s"] > 0 and v["release_pct"] > 50, where
+            if name == "noisy":	# shares of the capacities measured in the boot
+                assert 0 <= v["work_csv_pct"] <= 200 and v["leftover_pct"] >= 0, where
+                assert close(v["work_csv_pct"], m["victim_share_pct"] + m["neighbour_share_pct"],
+                             0.01), where
             assert t, "%s: no per-second series" % where
         elif name == "convergence":
             s = m.get("settle_s")
