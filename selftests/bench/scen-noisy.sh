@@ -55,7 +55,8 @@
 #                          %L = its latency target in us (solo p99 x
 #                          BENCH_NOISY_LAT_PCT / 100, default 150)
 #   BENCH_NOISY_NEIGHBOUR  the neighbour's tenant line; %N = 1% of the raw
-#                          device's 1 MiB read rate (reads/s)
+#                          device's 1 MiB read rate (reads/s); set and
+#                          empty: no line (the neighbour unconfigured)
 # From the neighbour's start to the end of blkiso's run, the rings are read
 # every 100 ms into the run's record (ring-dev.txt, ring-victim.txt,
 # ring-neighbour.txt: header lines and one line per tick, ticks repeated
@@ -118,7 +119,7 @@ noisy_nsteps() {
 #           is overloaded half the time: its floor would hold it alone)
 noisy_blkiso_dev=${BENCH_NOISY_DEV:-overload=shed tick_ms=10 window_ticks=5 holdoff_ticks=50 mult_down=1}
 noisy_blkiso_victim=${BENCH_NOISY_VICTIM:-latency_us=%L miss_pct=1}
-noisy_blkiso_neighbour=${BENCH_NOISY_NEIGHBOUR:-alloc=%N alloc_metric=iops slots=2 latency_us=1000000}
+noisy_blkiso_neighbour=${BENCH_NOISY_NEIGHBOUR-alloc=%N alloc_metric=iops slots=2 latency_us=1000000}
 
 noisy_victim() {	# cgroup prefix runtime
 	fio_in "$1" "$2" --filename="$(anchor_dev "$na")" --rw=randrw --rwmixread=50 --bs=4k \
