@@ -139,6 +139,25 @@ print(round(max(j[d]["clat_ns"]["percentile"]["99.000000"] for d in ("read", "wr
 EOF
 }
 
+noisy_meta_workloads() {
+	meta victim_workload "randrw 50/50 bs=4k psync QD1 rate_iops=$((v_iops / 2)),$((v_iops / 2))"
+	meta neighbour_workload "randread bs=1M io_uring QD128, flat out, continue_on_error=read ignore_error=EAGAIN"
+}
+
+# noisy_flood device runtime label: the neighbour (cgroup $n) flat out in
+# the background, its pid in npid; 1 if it never flows
+noisy_flood() {
+	fio_in $n n --filename="$1" --rw=randread --bs=1M --ioengine=io_uring \
+		--iodepth=128 --runtime="$2" --time_based \
+		--continue_on_error=read --ignore_error=EAGAIN \
+		--write_iops_log="$RUN/n" --log_avg_msec=1000 &
+	npid=$!
+	wait_flowing $n 20 && return 0
+	echo "noisy: the neighbour never started ($3)" >&2
+	kill -TERM "$(cat "$RUN/n.pid")"; wait $npid || true
+	return 1
+}
+
 noisy_line() {	# cgroup line role: a blkiso tenant line (empty: none)
 	[ -n "$2" ] || return 0
 	echo "/$1 $2" > "$SYS/tenant"
@@ -174,8 +193,7 @@ noisy_one() {	# anchor
 	v=nv$bench_step n=nn$bench_step
 	cg_make $v $n
 	meta victim_target_iops "$v_iops"; meta secs "$secs"; meta wc_secs "$wc_secs"
-	meta victim_workload "randrw 50/50 bs=4k psync QD1 rate_iops=$((v_iops / 2)),$((v_iops / 2))"
-	meta neighbour_workload "randread bs=1M io_uring QD128, flat out, continue_on_error=read ignore_error=EAGAIN"
+	noisy_meta_workloads
 	anchor_on "$a"
 	case $na in
 	blkiso)
@@ -197,16 +215,7 @@ noisy_one() {	# anchor
 		noisy_line $v "${vline//%L/$lat}" victim
 	fi
 	step noisy "$1" together
-	fio_in $n n --filename="$(anchor_dev "$na")" --rw=randread --bs=1M --ioengine=io_uring \
-		--iodepth=128 --runtime=$((secs + wc_secs + 60)) --time_based \
-		--continue_on_error=read --ignore_error=EAGAIN \
-		--write_iops_log="$RUN/n" --log_avg_msec=1000 &
-	npid=$!
-	if ! wait_flowing $n 20; then
-		echo "noisy: the neighbour never started ($1)" >&2
-		kill -TERM "$(cat "$RUN/n.pid")"; wait $npid || true
-		anchor_off "$na"; return 1
-	fi
+	noisy_flood "$(anchor_dev "$na")" $((secs + wc_secs + 60)) "$1" || { anchor_off "$na"; return 1; }
 	if [ "$1" = blkiso ]; then
 		ring_poll $v $n &
 		rpid=$!
@@ -238,8 +247,7 @@ noisy_static_one() {
 	v=nv$bench_step n=nn$bench_step
 	cg_make $v $n
 	meta victim_target_iops "$v_iops"; meta secs "$secs"; meta wc_secs 0; meta cap_pct "$pct"
-	meta victim_workload "randrw 50/50 bs=4k psync QD1 rate_iops=$((v_iops / 2)),$((v_iops / 2))"
-	meta neighbour_workload "randread bs=1M io_uring QD128, flat out, continue_on_error=read ignore_error=EAGAIN"
+	noisy_meta_workloads
 	meta param.victim "no line"
 	anchor_set "$a" $n rbps "$cap" neighbour
 	na=$a
@@ -249,16 +257,7 @@ noisy_static_one() {
 	else
 		noisy_victim $v solo "$secs"
 	fi
-	fio_in $n n --filename="$(anchor_dev "$a")" --rw=randread --bs=1M --ioengine=io_uring \
-		--iodepth=128 --runtime=$((secs + 60)) --time_based \
-		--continue_on_error=read --ignore_error=EAGAIN \
-		--write_iops_log="$RUN/n" --log_avg_msec=1000 &
-	npid=$!
-	if ! wait_flowing $n 20; then
-		echo "noisy: the neighbour never started ($1 cap ${pct}%)" >&2
-		kill -TERM "$(cat "$RUN/n.pid")"; wait $npid || true
-		return 1
-	fi
+	noisy_flood "$(anchor_dev "$a")" $((secs + 60)) "$1 cap ${pct}%" || return 1
 	meta idle_start_ms "$(epoch_ms)"
 	meta victim_start_ms "$(epoch_ms)"
 	noisy_victim $v v "$secs"

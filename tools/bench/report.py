@@ -511,6 +511,13 @@ def run_gnuplot(outdir, name, script, drawn):
     drawn.append(os.path.join(outdir, "bench-%s.png" % name))
 
 
+def anchor_points(dat, anchors, size):
+    """gnuplot plot items: columns 1:2 of each anchor's block of dat, as points."""
+    return ", \\\n     ".join(
+        "'%s' index %d using 1:2 with points pt 7 ps %.1f lc rgb '%s' title '%s'"
+        % (dat, i, size, color(a), gp_str(a)) for i, a in enumerate(anchors))
+
+
 def valid_runs(sc, anchor=None):
     return [r for r in sc["runs"] if "skipped" not in r and "error" not in r
             and (anchor is None or r["anchor"] == anchor)]
@@ -538,9 +545,7 @@ def plot_accuracy(sc, outdir, drawn):
     term = gp_term(1200, 800)
     if not term:
         return
-    pl1 = ", \\\n     ".join(
-        "'%s' index %d using 1:2 with points pt 7 ps 1.0 lc rgb '%s' title '%s'"
-        % (dat, i, color(a), gp_str(a)) for i, a in enumerate(anchors))
+    pl1 = anchor_points(dat, anchors, 1.0)
     pl2 = ", \\\n     ".join(
         "'%s' index %d using 1:3 with points pt 7 ps 1.0 lc rgb '%s' title '%s worst window', "
         "'%s' index %d using 1:4 with points pt 6 ps 1.0 lc rgb '%s' title '%s mean window'"
@@ -664,9 +669,7 @@ def plot_frontier(sc, outdir, drawn):
     term = gp_term(1000, 700)
     if not term:
         return
-    pl = ", \\\n     ".join(
-        "'%s' index %d using 1:2 with points pt 7 ps 1.5 lc rgb '%s' title '%s'"
-        % (dat, i, color(a), gp_str(a)) for i, a in enumerate(anchors))
+    pl = anchor_points(dat, anchors, 1.5)
     gp = """set terminal %(term)s
 set output '%(out)s/bench-frontier.png'
 set title 'noisy neighbour: victim p99 / solo p99 against the neighbour MB/s (every run)'
