@@ -144,10 +144,11 @@ noisy_meta_workloads() {
 	meta neighbour_workload "randread bs=1M io_uring QD128, flat out, continue_on_error=read ignore_error=EAGAIN"
 }
 
-# noisy_flood device runtime label: the neighbour (cgroup $n) flat out in
-# the background, its pid in npid; 1 if it never flows
+# noisy_flood device runtime label [engine]: the neighbour (cgroup $n)
+# flat out in the background (io_uring unless engine), its pid in npid; 1
+# if it never flows
 noisy_flood() {
-	fio_in $n n --filename="$1" --rw=randread --bs=1M --ioengine=io_uring \
+	fio_in $n n --filename="$1" --rw=randread --bs=1M --ioengine="${4:-io_uring}" \
 		--iodepth=128 --runtime="$2" --time_based \
 		--continue_on_error=read --ignore_error=EAGAIN \
 		--write_iops_log="$RUN/n" --log_avg_msec=1000 &
@@ -240,7 +241,7 @@ noisy_one() {	# anchor
 # neighbour capped at cap-pct % of DEV_N1M; solo-run: the run whose solo
 # records this one reuses (empty: measure them)
 noisy_static_one() {
-	local na=$1 a=${1%-static} pct=$2 cap v n npid
+	local na=$1 a=${1%-static} pct=$2 cap v n npid engine=io_uring
 	cap=$((DEV_N1M / 100 * pct))
 	step noisy "$na" "cap-${pct}pct"
 	run_begin noisy "$na" "cap-${pct}pct"
@@ -249,6 +250,11 @@ noisy_static_one() {
 	meta victim_target_iops "$v_iops"; meta secs "$secs"; meta wc_secs 0; meta cap_pct "$pct"
 	noisy_meta_workloads
 	meta param.victim "no line"
+	# io.max: libaio, whose reads blk-throttle queues wait instead of
+	# failing with EAGAIN as 6.1's io_uring's do (the neighbour moved
+	# 0 MB/s at every io_uring cap from 50 % to 96 %)
+	[ "$a" = io.max ] && engine=libaio
+	meta neighbour_engine "$engine"
 	anchor_set "$a" $n rbps "$cap" neighbour
 	na=$a
 	if [ -n "$3" ]; then
@@ -257,7 +263,7 @@ noisy_static_one() {
 	else
 		noisy_victim $v solo "$secs"
 	fi
-	noisy_flood "$(anchor_dev "$a")" $((secs + 60)) "$1 cap ${pct}%" || return 1
+	noisy_flood "$(anchor_dev "$a")" $((secs + 60)) "$1 cap ${pct}%" "$engine" || return 1
 	meta idle_start_ms "$(epoch_ms)"
 	meta victim_start_ms "$(epoch_ms)"
 	noisy_victim $v v "$secs"
