@@ -61,21 +61,11 @@ u64 bi_fb_initial_cap_mrps(const struct bi_tenant_conf *conf, u64 committed_ups,
 					BI_RATE_INIT_B_PERMILLE_DEF);
 }
 
-/*
- * S2-16: a tenant's own overload threshold, 0 = none (judged only in the
- * device's window).  A tenant with an allocation always has one (its
- * miss_pct, by default the device's overload_pct): the device's window
- * counts every completion, so a QD1 tenant's misses beside a flood of
- * best-effort completions (no target, never a miss) are a few permille of
- * it and never overload the device, however badly the promise is broken
- * (issue 20).  Otherwise a miss_pct other than the device's is an override.
- */
+/* S2-16: a tenant threshold other than the device's is an override; 0 = none. */
 u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
 			   const struct bi_dev_conf *dev)
 {
-	if (conf->alloc || conf->miss_pct != dev->overload_pct)
-		return conf->miss_pct * 10;
-	return 0;
+	return conf->miss_pct != dev->overload_pct ? conf->miss_pct * 10 : 0;
 }
 
 /*

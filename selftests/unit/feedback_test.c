@@ -124,25 +124,6 @@ TEST(tenant_threshold_override)
 }
 
 /*
- * Issue 20: a tenant with an allocation is judged on its own window at the
- * device's threshold too (a QD1 tenant's misses beside a flood are a few
- * permille of the device's completions); one without keeps no threshold.
- */
-TEST(tenant_threshold_allocation)
-{
-	struct bi_tenant_conf c;
-	struct bi_dev_conf d;
-
-	ASSERT_EQ(0, dline(&d, "overload_pct=10"));
-	ASSERT_EQ(0, tline(&c, "alloc=500 alloc_metric=iops latency_us=400"));
-	ASSERT_EQ(100U, bi_fb_tenant_threshold(&c, &d));
-	ASSERT_EQ(0, tline(&c, "alloc=500 alloc_metric=iops miss_pct=2"));
-	ASSERT_EQ(20U, bi_fb_tenant_threshold(&c, &d));
-	ASSERT_EQ(0, tline(&c, "latency_us=400"));
-	ASSERT_EQ(0U, bi_fb_tenant_threshold(&c, &d));
-}
-
-/*
  * S2-09: above its commitment means above the isolation band (allocation
  * + 3 %, not at its edge), or above C in a direction with a committed
  * rate; a tenant promised nothing is above whenever it is active.

@@ -525,27 +525,6 @@ TEST(auto_mode_selection)
 }
 
 /* Quota lines go through the shared grammar: its errors name the token. */
-/*
- * Issue 20: a QD1 tenant with an allocation missing its target beside an
- * unconfigured flood on a slot-bound device.  Its misses are a few
- * permille of the device's completions; its allocation gives it its own
- * threshold, so the device is overloaded and the multiplier moves (before:
- * no transition, M = 0, the gate never acted).
- */
-TEST(promise_missed_beside_a_flood_overloads)
-{
-	struct capture *c = calloc(1, sizeof(*c));
-	struct sim s;
-
-	ASSERT_NE(NULL, c);
-	ASSERT_EQ(0, run(&s, "slotbound_damped.sim", c));
-	TH_LOG("transitions %llu, M %u, victim %.1f IOPS",
-	       (unsigned long long)s.ovl.transitions, s.ovl.m, total_iops(&s, 0));
-	ASSERT_GE(s.ovl.transitions, 1);
-	sim_free(&s);
-	free(c);
-}
-
 TEST(scenario_errors)
 {
 	struct sim s;
