@@ -73,16 +73,39 @@ cap_run() {	# name fio-args...: a capacity run on the raw device (CAP_DEV),
 	    --eta=never --output-format=json --output="/tmp/cap-${CAP_TAG:-}$n.json" "$@" > /dev/null
 }
 
+# Device shapes (BENCH_SHAPE, issue 20: no constant tuned to one device):
+#   ssd        8 slots, 200 us, 1000 MiB/s (the demo's; the default)
+#   fast       32 slots, 50 us, no bandwidth limit
+#   slow       2 slots, 4 ms, no bandwidth limit, queue/rotational=1
+#   slotbound  8 slots, 250 us, no bandwidth limit (issue 20's failing shape)
+#   mq         the ssd shape over 4 submit queues (null_blk keeps at most
+#              one per CPU: hw_queues in device.txt says how many it made)
+# BENCH_HW_QD, BENCH_LAT_NS, BENCH_MBPS override the shape's figures.
+shape_of() {	# shape: "slots lat_ns mbps submit_queues rotational"
+	case $1 in
+	ssd) echo 8 200000 1000 1 0 ;;
+	fast) echo 32 50000 0 1 0 ;;
+	slow) echo 2 4000000 0 1 1 ;;
+	slotbound) echo 8 250000 0 1 0 ;;
+	mq) echo 8 200000 1000 4 0 ;;
+	*) echo "BENCH_SHAPE: unknown shape '$1' (ssd fast slow slotbound mq)" >&2; return 1 ;;
+	esac
+}
+
 device_setup() {	# shape, measure, attach blkiso; sets DEV_* and RAW_MM
-	qd=${BENCH_HW_QD:-8} lat_ns=${BENCH_LAT_NS:-200000} mbps=${BENCH_MBPS:-1000}
+	local shape sq rot
+	shape=$(shape_of "${BENCH_SHAPE:-ssd}")
+	set -- $shape
+	qd=${BENCH_HW_QD:-$1} lat_ns=${BENCH_LAT_NS:-$2} mbps=${BENCH_MBPS:-$3} sq=$4 rot=$5
 	size_mb=${BENCH_SIZE_MB:-4096}
 	modprobe dm-mod
 	insmod "$BLKISO_KO"
 	modprobe null_blk nr_devices=0
 	modprobe bfq 2>/dev/null || true
-	null_dev benchdev size="$size_mb" blocksize=4096 submit_queues=1 hw_queue_depth="$qd" \
+	null_dev benchdev size="$size_mb" blocksize=4096 submit_queues="$sq" hw_queue_depth="$qd" \
 		irqmode=2 completion_nsec="$lat_ns" mbps="$mbps" memory_backed=0
 	echo none > /sys/block/benchdev/queue/scheduler
+	echo "$rot" > /sys/block/benchdev/queue/rotational
 	RAW_MM=$(cat /sys/block/benchdev/dev)
 	cap_run r4k --rw=randread --bs=4k --ioengine=libaio --iodepth=64
 	cap_run s4k --rw=read --bs=4k --ioengine=libaio --iodepth=64
@@ -107,8 +130,11 @@ device_setup() {	# shape, measure, attach blkiso; sets DEV_* and RAW_MM
 	IOCOST_QOS="$RAW_MM enable=1 ctrl=user rpct=95.00 rlat=$tgt wpct=95.00 wlat=$tgt min=25.00 max=150.00"
 	{
 		echo "name=null_blk"
+		echo "shape=${BENCH_SHAPE:-ssd}"
 		echo "size_mb=$size_mb"
 		echo "hw_queue_depth=$qd"
+		echo "hw_queues=$(ls -d /sys/block/benchdev/mq/*/ | wc -l)"
+		echo "rotational=$rot"
 		echo "completion_us=$((lat_ns / 1000))"
 		echo "mbps_limit=$mbps"
 		echo "scheduler=none"
@@ -123,7 +149,7 @@ device_setup() {	# shape, measure, attach blkiso; sets DEV_* and RAW_MM
 		echo "iocost_model=$IOCOST_MODEL"
 		echo "iocost_qos=$IOCOST_QOS"
 	} > /tmp/device.txt
-	echo "device: null_blk ${size_mb} MiB, $qd slots x $((lat_ns / 1000)) us, $mbps MiB/s: 4k randread QD64 $DEV_R4K IOPS, 1M read $((DEV_RBPS / 1000000)) MB/s, 4k randrw QD1 $DEV_QD1 IOPS"
+	echo "device: null_blk ${BENCH_SHAPE:-ssd} ${size_mb} MiB, $qd slots x $((lat_ns / 1000)) us, $mbps MiB/s: 4k randread QD64 $DEV_R4K IOPS, 1M read $((DEV_RBPS / 1000000)) MB/s, 4k randrw QD1 $DEV_QD1 IOPS"
 	local sectors d
 	sectors=$(blockdev --getsz $RAW)
 	dmsetup create $DM --table "0 $sectors blkiso $RAW 0"

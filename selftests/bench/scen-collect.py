@@ -2,6 +2,7 @@
 """scen-collect.py - one scenario's JSON of `make bench` from its run records.
 
     scen-collect.py SCENARIO RUNS_DIR DEVICE_TXT OUT_JSON KERNEL ICOUNT
+    scen-collect.py --held NOISY_RUN_DIR     (prints 1 if the victim's bounds held)
 
 Run in the guest by scenarios-guest.sh after each scenario.  RUNS_DIR holds
 one directory per run (lib-guest.sh: meta.txt, fio JSON and logs with
@@ -40,13 +41,22 @@ noisy     metrics victim_target_iops, victim_iops (mean over the together
           of the neighbour completed count 0, here and in neighbour_mb_s),
           neighbour_alone_raw_mb_s (the "none" run's neighbour_idle_mb_s:
           the neighbour alone on the raw device without policy),
-          work_conservation_pct = idle / alone-raw x 100, victim_errors;
+          release_pct = idle / alone-raw x 100, victim_errors;
+          victim_share_pct (victim_iops over the device's randrw_4k_qd1_iops),
+          neighbour_share_pct (neighbour_mb_s over its
+          randread_1m_qd128_io_uring capacity), work_csv_pct (their sum),
+          leftover_pct (neighbour share / (1 - victim share)),
+          victim_bounds_held (1/0: isolation mean >= 99, p05 >= 95, p99
+          ratio <= 1.5), best_static_mb_s (the neighbour's MB/s in the best
+          static run, anchors *-static, that held them), static_pct
+          (neighbour_mb_s / best_static_mb_s x 100);
           series t_s (s since the victim's start), victim_iops,
           victim_p99_us, neighbour_mb_s
 buffered  the metrics and series of noisy: the buffered writer in the
           neighbour's place (its 1 MiB write(2) calls per second, which dirty
           throttling holds to its writeback's rate), the victim reading only;
-          work conservation against the "none" run's writer alone
+          release_pct against the "none" run's writer alone (no
+          work_csv: the writer's capacity is its writeback's)
 convergence  metrics quota, settle_s (from the step to the point after
           which the trailing 1 s rate, 4k-eq, stays within +-5% of the quota;
           null if it never does), settle_100ms_s (the same on the bare
@@ -276,6 +286,8 @@ def noisy(run, meta, device):
         n_exp = max(1, int(round((vstart - istart) / 1000.0)) - 1)
     n_idle = [v * mbs for t, v in nw if lo < t <= hi]
     idle = sum(n_idle) / n_exp if vw else None
+    if meta.get("wc_secs") == 0:	# a static frontier step: no idle part
+        idle = None
     hw = hist_by_window(vh)
     def errs(name):
         try:
@@ -310,10 +322,13 @@ def noisy(run, meta, device):
     return metrics, series
 
 
-def work_conservation(runs, device, cap_key):
-    """The neighbour's MB/s while the victim idles, over its MB/s alone on
-    the raw device without policy: the idle phase of the "none" run (the
-    same measurement), else the device setup's capacity run (cap_key)."""
+def release(runs, device, cap_key):
+    """release_pct: the neighbour's MB/s while the victim idles, over its
+    MB/s alone on the raw device without policy: the idle phase of the
+    "none" run (the same measurement), else the device setup's capacity run
+    (cap_key).  (Named work_conservation_pct before issue 20: it measures
+    how fully a policy lets go once the victim stops, not the work done
+    while the protection is in force, which work_csv_pct measures.)"""
     alone = None
     for r in runs:
         if r["anchor"] == "none":
@@ -329,8 +344,68 @@ def work_conservation(runs, device, cap_key):
             continue
         idle = m["neighbour_idle_mb_s"]
         m["neighbour_alone_raw_mb_s"] = r1(alone)
-        m["work_conservation_pct"] = r1(idle / alone * 100 if idle is not None and alone else None)
-        r["params"]["work_conservation_denominator"] = src
+        m["release_pct"] = r1(idle / alone * 100 if idle is not None and alone else None)
+        r["params"]["release_denominator"] = src
+
+
+VICTIM_BOUNDS = (("isolation_mean_pct", ">=", 99.0), ("isolation_p05_pct", ">=", 95.0),
+                 ("p99_ratio", "<=", 1.5))
+
+
+def bounds_held(m):
+    """The victim's bounds (issue 20): isolation mean >= 99 %, p05 >= 95 %,
+    p99 <= 1.5x solo; None if a figure is missing."""
+    for k, op, lim in VICTIM_BOUNDS:
+        v = m.get(k)
+        if v is None:
+            return None
+        if (v < lim) if op == ">=" else (v > lim):
+            return False
+    return True
+
+
+def work_csv(runs, device, victim_key, neighbour_key):
+    """Work conservation while both run, as resctl-bench's work_csv: each
+    tenant's throughput over the device's capacity for its own I/O shape,
+    measured in the same boot (the victim's IOPS over victim_key, the
+    victim's workload flat out alone; the neighbour's MB/s over
+    neighbour_key, its workload alone), summed: work_csv_pct.  leftover_pct:
+    the neighbour's share of what the victim's share leaves, share_n / (1 -
+    share_v).  Then the static frontier: best_static_mb_s, the neighbour's
+    MB/s in the highest-capped static run (anchors *-static) that held the
+    victim's bounds, and static_pct = neighbour_mb_s / best_static_mb_s x
+    100 for every run (goal: >= 90 with the bounds held)."""
+    vcap, ncap = device.get(victim_key), device.get(neighbour_key)
+    for r in runs:
+        m = r["metrics"]
+        if "neighbour_mb_s" not in m:
+            continue
+        vs = m["victim_iops"] / vcap if m.get("victim_iops") is not None and vcap else None
+        ns = m["neighbour_mb_s"] / (ncap / 1e6) if m.get("neighbour_mb_s") is not None and ncap else None
+        m["victim_share_pct"] = r1(vs * 100 if vs is not None else None, 2)
+        m["neighbour_share_pct"] = r1(ns * 100 if ns is not None else None, 2)
+        m["work_csv_pct"] = r1((vs + ns) * 100 if vs is not None and ns is not None else None)
+        m["leftover_pct"] = r1(ns / (1 - vs) * 100 if ns is not None and vs is not None and vs < 1
+                               else None)
+        m["victim_bounds_held"] = {True: 1, False: 0, None: None}[bounds_held(m)]
+    best = None
+    for r in runs:
+        m = r["metrics"]
+        # a cap under which the neighbour moved nothing (6.1's io_uring
+        # under io.max: EAGAIN, scen-noisy.sh) is no point of the frontier
+        if r["anchor"].endswith("-static") and m.get("victim_bounds_held") == 1 and \
+                (m.get("neighbour_mb_s") or 0) > 0:
+            if best is None or m["neighbour_mb_s"] > best[0]:
+                best = (m["neighbour_mb_s"], r["anchor"], r["case"])
+    for r in runs:
+        m = r["metrics"]
+        if "neighbour_mb_s" not in m:
+            continue
+        m["best_static_mb_s"] = best[0] if best else None
+        m["static_pct"] = r1(m["neighbour_mb_s"] / best[0] * 100
+                             if best and best[0] > 0 and m["neighbour_mb_s"] is not None else None)
+        if best:
+            r["params"]["best_static"] = "%s %s" % (best[1], best[2])
 
 
 def convergence(run, meta):
@@ -409,6 +484,13 @@ def scale(run, meta, icount):
 
 
 def main():
+    if sys.argv[1:2] == ["--held"]:
+        # scen-noisy.sh's bisection: 1 if the noisy run in argv[2] held the
+        # victim's bounds, else 0
+        run = sys.argv[2]
+        m, _ = noisy(run, kv_lines(os.path.join(run, "meta.txt")), {})
+        print(1 if bounds_held(m) else 0)
+        return
     scen, runs_dir, dev_txt, out, kernel, icount = sys.argv[1:7]
     icount = int(icount)
     device = kv_lines(dev_txt)
@@ -435,9 +517,10 @@ def main():
             rec.update({"metrics": m, "series": s})
         runs.append(rec)
     if scen == "noisy":
-        work_conservation(runs, device, "randread_1m_qd128_io_uring_bytes_s")
+        release(runs, device, "randread_1m_qd128_io_uring_bytes_s")
+        work_csv(runs, device, "randrw_4k_qd1_iops", "randread_1m_qd128_io_uring_bytes_s")
     elif scen == "buffered":
-        work_conservation(runs, device, "write_1m_qd32_bytes_s")
+        release(runs, device, "write_1m_qd32_bytes_s")
     doc = {"scenario": scen, "kernel": kernel, "icount": icount, "device": device, "runs": runs}
     with open(out + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
@@ -447,7 +530,7 @@ def main():
         m = r["metrics"]
         brief = " ".join("%s=%s" % (k, v) for k, v in m.items()
                          if k in ("achieved", "err_run_pct", "err_win_max_pct", "isolation_mean_pct",
-                                  "isolation_p05_pct", "p99_ratio", "work_conservation_pct",
+                                  "isolation_p05_pct", "p99_ratio", "release_pct", "work_csv_pct",
                                   "settle_s", "overshoot_pct", "instr_per_io", "instr_per_io_1"))
         print("%s %-7s %-22s %s" % (scen, r["anchor"], r["case"],
                                    r.get("skipped") and "skipped" or r.get("error") or brief))

@@ -3,7 +3,7 @@
 #
 #   victim     4k randrw 50/50, psync QD1, at a fixed rate: fio
 #              rate_iops=V/2,V/2 with V = 60% of the raw device's QD1 randrw
-#              rate measured in this boot (rounded to 100)
+#              rate measured in this boot (rounded to 100; under 1000: to 10)
 #   neighbour  1 MiB random reads, io_uring QD128, flat out; it goes on
 #              through EAGAIN read errors (continue_on_error=read,
 #              ignore_error=EAGAIN) and they are
@@ -35,6 +35,17 @@
 #            neighbour 10 (the raw device)
 #   bfq      scheduler bfq, io.bfq.weight victim 1000, neighbour 10
 #   none     the raw device, scheduler none, nothing
+#   blkiso-static, io.max-static  (not in the smoke) the static frontier
+#            (issue 20): the neighbour capped with rbps= (the blkiso device
+#            / io.max), no line for the victim, the cap bisected over
+#            0..100% of the raw device's 1 MiB io_uring bandwidth until the
+#            interval is at most 5% wide (5 runs): a step that holds the
+#            victim's bounds (isolation mean >= 99%, p05 >= 95%, p99 <=
+#            1.5x solo: scen-collect.py --held) raises the cap, one that
+#            does not lowers it.  The victim's solo part runs once, in the
+#            first step; the others reuse its records.  No idle part.
+#            best_static (scen-collect.py) = the holding step with the
+#            most neighbour MB/s
 # Isolation per victim second: min(100, IOPS / V) x 100 (tools/demo/report.py).
 #
 # Knobs for trying other blkiso policies (defaults: the lines below):
@@ -44,7 +55,8 @@
 #                          %L = its latency target in us (solo p99 x
 #                          BENCH_NOISY_LAT_PCT / 100, default 150)
 #   BENCH_NOISY_NEIGHBOUR  the neighbour's tenant line; %N = 1% of the raw
-#                          device's 1 MiB read rate (reads/s)
+#                          device's 1 MiB read rate (reads/s); set and
+#                          empty: no line (the neighbour unconfigured)
 # From the neighbour's start to the end of blkiso's run, the rings are read
 # every 100 ms into the run's record (ring-dev.txt, ring-victim.txt,
 # ring-neighbour.txt: header lines and one line per tick, ticks repeated
@@ -54,9 +66,15 @@
 noisy_anchors() {
 	if [ -n "${BENCH_NOISY_ANCHORS:-}" ]; then echo "$BENCH_NOISY_ANCHORS"
 	elif [ "$smoke" = 1 ]; then echo "blkiso io.max none"
-	else echo "blkiso blkiso-cap io.max iocost bfq none"; fi
+	else echo "blkiso blkiso-cap io.max iocost bfq none blkiso-static io.max-static"; fi
 }
-noisy_nsteps() { echo $(( $(noisy_anchors | wc -w) * 2 )); }
+noisy_nsteps() {
+	local a n=0
+	for a in $(noisy_anchors); do
+		case $a in *-static) n=$((n + 5)) ;; *) n=$((n + 2)) ;; esac
+	done
+	echo $n
+}
 
 # blkiso's policy, as an operator would write it for a latency-sensitive
 # tenant beside a batch reader (doc/controllers.md "In the kernel"); the
@@ -101,7 +119,7 @@ noisy_nsteps() { echo $(( $(noisy_anchors | wc -w) * 2 )); }
 #           is overloaded half the time: its floor would hold it alone)
 noisy_blkiso_dev=${BENCH_NOISY_DEV:-overload=shed tick_ms=10 window_ticks=5 holdoff_ticks=50 mult_down=1}
 noisy_blkiso_victim=${BENCH_NOISY_VICTIM:-latency_us=%L miss_pct=1}
-noisy_blkiso_neighbour=${BENCH_NOISY_NEIGHBOUR:-alloc=%N alloc_metric=iops slots=2 latency_us=1000000}
+noisy_blkiso_neighbour=${BENCH_NOISY_NEIGHBOUR-alloc=%N alloc_metric=iops slots=2 latency_us=1000000}
 
 noisy_victim() {	# cgroup prefix runtime
 	fio_in "$1" "$2" --filename="$(anchor_dev "$na")" --rw=randrw --rwmixread=50 --bs=4k \
@@ -119,6 +137,26 @@ t = open(sys.argv[1]).read()
 j = json.loads(t[t.index("{"):])["jobs"][0]
 print(round(max(j[d]["clat_ns"]["percentile"]["99.000000"] for d in ("read", "write")) / 1000))
 EOF
+}
+
+noisy_meta_workloads() {
+	meta victim_workload "randrw 50/50 bs=4k psync QD1 rate_iops=$((v_iops / 2)),$((v_iops / 2))"
+	meta neighbour_workload "randread bs=1M io_uring QD128, flat out, continue_on_error=read ignore_error=EAGAIN"
+}
+
+# noisy_flood device runtime label [engine]: the neighbour (cgroup $n)
+# flat out in the background (io_uring unless engine), its pid in npid; 1
+# if it never flows
+noisy_flood() {
+	fio_in $n n --filename="$1" --rw=randread --bs=1M --ioengine="${4:-io_uring}" \
+		--iodepth=128 --runtime="$2" --time_based \
+		--continue_on_error=read --ignore_error=EAGAIN \
+		--write_iops_log="$RUN/n" --log_avg_msec=1000 &
+	npid=$!
+	wait_flowing $n 20 && return 0
+	echo "noisy: the neighbour never started ($3)" >&2
+	kill -TERM "$(cat "$RUN/n.pid")"; wait $npid || true
+	return 1
 }
 
 noisy_line() {	# cgroup line role: a blkiso tenant line (empty: none)
@@ -156,8 +194,7 @@ noisy_one() {	# anchor
 	v=nv$bench_step n=nn$bench_step
 	cg_make $v $n
 	meta victim_target_iops "$v_iops"; meta secs "$secs"; meta wc_secs "$wc_secs"
-	meta victim_workload "randrw 50/50 bs=4k psync QD1 rate_iops=$((v_iops / 2)),$((v_iops / 2))"
-	meta neighbour_workload "randread bs=1M io_uring QD128, flat out, continue_on_error=read ignore_error=EAGAIN"
+	noisy_meta_workloads
 	anchor_on "$a"
 	case $na in
 	blkiso)
@@ -179,16 +216,7 @@ noisy_one() {	# anchor
 		noisy_line $v "${vline//%L/$lat}" victim
 	fi
 	step noisy "$1" together
-	fio_in $n n --filename="$(anchor_dev "$na")" --rw=randread --bs=1M --ioengine=io_uring \
-		--iodepth=128 --runtime=$((secs + wc_secs + 60)) --time_based \
-		--continue_on_error=read --ignore_error=EAGAIN \
-		--write_iops_log="$RUN/n" --log_avg_msec=1000 &
-	npid=$!
-	if ! wait_flowing $n 20; then
-		echo "noisy: the neighbour never started ($1)" >&2
-		kill -TERM "$(cat "$RUN/n.pid")"; wait $npid || true
-		anchor_off "$na"; return 1
-	fi
+	noisy_flood "$(anchor_dev "$na")" $((secs + wc_secs + 60)) "$1" || { anchor_off "$na"; return 1; }
 	if [ "$1" = blkiso ]; then
 		ring_poll $v $n &
 		rpid=$!
@@ -209,14 +237,67 @@ noisy_one() {	# anchor
 	cg_drop $v $n
 }
 
+# noisy_static_one anchor cap-pct solo-run: one bisection step, the
+# neighbour capped at cap-pct % of DEV_N1M; solo-run: the run whose solo
+# records this one reuses (empty: measure them)
+noisy_static_one() {
+	local na=$1 a=${1%-static} pct=$2 cap v n npid engine=io_uring
+	cap=$((DEV_N1M / 100 * pct))
+	step noisy "$na" "cap-${pct}pct"
+	run_begin noisy "$na" "cap-${pct}pct"
+	v=nv$bench_step n=nn$bench_step
+	cg_make $v $n
+	meta victim_target_iops "$v_iops"; meta secs "$secs"; meta wc_secs 0; meta cap_pct "$pct"
+	noisy_meta_workloads
+	meta param.victim "no line"
+	# io.max: libaio, whose reads blk-throttle queues wait instead of
+	# failing with EAGAIN as 6.1's io_uring's do (the neighbour moved
+	# 0 MB/s at every io_uring cap from 50 % to 96 %)
+	[ "$a" = io.max ] && engine=libaio
+	meta neighbour_engine "$engine"
+	anchor_set "$a" $n rbps "$cap" neighbour
+	na=$a
+	if [ -n "$3" ]; then
+		cp "$3"/solo* "$RUN/"
+		meta solo_from "${3##*/}"
+	else
+		noisy_victim $v solo "$secs"
+	fi
+	noisy_flood "$(anchor_dev "$a")" $((secs + 60)) "$1 cap ${pct}%" "$engine" || return 1
+	meta idle_start_ms "$(epoch_ms)"
+	meta victim_start_ms "$(epoch_ms)"
+	noisy_victim $v v "$secs"
+	kill -TERM "$(cat "$RUN/n.pid")"
+	wait $npid || true
+	cg_drop $v $n
+}
+
+noisy_static() {	# anchor: the bisection (5 steps)
+	local lo=0 hi=100 mid solo= held
+	while [ $((hi - lo)) -gt 5 ]; do
+		mid=$(((lo + hi) / 2))
+		noisy_static_one "$1" $mid "$solo" || return 1
+		[ -n "$solo" ] || solo=$RUN
+		held=$(python3 "$BLKISO_TOP/selftests/bench/scen-collect.py" --held "$RUN")
+		echo "noisy: $1 cap ${mid}% of the device: victim bounds $([ "$held" = 1 ] && echo held || echo missed)"
+		if [ "$held" = 1 ]; then lo=$mid; else hi=$mid; fi
+	done
+}
+
 scen_noisy() {
 	local a
 	v_iops=$(round "$(calc "$DEV_QD1 * 60 / 100")")
-	v_iops=$(( (v_iops + 50) / 100 * 100 ))
+	if [ "$v_iops" -ge 1000 ]; then v_iops=$(( (v_iops + 50) / 100 * 100 ))
+	else v_iops=$(( (v_iops + 5) / 10 * 10 )); fi	# a slow shape: 10s
 	n_cap=$((DEV_N1M / 2))
 	n_alloc=$(( (DEV_N1M / 1048576 + 50) / 100 ))
 	[ "$n_alloc" -ge 1 ] || n_alloc=1
 	wc_secs=$(( secs / 2 > 2 ? secs / 2 : 2 ))
 	echo "noisy: victim target $v_iops IOPS (60% of QD1 $DEV_QD1), neighbour cap rbps=$n_cap (io.max, blkiso-cap), blkiso floor $n_alloc reads/s"
-	for a in $(noisy_anchors); do noisy_one "$a"; done
+	for a in $(noisy_anchors); do
+		case $a in
+		*-static) noisy_static "$a" ;;
+		*) noisy_one "$a" ;;
+		esac
+	done
 }

@@ -55,6 +55,7 @@ static void derive(const struct bi_tenant_conf *c, const struct bi_dev_conf *d,
 		   struct state *s)
 {
 	static struct bi_meter m;
+	const struct bi_meter_cfg *mc;
 	struct bi_iso_params ip;
 	struct bi_rate_params rp;
 	struct bi_ovl_params op;
@@ -64,7 +65,8 @@ static void derive(const struct bi_tenant_conf *c, const struct bi_dev_conf *d,
 	s->n = 0;
 	bi_meter_init(&m, 0);
 	bi_meter_configure(&m, c, d, 0);
-	put(s, m.key_on);
+	mc = bi_meter_cfg(&m);
+	put(s, mc->key_on);
 	for (i = 0; i < BI_NR_KEYS; i++) {
 		put(s, m.key[i].b.rate);
 		put(s, (u64)m.key[i].b.max_tokens);
@@ -73,13 +75,14 @@ static void derive(const struct bi_tenant_conf *c, const struct bi_dev_conf *d,
 		put(s, (u64)m.key[i].min_batch);
 		put(s, m.key[i].hold_ns);
 	}
-	put(s, (u64)m.wfixed);
-	put(s, m.initial);
+	put(s, (u64)mc->wfixed);
+	put(s, (u64)m.ewma_init);
+	put(s, mc->initial);
 	put(s, m.ad.enabled);
 	put(s, m.ad.adapt_pct);
-	put(s, m.db.units);
-	put(s, m.db.pct);
-	put(s, m.cls_on);
+	put(s, mc->db.units);
+	put(s, mc->db.pct);
+	put(s, mc->cls_on);
 	put(s, m.cls_rated);
 	for (i = 0; i < BI_NR_CLASSES; i++) {
 		put(s, m.cls[i].rate);
@@ -93,8 +96,8 @@ static void derive(const struct bi_tenant_conf *c, const struct bi_dev_conf *d,
 		put(s, (u64)m.policy[i].floor_tokens);
 	}
 	for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		put(s, bi_classify(&m.rules, &probes[i]));
-		put(s, bi_io_units(&m.cost, &probes[i]));
+		put(s, bi_classify(&mc->rules, &probes[i]));
+		put(s, bi_io_units(&mc->cost, &probes[i]));
 		put(s, bi_conf_rank(c, &probes[i]));
 		put(s, bi_rate_shed_large_read(&probes[i], true, d->shed_bytes));
 	}

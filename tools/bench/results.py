@@ -42,9 +42,14 @@ WHAT = {
                 "run include; err_win_max_steady_pct leaves out the first window.",
     "noisy": "A victim (QD1 random I/O at a fixed rate) beside a neighbour (1 MiB reads, "
              "QD128). Isolation = the victim's achieved / target IOPS per second (mean, p05, "
-             "p01 over the seconds); p99_ratio = the victim's p99 / its solo p99; work "
-             "conservation = the device throughput the neighbour gets while the victim idles. "
-             "Summary: the worst case.",
+             "p01 over the seconds); p99_ratio = the victim's p99 / its solo p99; "
+             "work_csv_pct = the victim's IOPS over its shape's capacity plus the neighbour's "
+             "MB/s over its shape's capacity while both run (as resctl-bench's work_csv); "
+             "leftover_pct = the neighbour's share of what the victim's share leaves; "
+             "release_pct = the neighbour's throughput while the victim idles; static_pct = "
+             "the neighbour's MB/s over best_static's, the best static cap on it "
+             "(*-static anchors, bisected) that held the victim's bounds (isolation mean "
+             ">= 99%, p05 >= 95%, p99 <= 1.5x solo). Summary: the worst case.",
     "overhead": "fio randread 4 KiB qd1 in a cgroup whose quota never bites; one guest "
                 "nanosecond is one guest instruction, so 10^9 / IOPS = instructions per read "
                 "(kernel and fio). over_raw / over_dm_linear: the difference to the raw "
@@ -207,7 +212,11 @@ def section(doc):
         if v:
             lines.append("- %s: blkiso %s." % (g["name"], v))
         elif g["blkiso"] is None:
-            lines.append("- %s: not measured (scenario %s not run)." % (g["name"], g["scenario"]))
+            lines.append("- %s: not measured (%s)." % (
+                g["name"], "scenario %s not run" % g["scenario"] if g["scenario"] not in scen
+                else "no figure in scenario %s%s" % (g["scenario"], (
+                    ": no static run held the victim's bounds with the neighbour moving, "
+                    "or no static anchor ran") if g["id"] == "frontier" else "")))
     if lines:
         L += ["Where blkiso beats or trails each anchor:", ""] + lines + [""]
 
@@ -242,6 +251,7 @@ def section(doc):
               "%s instructions per bio, %s atomic read-modify-writes on it."
               % (fp.get("instructions_per_bio"), fp.get("atomic_rmw_in_fast_path")), ""]
     L += ["Plots (not in git): `build/bench/bench-accuracy.png`, `bench-noisy.png`, "
+          "`bench-frontier.png`, "
           "`bench-convergence.png`, `bench-overhead.png`, `bench-buffered.png`.", "", END]
     return L
 

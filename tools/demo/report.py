@@ -282,6 +282,7 @@ def main():
             ten["per_second"] = ps
             ten["blkiso"] = stats_delta(run, p, env[t + "_cgid"])
             ph["tenants"][t] = ten
+        ph["work_csv_pct"] = work_csv(ph["tenants"], cap)
         phases.append(ph)
 
     cap_bw = float(env["cap_1m_bw_bytes"])
@@ -347,6 +348,17 @@ def main():
     plot(doc, outdir)
 
 
+def work_csv(tenants, cap):
+    """The device's capacity used while both run (doc/bench.md, work_csv_pct):
+    the victim's IOPS over its shape's capacity (4k QD1), plus the
+    neighbour's MB/s over its (1 MiB reads), in %; None unless both ran."""
+    v, n = tenants.get("victim"), tenants.get("neighbour")
+    if not v or not n or not cap.get("randread_4k_qd1_iops") or not cap.get("randread_1m_qd32_mb_s"):
+        return None
+    return round((v["iops"] / cap["randread_4k_qd1_iops"] +
+                  n["mb_s"] / cap["randread_1m_qd32_mb_s"]) * 100, 1)
+
+
 def print_table(doc, cap_bw):
     d, c, v, n = doc["device"], doc["capacity"], doc["victim"], doc["neighbour"]
     print()
@@ -367,24 +379,28 @@ def print_table(doc, cap_bw):
           % (pp["victim"], v["solo_p99_us"], v["latency_target_pct_of_solo_p99"]))
     print("  tenant   /neighbour %s" % pp["neighbour"])
     print()
-    hdr = "%-38s %-9s %-20s %8s %8s %9s %9s %9s %8s" % (
-        "phase", "tenant", "quota", "IOPS", "MB/s", "p50 us", "p99 us", "isol mean", "isol p05")
+    hdr = "%-38s %-9s %-20s %8s %8s %9s %9s %9s %8s %8s" % (
+        "phase", "tenant", "quota", "IOPS", "MB/s", "p50 us", "p99 us", "isol mean", "isol p05",
+        "work_csv")
     print(hdr)
     print("-" * len(hdr))
     for ph in doc["phases"]:
         label = "%d %s" % (ph["phase"], ph["name"])
+        wcsv = "%.1f%%" % ph["work_csv_pct"] if ph.get("work_csv_pct") is not None else ""
         for t in TENANTS:
             r = ph["tenants"].get(t)
             if not r:
                 continue
             iso_m = "%.1f%%" % r["isolation_mean_pct"] if "isolation_mean_pct" in r else ""
             iso_p = "%.1f%%" % r["isolation_p05_pct"] if "isolation_p05_pct" in r else ""
-            print("%-38s %-9s %-20s %8.0f %8.1f %9.0f %9.0f %9s %8s" % (
+            print("%-38s %-9s %-20s %8.0f %8.1f %9.0f %9.0f %9s %8s %8s" % (
                 label, t, short_quota(r["quota"]), r["iops"], r["mb_s"], r["p50_us"], r["p99_us"],
-                iso_m, iso_p))
-            label = ""
+                iso_m, iso_p, wcsv))
+            label = wcsv = ""
     print()
     print("isolation %: " + doc["isolation_definition"] + "; target = %d IOPS" % v["target_iops"])
+    print("work_csv: the victim's IOPS / 4k QD1 capacity + the neighbour's MB/s / 1M "
+          "capacity, while both run (doc/bench.md)")
     print("latencies: fio completion latency (clat) over the phase; the neighbour's "
           "includes time held by blkiso; quota: the tenant line's allocation "
           "(IOPS) and latency target or slots")
