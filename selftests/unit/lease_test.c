@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "meter.h"
+#include "meter_rig.h"
 #include "lease.h"
 #include "kselftest_harness.h"
 
@@ -77,26 +77,10 @@ TEST(dispense_own_tokens_first_then_credit_unclipped_by_burst)
 	EXPECT_EQ(1000ULL, g.lease.spent);	/* the 4 were the bucket's own */
 }
 
-/* A capped tenant on a simulated clock: admitted 4 KiB reads per second. */
-struct rig {
-	struct bi_tenant_conf conf;
-	struct bi_dev_conf dev;
-	struct bi_meter m;
-	struct bi_meter_cpu cpu;
-};
-
-static int rig_init(struct rig *r, const char *line)
-{
-	bi_dev_conf_init(&r->dev);
-	bi_meter_init(&r->m, 0);
-	bi_meter_init_cpu(&r->cpu, 0);
-	if (bi_conf_parse(&r->conf, line, strlen(line), NULL))
-		return -1;
-	bi_meter_configure(&r->m, &r->conf, &r->dev, 0);
-	return 0;
-}
-
-/* A closed loop at QD1 from @from to @to: bios admitted. */
+/*
+ * A capped tenant (meter_rig.h) on a simulated clock: a closed loop at QD1
+ * from @from to @to; the bios admitted.
+ */
 static u64 run(struct rig *r, u64 from, u64 to)
 {
 	struct bi_io io = { .op = BI_OP_READ, .bytes = 4096, .prio_class = BI_PRIO_BE };

@@ -14,29 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meter.h"
+#include "meter_rig.h"
 #include "kselftest_harness.h"
 #include "tokrng.h"
 
 #define NS	BI_NSEC_PER_SEC
-
-struct rig {
-	struct bi_tenant_conf conf;
-	struct bi_dev_conf dev;
-	struct bi_meter m;
-	struct bi_meter_cpu cpu;
-};
-
-static int rig_init(struct rig *r, const char *line)
-{
-	bi_dev_conf_init(&r->dev);
-	bi_meter_init(&r->m, 0);
-	bi_meter_init_cpu(&r->cpu, 0);
-	if (bi_conf_parse(&r->conf, line, strlen(line), NULL))
-		return -1;
-	bi_meter_configure(&r->m, &r->conf, &r->dev, 0);
-	return 0;
-}
 
 static struct bi_io io_of(u8 op, u64 bytes, u8 flags)
 {
