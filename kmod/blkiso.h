@@ -369,6 +369,23 @@ static inline struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev,
 }
 
 /*
+ * Configuration paths: the tenant of @cgid, or NULL, usable until the
+ * caller drops dev->conf_mutex (tenants are unlisted under it: the
+ * "Lifetimes" at the top).  Caller holds dev->conf_mutex.
+ */
+static inline struct blkiso_tenant *blkiso_tenant_find_conf(struct blkiso_dev *dev,
+							    u64 cgid)
+{
+	struct blkiso_tenant *t;
+
+	lockdep_assert_held(&dev->conf_mutex);
+	rcu_read_lock();
+	t = blkiso_tenant_find(dev, cgid);
+	rcu_read_unlock();
+	return t;
+}
+
+/*
  * The class of @io in @t by its rules as published now (struct
  * bi_meter_cfg), in any context: its own RCU read-side section.
  */

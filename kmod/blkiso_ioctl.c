@@ -108,9 +108,7 @@ static int blkiso_ioc_tenant_check(struct blkiso_dev *dev, struct blkiso_ioc_ten
 		return -ENOMEM;
 	/* found and used in one conf_mutex section (blkiso.h) */
 	mutex_lock(&dev->conf_mutex);
-	rcu_read_lock();
-	t = blkiso_tenant_find(dev, a->cgid);
-	rcu_read_unlock();
+	t = blkiso_tenant_find_conf(dev, a->cgid);
 	if (t && !t->from_rule)
 		*conf = t->conf;
 	else
@@ -161,9 +159,7 @@ static int blkiso_ioc_get_tenant_fn(struct blkiso_dev *dev, void *arg)
 
 	/* found and used in one conf_mutex section (blkiso.h) */
 	mutex_lock(&dev->conf_mutex);
-	rcu_read_lock();
-	t = blkiso_tenant_find(dev, a->cgid);
-	rcu_read_unlock();
+	t = blkiso_tenant_find_conf(dev, a->cgid);
 	if (!t) {
 		mutex_unlock(&dev->conf_mutex);
 		return -ENOENT;

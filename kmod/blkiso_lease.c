@@ -60,9 +60,7 @@ static int blkiso_lease_fn(struct blkiso_dev *dev, void *arg)
 	enum bi_lease_err e;
 
 	mutex_lock(&dev->conf_mutex);
-	rcu_read_lock();
-	t = blkiso_tenant_find(dev, c->cgid);
-	rcu_read_unlock();
+	t = blkiso_tenant_find_conf(dev, c->cgid);
 	if (!t) {
 		mutex_unlock(&dev->conf_mutex);
 		c->why = "no such tenant on this device";

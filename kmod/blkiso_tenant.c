@@ -478,9 +478,7 @@ int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid)
 	bi_tenant_conf_init(conf);
 	/* found and used in one conf_mutex section (blkiso.h) */
 	mutex_lock(&dev->conf_mutex);
-	rcu_read_lock();
-	t = blkiso_tenant_find(dev, cgid);
-	rcu_read_unlock();
+	t = blkiso_tenant_find_conf(dev, cgid);
 	/* a rule's line is removed with its rule, not here */
 	if (t && t->configured && !t->from_rule) {
 		blkiso_tenant_apply(t, conf, false);
