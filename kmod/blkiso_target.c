@@ -479,7 +479,7 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 {
 	unsigned long flags;
 	u64 retry = 0;
-	bool admitted;
+	bool admitted, policy_rejects = false;
 
 	if (!pb->depth)
 		return blkiso_pass(dev, bio, pb, t, now);	/* no cap on its way */
@@ -489,13 +489,20 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 
 	pb->cc.queue = false;	/* a new bio: nothing of its class waits behind it */
 	local_irq_save(flags);
-	if (READ_ONCE(dev->draining))
+	if (READ_ONCE(dev->draining)) {
 		admitted = blkiso_charge(pb, true, now, NULL);
-	else if (pb->cls < BI_NR_CLASSES && pb->cls != BI_CLASS_SYS &&
-		 READ_ONCE(t->nr_parked_cls[pb->cls]))
+	} else if (pb->cls < BI_NR_CLASSES && pb->cls != BI_CLASS_SYS &&
+		   READ_ONCE(t->nr_parked_cls[pb->cls])) {
 		admitted = false;	/* FIFO: queue behind its class's parked bios */
-	else
+	} else {
 		admitted = blkiso_charge(pb, false, now, &retry);
+		/*
+		 * Only a charge made here carries a policy's verdict: a bio
+		 * queued behind others was not charged, and its per-bio data
+		 * holds whatever dm's last bio left there.
+		 */
+		policy_rejects = !admitted && blkiso_policy_rejects(pb);
+	}
 	local_irq_restore(flags);
 	if (admitted)
 		return blkiso_pass(dev, bio, pb, t, now);
@@ -508,7 +515,7 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 		retry = now;
 
 	if ((bio->bi_opf & REQ_NOWAIT) || READ_ONCE(dev->conf.reject_mode) ||
-	    blkiso_policy_rejects(pb))
+	    policy_rejects)
 		return blkiso_refuse(dev, bio, pb, t);
 	if (pb->cls == BI_NR_CLASSES)
 		pb->cls = blkiso_classify(t, &pb->io);
