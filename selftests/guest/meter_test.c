@@ -263,12 +263,13 @@ TEST_F_TIMEOUT(meter, nowait_gets_eagain_and_is_counted, GUEST_TIMEOUT)
  * before (dm does not clear it).  Tenant /b's class policy rejects its
  * reads (hi.action=reject; direct reads are of the hi class): each such
  * charge is flagged BI_CHARGE_REJECT, and the flag stays in the freed
- * bio's per-bio data.  /a's reads wait behind a riops cap meanwhile, in
- * bios of the same device.  Before the fix .map read the flag of a charge
- * it never made, so /a's queued reads failed with EIO now and then (on
- * the debug kernel, whose KASAN writes into freed objects, from the first
- * second: doc/robustness.md).  /a: no error, nothing rejected; /b: its
- * reads rejected (so the flag was set), counted.
+ * bio's per-bio data.  /a's reads wait behind riops=10 meanwhile (a cap
+ * that bites even on the slow debug kernel), in bios of the same device.
+ * Before the fix .map read the flag of a charge it never made, so /a's
+ * queued reads failed with EIO now and then (on the debug kernel, whose
+ * KASAN writes into freed objects, from the first second:
+ * doc/robustness.md).  /a: no error, nothing rejected; /b: its reads
+ * rejected (so the flag was set), counted.
  */
 TEST_F_TIMEOUT(meter, queued_bio_never_takes_a_rejected_bios_verdict, GUEST_TIMEOUT)
 {
@@ -280,15 +281,15 @@ TEST_F_TIMEOUT(meter, queued_bio_never_takes_a_rejected_bios_verdict, GUEST_TIME
 	ASSERT_EQ(0, gu_cg_create(CG "/b"));
 	ida = gu_cg_id(CG "/a");
 	idb = gu_cg_id(CG "/b");
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/a", "riops=40"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/a", "riops=10"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/b", "hi.units=20 hi.action=reject"));
 	ASSERT_EQ(0, gu_fio_start(&ja, CG "/a", "--name=a --filename=" DM_DEV " --direct=1"
-				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=16"
-				  " --runtime=5 --time_based"));
+				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=32"
+				  " --runtime=6 --time_based"));
 	ASSERT_EQ(0, gu_wait_stat(self->dir, ida, "queued", 8, 60000));
 	ASSERT_EQ(0, gu_fio_start(&jb, CG "/b", "--name=b --filename=" DM_DEV " --direct=1"
 				  " --rw=randread --bs=4k --ioengine=psync --numjobs=2"
-				  " --continue_on_error=all --runtime=3 --time_based"));
+				  " --continue_on_error=all --runtime=4 --time_based"));
 	ASSERT_EQ(0, gu_fio_wait(&jb, &rb));
 	gu_fio_wait(&ja, &ra);	/* its status is asserted below, after the log */
 	TH_LOG("/a: status %d, errors %llu, rejected %lld, dispatched %lld; "
