@@ -229,8 +229,9 @@ struct blkiso_tenant {
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
 	bool gone;			/* its cgroup was removed: unhashed, draining */
 	bool dead;			/* and drained: the collector frees it */
-	bool sysfs_tried;		/* the sysfs work looked at it */
-	bool in_sysfs;			/* and its directory exists */
+	bool in_sysfs;			/* its directory exists */
+	/* on dev->sysfs_pending: a directory to make or remove (dev->lock) */
+	struct list_head sysfs_node;
 };
 
 struct blkiso_dev {
@@ -247,6 +248,7 @@ struct blkiso_dev {
 	spinlock_t lock;		/* tenant list and parking (slow paths) */
 	DECLARE_HASHTABLE(tenants, 8);	/* by cgroup id, RCU */
 	struct list_head tenant_list;
+	struct list_head sysfs_pending;	/* tenants the sysfs work is to visit */
 	struct list_head parked;	/* tenants with parked bios, round robin */
 	unsigned int nr_tenants;
 	unsigned int nr_parked;
@@ -443,6 +445,7 @@ u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
 extern const struct attribute_group *blkiso_tenant_groups[];
 extern const struct attribute_group *blkiso_dev_groups[];
 void blkiso_sysfs_work(struct work_struct *work);
+void blkiso_sysfs_pending_locked(struct blkiso_dev *dev, struct blkiso_tenant *t);
 
 /* blkiso_target.c: the charge path, which the dispatcher shares */
 bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry);

@@ -87,6 +87,7 @@ static void blkiso_gc_work(struct work_struct *work)
 		spin_lock_irq(&dev->lock);
 		hash_del_rcu(&t->hash);
 		t->gone = true;
+		blkiso_sysfs_pending_locked(dev, t);
 		spin_unlock_irq(&dev->lock);
 		unhashed = true;
 	}
@@ -117,7 +118,8 @@ static void blkiso_gc_work(struct work_struct *work)
 			continue;
 		spin_lock_irq(&dev->lock);
 		/* not busy: nothing held either (and the dispatcher is done) */
-		if (blkiso_tenant_queued(t) || !list_empty(&t->park)) {
+		if (blkiso_tenant_queued(t) || !list_empty(&t->park) ||
+		    !list_empty(&t->sysfs_node)) {
 			spin_unlock_irq(&dev->lock);
 			continue;
 		}
@@ -169,6 +171,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	spin_lock_init(&dev->lock);
 	hash_init(dev->tenants);
 	INIT_LIST_HEAD(&dev->tenant_list);
+	INIT_LIST_HEAD(&dev->sysfs_pending);
 	INIT_LIST_HEAD(&dev->parked);
 	bi_dev_conf_init(&dev->conf);
 	blkiso_fb_dev_init(dev);
