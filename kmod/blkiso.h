@@ -153,6 +153,8 @@ enum blkiso_fb_ctr {
 	BLKISO_FB_RTHROTTLED,
 	BLKISO_FB_WTHROTTLED,
 	BLKISO_FB_UNITS_SQ,
+	BLKISO_FB_ARRIVED,	/* with the two below: is anything in flight? */
+	BLKISO_FB_REFUSED,	/* rejected, with or without REQ_NOWAIT */
 	BLKISO_FB_NR,
 };
 
@@ -188,6 +190,10 @@ struct blkiso_fb {
 	u64 lat_min, lat_max;		/* this tick's device latency extremes */
 	struct blkiso_tick_rec ring[BLKISO_RING_TENANT];
 	u32 ring_n;			/* records written, ever */
+	/* on the device's active list (the tick visits it), dev->lock */
+	struct list_head active_node;
+	bool active;			/* read locklessly by .map */
+	u8 idle_ticks;			/* idle ticks at rest in a row */
 };
 
 /* The device's side: the overload detector, the tick and its ring. */
@@ -195,6 +201,8 @@ struct blkiso_dev_fb {
 	struct bi_ovl ovl;		/* under the device lock */
 	struct bi_ovl_params ovl_p;
 	struct delayed_work tick_work;
+	struct list_head active;	/* the tenants the tick visits, dev->lock */
+	unsigned int nr_active;
 	unsigned long due;		/* jiffies: when the next tick is due */
 	u64 seq;			/* ticks so far */
 	u32 victims;			/* victims in this tick */
@@ -475,6 +483,20 @@ void blkiso_fb_dev_init(struct blkiso_dev *dev);
 void blkiso_fb_dev_configure(struct blkiso_dev *dev);
 void blkiso_fb_dev_start(struct blkiso_dev *dev);
 void blkiso_fb_dev_stop(struct blkiso_dev *dev);
+void blkiso_fb_activate(struct blkiso_tenant *t);
+void blkiso_fb_configured(struct blkiso_tenant *t);
+void blkiso_fb_deactivate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t);
+
+/*
+ * .map, every bio of @t, after its "arrived" count: @t joins its device's
+ * active list unless it is on it (one load and branch; the lock only on
+ * the first bio after it went idle).
+ */
+static inline void blkiso_fb_touch(struct blkiso_tenant *t)
+{
+	if (unlikely(!READ_ONCE(t->fb.active)))
+		blkiso_fb_activate(t);
+}
 int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		   struct blkiso_tick_rec *recs, unsigned int capacity);
 ssize_t blkiso_fb_ring_show(struct blkiso_dev *dev, struct blkiso_tenant *t, char *buf);

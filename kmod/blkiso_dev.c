@@ -77,7 +77,15 @@ static void blkiso_gc_work(struct work_struct *work)
 
 	mutex_lock(&dev->conf_mutex);
 	list_for_each_entry(t, &dev->tenant_list, list) {
-		if (t->gone || t->cgid == BLKISO_KERNEL_CGID)
+		if (t->gone)
+			continue;
+		/*
+		 * A bio that raced with its tenant leaving the active list
+		 * (blkiso_feedback.c) and waits: the tick visits it again.
+		 */
+		if (!READ_ONCE(t->fb.active) && blkiso_tenant_queued(t))
+			blkiso_fb_activate(t);
+		if (t->cgid == BLKISO_KERNEL_CGID)
 			continue;
 		cgrp = cgroup_get_from_id(t->cgid);
 		if (!IS_ERR(cgrp)) {
@@ -124,6 +132,7 @@ static void blkiso_gc_work(struct work_struct *work)
 			continue;
 		}
 		list_del_rcu(&t->list);
+		blkiso_fb_deactivate_locked(dev, t);
 		list_add(&t->park, &dead);	/* park is unused once drained */
 		t->dead = true;
 		dev->nr_tenants--;

@@ -307,8 +307,9 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 	rcu_read_unlock();
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], sum[i]);
-	n += sysfs_emit_at(buf, n, "tenants=%u queued=%u alloc_failures=%llu draining=%d ",
-			   READ_ONCE(dev->nr_tenants), READ_ONCE(dev->nr_parked),
+	n += sysfs_emit_at(buf, n, "tenants=%u tick_tenants=%u queued=%u alloc_failures=%llu draining=%d ",
+			   READ_ONCE(dev->nr_tenants), READ_ONCE(dev->fb.nr_active),
+			   READ_ONCE(dev->nr_parked),
 			   READ_ONCE(dev->alloc_failures), READ_ONCE(dev->draining));
 	/* S2-19: the detector's state (written by the tick; a racy snapshot) */
 	slack = READ_ONCE(dev->fb.ovl.slack_min_ns);

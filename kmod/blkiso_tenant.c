@@ -170,6 +170,8 @@ static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
 	spin_unlock_irqrestore(&dev->lock, flags);
 	if (t)
 		kobject_put(&t->kobj);
+	else if (found && found->configured)
+		blkiso_fb_configured(found);	/* a rule's line: its controllers */
 	return found;
 }
 
@@ -358,6 +360,7 @@ void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *c
 	blkiso_fb_mode_configure(t);
 	blkiso_meter_configure(t);
 	blkiso_fb_configure(t);
+	blkiso_fb_configured(t);
 	if (was_configured != configured && blkiso_tenant_may_nest(t))
 		blkiso_relink(t->dev);
 	/* A new quota may admit parked bios at once. */
@@ -599,6 +602,7 @@ int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
 		t->meter_gp_set = true;
 		blkiso_fb_configure(t);
 		blkiso_irqsoff_done(BLKISO_IRQSOFF_CONF, t0);
+		blkiso_fb_configured(t);
 		cond_resched();
 	}
 unlock:
