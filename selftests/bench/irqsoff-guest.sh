@@ -104,7 +104,13 @@ for n in "${N_LIST[@]}"; do
 	active=$(grep -o 'tick_tenants=[0-9]*' "$SYS/stats")
 	while [ "$(tail -n 1 "$SYS/ring" | cut -d' ' -f1)" = "$seq0" ]; do sleep 0.05; done
 	IFS=, read -r tick disp conf sysfs < $P/irqsoff_max_ns
-	echo "IRQSOFF_ACTIVE tenants=$n possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick per_active_ns=$((tick / ${active#*=}))"
+	na=${active#*=}
+	echo "IRQSOFF_ACTIVE tenants=$n possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick per_active_ns=$((tick / (na > 0 ? na : 1)))"
+	# back to 100 ms ticks, and the active tenants off the list again
 	echo "tick_ms=100" > "$SYS/conf"
+	for ((w = 0; w < 600; w++)); do
+		grep -q 'tick_tenants=0 ' "$SYS/stats" && break
+		sleep 0.1
+	done
 done
 dmsetup remove irq-iso
