@@ -153,6 +153,8 @@ enum blkiso_fb_ctr {
 	BLKISO_FB_RTHROTTLED,
 	BLKISO_FB_WTHROTTLED,
 	BLKISO_FB_UNITS_SQ,
+	BLKISO_FB_ARRIVED,	/* with the two below: is anything in flight? */
+	BLKISO_FB_REFUSED,	/* rejected, with or without REQ_NOWAIT */
 	BLKISO_FB_NR,
 };
 
@@ -188,6 +190,10 @@ struct blkiso_fb {
 	u64 lat_min, lat_max;		/* this tick's device latency extremes */
 	struct blkiso_tick_rec ring[BLKISO_RING_TENANT];
 	u32 ring_n;			/* records written, ever */
+	/* on the device's active list (the tick visits it), dev->lock */
+	struct list_head active_node;
+	bool active;			/* read locklessly by .map */
+	u8 idle_ticks;			/* idle ticks at rest in a row */
 };
 
 /* The device's side: the overload detector, the tick and its ring. */
@@ -195,6 +201,8 @@ struct blkiso_dev_fb {
 	struct bi_ovl ovl;		/* under the device lock */
 	struct bi_ovl_params ovl_p;
 	struct delayed_work tick_work;
+	struct list_head active;	/* the tenants the tick visits, dev->lock */
+	unsigned int nr_active;
 	unsigned long due;		/* jiffies: when the next tick is due */
 	u64 seq;			/* ticks so far */
 	u32 victims;			/* victims in this tick */
@@ -229,8 +237,9 @@ struct blkiso_tenant {
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
 	bool gone;			/* its cgroup was removed: unhashed, draining */
 	bool dead;			/* and drained: the collector frees it */
-	bool sysfs_tried;		/* the sysfs work looked at it */
-	bool in_sysfs;			/* and its directory exists */
+	bool in_sysfs;			/* its directory exists */
+	/* on dev->sysfs_pending: a directory to make or remove (dev->lock) */
+	struct list_head sysfs_node;
 };
 
 struct blkiso_dev {
@@ -247,6 +256,7 @@ struct blkiso_dev {
 	spinlock_t lock;		/* tenant list and parking (slow paths) */
 	DECLARE_HASHTABLE(tenants, 8);	/* by cgroup id, RCU */
 	struct list_head tenant_list;
+	struct list_head sysfs_pending;	/* tenants the sysfs work is to visit */
 	struct list_head parked;	/* tenants with parked bios, round robin */
 	unsigned int nr_tenants;
 	unsigned int nr_parked;
@@ -443,6 +453,7 @@ u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
 extern const struct attribute_group *blkiso_tenant_groups[];
 extern const struct attribute_group *blkiso_dev_groups[];
 void blkiso_sysfs_work(struct work_struct *work);
+void blkiso_sysfs_pending_locked(struct blkiso_dev *dev, struct blkiso_tenant *t);
 
 /* blkiso_target.c: the charge path, which the dispatcher shares */
 bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry);
@@ -472,6 +483,20 @@ void blkiso_fb_dev_init(struct blkiso_dev *dev);
 void blkiso_fb_dev_configure(struct blkiso_dev *dev);
 void blkiso_fb_dev_start(struct blkiso_dev *dev);
 void blkiso_fb_dev_stop(struct blkiso_dev *dev);
+void blkiso_fb_activate(struct blkiso_tenant *t);
+void blkiso_fb_configured(struct blkiso_tenant *t);
+void blkiso_fb_deactivate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t);
+
+/*
+ * .map, every bio of @t, after its "arrived" count: @t joins its device's
+ * active list unless it is on it (one load and branch; the lock only on
+ * the first bio after it went idle).
+ */
+static inline void blkiso_fb_touch(struct blkiso_tenant *t)
+{
+	if (unlikely(!READ_ONCE(t->fb.active)))
+		blkiso_fb_activate(t);
+}
 int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		   struct blkiso_tick_rec *recs, unsigned int capacity);
 ssize_t blkiso_fb_ring_show(struct blkiso_dev *dev, struct blkiso_tenant *t, char *buf);

@@ -77,7 +77,15 @@ static void blkiso_gc_work(struct work_struct *work)
 
 	mutex_lock(&dev->conf_mutex);
 	list_for_each_entry(t, &dev->tenant_list, list) {
-		if (t->gone || t->cgid == BLKISO_KERNEL_CGID)
+		if (t->gone)
+			continue;
+		/*
+		 * A bio that raced with its tenant leaving the active list
+		 * (blkiso_feedback.c) and waits: the tick visits it again.
+		 */
+		if (!READ_ONCE(t->fb.active) && blkiso_tenant_queued(t))
+			blkiso_fb_activate(t);
+		if (t->cgid == BLKISO_KERNEL_CGID)
 			continue;
 		cgrp = cgroup_get_from_id(t->cgid);
 		if (!IS_ERR(cgrp)) {
@@ -87,6 +95,7 @@ static void blkiso_gc_work(struct work_struct *work)
 		spin_lock_irq(&dev->lock);
 		hash_del_rcu(&t->hash);
 		t->gone = true;
+		blkiso_sysfs_pending_locked(dev, t);
 		spin_unlock_irq(&dev->lock);
 		unhashed = true;
 	}
@@ -117,11 +126,13 @@ static void blkiso_gc_work(struct work_struct *work)
 			continue;
 		spin_lock_irq(&dev->lock);
 		/* not busy: nothing held either (and the dispatcher is done) */
-		if (blkiso_tenant_queued(t) || !list_empty(&t->park)) {
+		if (blkiso_tenant_queued(t) || !list_empty(&t->park) ||
+		    !list_empty(&t->sysfs_node)) {
 			spin_unlock_irq(&dev->lock);
 			continue;
 		}
 		list_del_rcu(&t->list);
+		blkiso_fb_deactivate_locked(dev, t);
 		list_add(&t->park, &dead);	/* park is unused once drained */
 		t->dead = true;
 		dev->nr_tenants--;
@@ -169,6 +180,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	spin_lock_init(&dev->lock);
 	hash_init(dev->tenants);
 	INIT_LIST_HEAD(&dev->tenant_list);
+	INIT_LIST_HEAD(&dev->sysfs_pending);
 	INIT_LIST_HEAD(&dev->parked);
 	bi_dev_conf_init(&dev->conf);
 	blkiso_fb_dev_init(dev);

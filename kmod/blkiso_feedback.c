@@ -3,7 +3,8 @@
  * blkiso_feedback.c - the per-device tick that runs the feedback
  * controllers of kmod/core, and the stats ring it publishes.
  *
- * Every tick_ms (default 100 ms) a delayed work item of the device:
+ * Every tick_ms (default 100 ms) a delayed work item of the device visits
+ * the tenants on its active list (iocost's active list, below) and:
  *
  *  1. folds each tenant's per-CPU counters (completions, units, device
  *     latency sum and extremes, misses, bucket-throttled bios) and takes
@@ -33,8 +34,27 @@
  * device latency (dispatch -> completion, A-27) exceeded its tenant's
  * latency_us: delays blkiso itself imposes never count as overload.
  *
- * Cost: the tick is O(tenants x CPUs) under the device lock; tenants with
- * nothing to report write no ring record.
+ * The active list.  A tenant joins it with its first bio after it left
+ * (.map: one load and branch per bio, the device lock only then), when
+ * its line gives it a controller that moves without I/O (an allocation, a
+ * request-rate controller, mode=auto), and when it is created by a rule's
+ * line.  It leaves after BLKISO_FB_IDLE_TICKS ticks in a row in which it
+ * was idle (nothing arrived, completed, waited or was in flight) and at
+ * rest: an empty tick would change none of its state (blkiso_fb_at_rest).
+ * A tenant off the list is therefore owed nothing for the ticks it misses:
+ * its overload window and mode window are empty, its request-rate
+ * controllers are at their fixed point (their time base is reset when it
+ * comes back, so the first tick measures one period, not the idle gap),
+ * initial=ewma moves only on completions, and its counters are cumulative
+ * (the first tick after it comes back folds whatever it missed).  A tenant
+ * with an allocation never leaves once on it: its controller follows the
+ * device's overload episodes (S3-18) and its hovering clocks every tick.
+ * Its ring gets no record while it is off the list (the records carry the
+ * tick's seq: a gap is a run of idle ticks).
+ *
+ * Cost: the tick is O(active tenants x possible CPUs) under the device
+ * lock, nothing for an idle tenant; tenants with nothing to report write no
+ * ring record.
  */
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -43,10 +63,14 @@
 
 #include "blkiso.h"
 
+/* Idle ticks at rest in a row after which a tenant leaves the active list. */
+#define BLKISO_FB_IDLE_TICKS	2
+
 void blkiso_fb_tenant_init(struct blkiso_tenant *t)
 {
 	struct blkiso_fb *fb = &t->fb;
 
+	INIT_LIST_HEAD(&fb->active_node);
 	spin_lock_init(&fb->lock);
 	bio_list_init(&fb->slot_wait);
 	bio_list_init(&fb->timed);
@@ -134,6 +158,56 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 	spin_unlock_irqrestore(&dev->lock, flags);
 }
 
+/* Put @t on the active list (the tick visits it from the next tick on). */
+static void blkiso_fb_activate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t)
+{
+	struct blkiso_fb *fb = &t->fb;
+	u32 d;
+
+	lockdep_assert_held(&dev->lock);
+	fb->idle_ticks = 0;
+	if (fb->active || t->dead)
+		return;
+	/* the request-rate controllers measure their next tick as one period */
+	for (d = 0; d < BI_NR_DIRS; d++)
+		fb->rate[d].last_ns = 0;
+	list_add_tail(&fb->active_node, &dev->fb.active);
+	dev->fb.nr_active++;
+	WRITE_ONCE(fb->active, true);
+}
+
+/* .map (blkiso_fb_touch), the collector: any context. */
+void blkiso_fb_activate(struct blkiso_tenant *t)
+{
+	struct blkiso_dev *dev = t->dev;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->lock, flags);
+	blkiso_fb_activate_locked(dev, t);
+	spin_unlock_irqrestore(&dev->lock, flags);
+}
+
+/*
+ * @t's line changed (conf_mutex held) or a rule's line made it: a
+ * controller that moves without I/O starts ticking now.
+ */
+void blkiso_fb_configured(struct blkiso_tenant *t)
+{
+	if (READ_ONCE(t->fb.iso_on) || READ_ONCE(t->fb.rate_on) || READ_ONCE(t->fb.mode_auto))
+		blkiso_fb_activate(t);
+}
+
+/* @t leaves the active list (the tick, or the collector unlisting it). */
+void blkiso_fb_deactivate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t)
+{
+	lockdep_assert_held(&dev->lock);
+	if (!t->fb.active)
+		return;
+	list_del_init(&t->fb.active_node);
+	dev->fb.nr_active--;
+	WRITE_ONCE(t->fb.active, false);
+}
+
 /* The device line changed (conf_mutex held). */
 void blkiso_fb_dev_configure(struct blkiso_dev *dev)
 {
@@ -152,6 +226,7 @@ void blkiso_fb_dev_init(struct blkiso_dev *dev)
 {
 	bi_fb_ovl_params(&dev->fb.ovl_p, &dev->conf);
 	bi_ovl_init(&dev->fb.ovl, &dev->fb.ovl_p);
+	INIT_LIST_HEAD(&dev->fb.active);
 	INIT_DELAYED_WORK(&dev->fb.tick_work, blkiso_fb_tick);
 }
 
@@ -193,6 +268,9 @@ static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
 		v[BLKISO_FB_RTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_READ]);
 		v[BLKISO_FB_WTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_WRITE]);
 		v[BLKISO_FB_UNITS_SQ] += READ_ONCE(pc->fb.units_sq);
+		v[BLKISO_FB_ARRIVED] += READ_ONCE(pc->stat[BLKISO_ARRIVED]);
+		v[BLKISO_FB_REFUSED] += READ_ONCE(pc->stat[BLKISO_REJECTED]) +
+					READ_ONCE(pc->stat[BLKISO_REJECTED_NOWAIT]);
 		if (READ_ONCE(pc->fb.lat_seq) == seq) {
 			*lat_min = min(*lat_min, READ_ONCE(pc->fb.lat_min_ns));
 			*lat_max = max(*lat_max, READ_ONCE(pc->fb.lat_max_ns));
@@ -325,14 +403,54 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 	spin_unlock(&fb->lock);
 }
 
+/* Would an empty tick leave request-rate controller @d of @fb as it is? */
+static bool blkiso_fb_rate_at_rest(const struct blkiso_fb *fb, u32 d, u64 now)
+{
+	const struct bi_rate_ctl *c = &fb->rate[d];
+	struct bi_rate_stats none = { 0 };
+	struct bi_rate_ctl next = *c;
+
+	bi_rate_tick(&next, &fb->rate_p[d], &none, now);
+	return next.cap_mrps == c->cap_mrps && next.l_fp == c->l_fp &&
+	       next.rps_fp == c->rps_fp && next.rej_ppm == c->rej_ppm &&
+	       next.case_c_done == c->case_c_done;
+}
+
+/*
+ * Was @t idle in this tick (nothing arrived or completed, nothing waits or
+ * is in flight), and would an empty tick change none of its state?  Then
+ * skipping its ticks owes it nothing (the active list, at the top).
+ */
+static bool blkiso_fb_at_rest(const struct blkiso_tenant *t, u64 now)
+{
+	const struct blkiso_fb *fb = &t->fb;
+	u32 d, i;
+
+	if (fb->d[BLKISO_FB_ARRIVED] || fb->d[BLKISO_FB_OPS] || fb->victims ||
+	    fb->prev[BLKISO_FB_ARRIVED] != fb->prev[BLKISO_FB_OPS] + fb->prev[BLKISO_FB_REFUSED] ||
+	    blkiso_tenant_queued(t) || !list_empty(&t->park))
+		return false;
+	if (fb->iso_on || fb->mode_changed || fb->above)
+		return false;
+	for (i = 0; i < BI_OVL_TENANT_WINDOW; i++)
+		if (fb->ovl.completed[i])
+			return false;
+	if (fb->mode_auto && (fb->mode_win.n || fb->mode_win.units || fb->mode_win.units_sq))
+		return false;
+	for (d = 0; d < BI_NR_DIRS; d++)
+		if ((fb->rate_on & (1U << d)) && !blkiso_fb_rate_at_rest(fb, d, now))
+			return false;
+	return true;
+}
+
 static void blkiso_fb_tick(struct work_struct *work)
 {
 	struct blkiso_dev *dev = container_of(to_delayed_work(work), struct blkiso_dev,
 					      fb.tick_work);
 	struct bi_ovl_stats os = { .slack_min_ns = BI_OVL_NO_SLACK };
 	struct blkiso_tick_rec *rec;
-	struct blkiso_tenant *t;
-	bool signal = false, wake = false, flipped;
+	struct blkiso_tenant *t, *tmp;
+	bool signal = false, wake = false, flipped, switched = false;
 	u64 now, cur[BLKISO_FB_NR], t0;
 	u32 seq, k;
 
@@ -341,7 +459,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	t0 = blkiso_irqsoff_begin();
 	now = ktime_get_ns();
 	seq = (u32)dev->fb.seq;
-	list_for_each_entry(t, &dev->tenant_list, list) {
+	list_for_each_entry(t, &dev->fb.active, fb.active_node) {
 		struct blkiso_fb *s = &t->fb;
 
 		blkiso_fb_fold(t, seq, cur, &s->lat_min, &s->lat_max);
@@ -378,12 +496,18 @@ static void blkiso_fb_tick(struct work_struct *work)
 	dev->fb.victims = 0;
 
 	dev->fb.ovl.any_above_commit = false;
-	list_for_each_entry(t, &dev->tenant_list, list) {
+	list_for_each_entry_safe(t, tmp, &dev->fb.active, fb.active_node) {
 		blkiso_fb_tenant_tick(dev, t, now, &wake);
 		if (t->fb.above)
 			dev->fb.ovl.any_above_commit = true;
 		if (t->configured || t->fb.d[BLKISO_FB_OPS] || t->fb.victims)
 			blkiso_fb_record(t, rec);
+		if (t->fb.mode_changed)
+			switched = true;
+		if (!blkiso_fb_at_rest(t, now))
+			t->fb.idle_ticks = 0;
+		else if (++t->fb.idle_ticks >= BLKISO_FB_IDLE_TICKS)
+			blkiso_fb_deactivate_locked(dev, t);
 		t->fb.victims = 0;
 	}
 	flipped = dev->fb.overloaded != dev->fb.ovl.overloaded;
@@ -398,12 +522,15 @@ static void blkiso_fb_tick(struct work_struct *work)
 	/*
 	 * No RCU section: a switch may wait for a grace period
 	 * (blkiso_meter_configure); conf_mutex keeps every listed tenant
-	 * listed (the collector unlists under it), .map only adds.
+	 * listed (the collector unlists under it), .map only adds.  Only in
+	 * a tick where a selector switched (rare): a walk over all tenants,
+	 * IRQs on.
 	 */
-	list_for_each_entry_rcu(t, &dev->tenant_list, list,
-				lockdep_is_held(&dev->conf_mutex))
-		if (t->fb.mode_changed)
-			blkiso_fb_mode_switch(t);
+	if (switched)
+		list_for_each_entry_rcu(t, &dev->tenant_list, list,
+					lockdep_is_held(&dev->conf_mutex))
+			if (t->fb.mode_changed)
+				blkiso_fb_mode_switch(t);
 	mutex_unlock(&dev->conf_mutex);
 	/* S2-06: pollers of the "overloaded" attribute wake on a change */
 	if (flipped && READ_ONCE(dev->in_sysfs))

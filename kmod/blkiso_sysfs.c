@@ -307,8 +307,9 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 	rcu_read_unlock();
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], sum[i]);
-	n += sysfs_emit_at(buf, n, "tenants=%u queued=%u alloc_failures=%llu draining=%d ",
-			   READ_ONCE(dev->nr_tenants), READ_ONCE(dev->nr_parked),
+	n += sysfs_emit_at(buf, n, "tenants=%u tick_tenants=%u queued=%u alloc_failures=%llu draining=%d ",
+			   READ_ONCE(dev->nr_tenants), READ_ONCE(dev->fb.nr_active),
+			   READ_ONCE(dev->nr_parked),
 			   READ_ONCE(dev->alloc_failures), READ_ONCE(dev->draining));
 	/* S2-19: the detector's state (written by the tick; a racy snapshot) */
 	slack = READ_ONCE(dev->fb.ovl.slack_min_ns);
@@ -374,25 +375,33 @@ const struct attribute_group *blkiso_dev_groups[] = {
 
 /*
  * The next tenant whose directory is to be made (new) or removed (its
- * cgroup is gone), with a reference; NULL if none.
+ * cgroup is gone), with a reference; NULL if none.  Taken off the head of
+ * dev->sysfs_pending: O(1) with IRQs off, whatever the number of tenants.
  */
 static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 {
-	struct blkiso_tenant *t, *found = NULL;
+	struct blkiso_tenant *t;
 	u64 t0;
 
 	spin_lock_irq(&dev->lock);
 	t0 = blkiso_irqsoff_begin();
-	list_for_each_entry(t, &dev->tenant_list, list) {
-		if (!t->sysfs_tried || (t->gone && t->in_sysfs)) {
-			found = t;
-			kobject_get(&t->kobj);
-			break;
-		}
+	t = list_first_entry_or_null(&dev->sysfs_pending, struct blkiso_tenant,
+				     sysfs_node);
+	if (t) {
+		list_del_init(&t->sysfs_node);
+		kobject_get(&t->kobj);
 	}
 	blkiso_irqsoff_done(BLKISO_IRQSOFF_SYSFS, t0);
 	spin_unlock_irq(&dev->lock);
-	return found;
+	return t;
+}
+
+/* Queue @t for the sysfs work (new, or its cgroup gone).  dev->lock held. */
+void blkiso_sysfs_pending_locked(struct blkiso_dev *dev, struct blkiso_tenant *t)
+{
+	lockdep_assert_held(&dev->lock);
+	if (list_empty(&t->sysfs_node))
+		list_add_tail(&t->sysfs_node, &dev->sysfs_pending);
 }
 
 /*
@@ -408,17 +417,16 @@ void blkiso_sysfs_work(struct work_struct *work)
 	int ret;
 
 	while ((t = blkiso_next_sysfs(dev))) {
-		if (t->in_sysfs) {
+		if (t->in_sysfs && t->gone) {
 			kobject_del(&t->kobj);
 			t->in_sysfs = false;
-		} else if (!t->gone) {
+		} else if (!t->in_sysfs && !t->gone) {
 			if (t->cgid == BLKISO_KERNEL_CGID)
 				ret = kobject_add(&t->kobj, &dev->kobj, "kernel");
 			else
 				ret = kobject_add(&t->kobj, &dev->kobj, "%llu", t->cgid);
 			t->in_sysfs = !ret;
 		}
-		t->sysfs_tried = true;
 		kobject_put(&t->kobj);
 	}
 }

@@ -580,6 +580,7 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 		return DM_MAPIO_REMAPPED;
 	}
 	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
+	blkiso_fb_touch(t);
 	now = ktime_get_ns();
 	blkiso_prepare(pb, bio, t, now);
 	rcu_read_unlock();
@@ -670,6 +671,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	}
 	pb->tenant = t;
 	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
+	blkiso_fb_touch(t);
 	now = ktime_get_ns();
 	blkiso_prepare_common(pb, bio, now);
 	switch (blkiso_data_dir(bio)) {

@@ -52,6 +52,7 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	t->dev = dev;
 	t->cgid = cgid;
 	INIT_LIST_HEAD(&t->park);
+	INIT_LIST_HEAD(&t->sysfs_node);
 	for (i = 0; i < BI_NR_CLASSES; i++)
 		bio_list_init(&t->parked_bios[i]);
 	bi_tenant_conf_init(&t->conf);
@@ -158,6 +159,7 @@ static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
 	if (!found && t) {
 		hash_add_rcu(dev->tenants, &t->hash, cgid);
 		list_add_tail_rcu(&t->list, &dev->tenant_list);
+		blkiso_sysfs_pending_locked(dev, t);
 		dev->nr_tenants++;
 		found = t;
 		t = NULL;
@@ -168,6 +170,8 @@ static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
 	spin_unlock_irqrestore(&dev->lock, flags);
 	if (t)
 		kobject_put(&t->kobj);
+	else if (found && found->configured)
+		blkiso_fb_configured(found);	/* a rule's line: its controllers */
 	return found;
 }
 
@@ -229,6 +233,7 @@ struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cg
 	}
 	hash_add_rcu(dev->tenants, &t->hash, cgid);
 	list_add_tail_rcu(&t->list, &dev->tenant_list);
+	blkiso_sysfs_pending_locked(dev, t);
 	dev->nr_tenants++;
 	kobject_get(&t->kobj);		/* the caller's; the list holds the first */
 	spin_unlock_irq(&dev->lock);
@@ -318,6 +323,29 @@ void blkiso_meter_configure(struct blkiso_tenant *t)
 	t->meter_gp_set = true;
 }
 
+/*
+ * Could another tenant nest under @t (its cgroup has descendants, live or
+ * dying)?  If not, @t gaining or losing its quota changes no parent link,
+ * and the walk over every tenant (blkiso_relink) is skipped: configuring
+ * N leaf cgroups one by one is then linear in N, not quadratic.  A
+ * descendant made after this read links to @t itself (.map reads
+ * ->configured, written before).
+ */
+static bool blkiso_tenant_may_nest(const struct blkiso_tenant *t)
+{
+	struct cgroup *cgrp;
+	bool any;
+
+	if (t->cgid == BLKISO_KERNEL_CGID)
+		return false;
+	cgrp = cgroup_get_from_id(t->cgid);
+	if (IS_ERR(cgrp))
+		return true;	/* gone: blkiso_relink() sorts its links out */
+	any = READ_ONCE(cgrp->nr_descendants) || READ_ONCE(cgrp->nr_dying_descendants);
+	cgroup_put(cgrp);
+	return any;
+}
+
 /* @configured false: the defaults of a counted-only tenant (tenant_del). */
 void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
 			 bool configured)
@@ -332,7 +360,8 @@ void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *c
 	blkiso_fb_mode_configure(t);
 	blkiso_meter_configure(t);
 	blkiso_fb_configure(t);
-	if (was_configured != configured)
+	blkiso_fb_configured(t);
+	if (was_configured != configured && blkiso_tenant_may_nest(t))
 		blkiso_relink(t->dev);
 	/* A new quota may admit parked bios at once. */
 	queue_work(t->dev->wq, &t->dev->dispatch_work);
@@ -556,25 +585,26 @@ int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
 	/*
 	 * The cost model and dispense settings feed every tenant's meter: one
 	 * grace period for all of them (blkiso_meter_configure()), then each
-	 * published in turn.  A tenant .map creates meanwhile is configured
-	 * unpublished.
+	 * published in turn, and its controllers retuned.  A tenant .map
+	 * creates meanwhile is configured unpublished with the new line.
+	 * No lock across tenants: conf_mutex keeps every listed tenant listed
+	 * (the collector unlists under it) and .map only adds at the tail, so
+	 * the walk holds dev->lock (IRQs off) only inside one tenant's step
+	 * and may reschedule between tenants, whatever their number.
 	 */
 	synchronize_rcu_expedited();
-	spin_lock_irq(&dev->lock);
-	t0 = blkiso_irqsoff_begin();
-	list_for_each_entry(t, &dev->tenant_list, list) {
+	blkiso_fb_dev_configure(dev);
+	list_for_each_entry_rcu(t, &dev->tenant_list, list,
+				lockdep_is_held(&dev->conf_mutex)) {
+		t0 = blkiso_irqsoff_begin();
 		bi_meter_configure(&t->meter, &t->conf, &dev->conf, ktime_get_ns());
 		t->meter_gp = get_state_synchronize_rcu();
 		t->meter_gp_set = true;
-	}
-	blkiso_irqsoff_done(BLKISO_IRQSOFF_CONF, t0);
-	spin_unlock_irq(&dev->lock);
-	/* ... and the controllers (tick, thresholds, request-mode caps) */
-	blkiso_fb_dev_configure(dev);
-	rcu_read_lock();
-	list_for_each_entry_rcu(t, &dev->tenant_list, list)
 		blkiso_fb_configure(t);
-	rcu_read_unlock();
+		blkiso_irqsoff_done(BLKISO_IRQSOFF_CONF, t0);
+		blkiso_fb_configured(t);
+		cond_resched();
+	}
 unlock:
 	mutex_unlock(&dev->conf_mutex);
 	return ret;

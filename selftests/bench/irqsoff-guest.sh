@@ -2,17 +2,28 @@
 # irqsoff-guest.sh - the longest IRQs-off sections of blkiso with many
 # configured tenants (issue 14), by the module's debug timestamp pairs
 # (irqsoff_trace=1; Debian's kernels have no irqsoff tracer).  Run in the
-# guest, in the deterministic mode (guest time counts instructions):
+# guest, in the deterministic mode (guest time counts instructions), with
+# one online vCPU and P possible CPUs (hotpluggable slots: the per-CPU
+# folds walk every possible CPU):
 #
-#   bash selftests/vm/run.sh -i -c 2 -t 3000 selftests/bench/irqsoff-guest.sh 1000 10000
-#   bash selftests/vm/run.sh -i -c 4 -t 3000 selftests/bench/irqsoff-guest.sh 1000 10000
+#   BLKISO_QEMU_EXTRA="-smp 1,maxcpus=4" \
+#       bash selftests/vm/run.sh -i -t 3000 selftests/bench/irqsoff-guest.sh 1000 10000
+#
+# (-c 2 / -c 4 in the deterministic mode boot for many minutes: one host
+# thread runs the vCPUs in turns, and every wait of one vCPU for another,
+# from the secondary CPUs' bring-up on, lasts a whole turn.)
 #
 # For each N given (ascending), it configures tenants up to N cgroups
 # (riops=1000000, never biting), lets 8 of them read (fio psync, 4 of them
 # held by riops=200 so bios park and the dispatcher runs), changes the
 # device line once (tick_ms), and prints the longest section of each kind
-# over 3 s: the tick's walk, one dispatch pass, the device line's walk over
-# the meters, the sysfs work's walk; and a stats read's time (IRQs on).
+# over 3 s: the tick's walk over the active tenants, one dispatch pass,
+# one tenant's step of the device line's walk over the meters (no lock is
+# held across tenants), the sysfs work's step; and a stats read's time
+# (IRQs on).  Then it makes ACTIVE (default 1000, at most N) tenants active
+# at once (one direct 4 KiB read each, under tick_ms=10000 so none leaves
+# the active list meanwhile) and prints the longest tick: the tick's cost
+# per active tenant.
 set -u
 N_LIST=("$@")
 [ ${#N_LIST[@]} -gt 0 ] || N_LIST=(1000 10000)
@@ -38,8 +49,15 @@ echo "# cpus: possible $(cat /sys/devices/system/cpu/possible), online $(nproc)"
 have=0
 for n in "${N_LIST[@]}"; do
 	t0=$(cut -d' ' -f1 /proc/uptime)
+	# one mkdir per 500 cgroups: a fork per cgroup costs more than blkiso
+	for ((i = have; i < n; i += 500)); do
+		dirs=()
+		for ((k = i; k < n && k < i + 500; k++)); do
+			dirs+=("$CG/irq/c$k")
+		done
+		mkdir "${dirs[@]}"
+	done
 	for ((i = have; i < n; i++)); do
-		mkdir $CG/irq/c$i
 		echo "/irq/c$i riops=1000000" > "$SYS/tenant"
 	done
 	have=$n
@@ -63,11 +81,36 @@ for n in "${N_LIST[@]}"; do
 	sleep 1
 	echo "tick_ms=100" > "$SYS/conf"
 	cat "$SYS/stats" > /dev/null	# an RCU walk with IRQs on: not in the figures
+	active=$(grep -o 'tick_tenants=[0-9]*' "$SYS/stats")
 	wait "${pids[@]}"
 	IFS=, read -r tick disp conf sysfs < $P/irqsoff_max_ns
-	echo "IRQSOFF tenants=$n cpus=$(nproc) tick_ns=$tick dispatch_ns=$disp conf_ns=$conf sysfs_ns=$sysfs setup_s=$(echo "$t1 - $t0" | bc)"
+	echo "IRQSOFF tenants=$n possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick dispatch_ns=$disp conf_ns=$conf sysfs_ns=$sysfs setup_s=$(echo "$t1 - $t0" | bc)"
 	for ((j = 0; j < 4; j++)); do
 		echo "/irq/c$((j * n / 8)) riops=1000000" > "$SYS/tenant"
+	done
+	# ACTIVE tenants active at once: the tick's cost per active tenant
+	a=${ACTIVE:-1000}
+	[ "$a" -le "$n" ] || a=$n
+	echo "tick_ms=10000" > "$SYS/conf"
+	seq0=$(tail -n 1 "$SYS/ring" | cut -d' ' -f1)
+	while [ "$(tail -n 1 "$SYS/ring" | cut -d' ' -f1)" = "$seq0" ]; do sleep 0.05; done
+	echo "0,0,0,0" > $P/irqsoff_max_ns
+	seq0=$(tail -n 1 "$SYS/ring" | cut -d' ' -f1)
+	for ((i = 0; i < a; i++)); do
+		(echo $BASHPID > $CG/irq/c$((i * n / a))/cgroup.procs
+		 exec dd if=/dev/mapper/irq-iso of=/dev/null bs=4k count=1 \
+			skip=$((i % 200)) iflag=direct status=none)
+	done
+	active=$(grep -o 'tick_tenants=[0-9]*' "$SYS/stats")
+	while [ "$(tail -n 1 "$SYS/ring" | cut -d' ' -f1)" = "$seq0" ]; do sleep 0.05; done
+	IFS=, read -r tick disp conf sysfs < $P/irqsoff_max_ns
+	na=${active#*=}
+	echo "IRQSOFF_ACTIVE tenants=$n possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick per_active_ns=$((tick / (na > 0 ? na : 1)))"
+	# back to 100 ms ticks, and the active tenants off the list again
+	echo "tick_ms=100" > "$SYS/conf"
+	for ((w = 0; w < 600; w++)); do
+		grep -q 'tick_tenants=0 ' "$SYS/stats" && break
+		sleep 0.1
 	done
 done
 dmsetup remove irq-iso

@@ -170,7 +170,7 @@ TEST_F_TIMEOUT(fb, ring_records_every_tick, GUEST_TIMEOUT)
 	ASSERT_GT(n, 1);
 	ASSERT_LE(n, 16);
 	for (i = 1; i < n; i++)
-		ASSERT_EQ(r[i - 1].seq + 1, r[i].seq);	/* configured: every tick */
+		ASSERT_EQ(r[i - 1].seq + 1, r[i].seq);	/* active: every tick */
 	for (i = 0; i < n; i++)
 		sum += r[i].completed;
 	/* 100 bios at 200/s: 0.5 s, well inside the ring's 16 ticks of 100 ms */
@@ -595,6 +595,113 @@ TEST_F_TIMEOUT(fb, mode_auto_switches_between_request_and_work_tokens, GUEST_TIM
 	EXPECT_EQ(0U, fl & TICK_REQUEST) TH_LOG("flags %#x", fl);
 	ASSERT_EQ(0, gu_fio_wait(&j, &f));
 	EXPECT_EQ(0ULL, f.errors);
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+/* The device's tick_tenants (the tenants its tick visits), or -1. */
+static long long tick_tenants(const char *dir)
+{
+	static const char * const key[] = { "tick_tenants" };
+	char path[192];
+	long long v;
+
+	snprintf(path, sizeof(path), "%s/stats", dir);
+	return gu_stats_parse(path, key, &v, 1) ? -1 : v;
+}
+
+/* Tenant @cgid's counter @key per second over the next @ticks device ticks. */
+static double stat_rate(FIXTURE_DATA(fb) *self, unsigned long long cgid, const char *key,
+			int ticks)
+{
+	unsigned long long t0, t1;
+	long long c0, c1;
+
+	c0 = gu_tenant_stat(self->dir, cgid, key);
+	t0 = dev_time_us(self->dir);
+	if (wait_seq(self->dir, dev_seq(self->dir) + ticks, 60))
+		return -1;
+	c1 = gu_tenant_stat(self->dir, cgid, key);
+	t1 = dev_time_us(self->dir);
+	return t1 > t0 ? (c1 - c0) * 1e6 / (double)(t1 - t0) : -1;
+}
+
+/* The seq of tenant @cgid's newest ring record (0: none). */
+static unsigned long long tenant_last_seq(FIXTURE_DATA(fb) *self, unsigned long long cgid)
+{
+	struct gu_tick r[GU_TICKS_MAX];
+	int n = tenant_ring(self->dir, cgid, r, GU_TICKS_MAX);
+
+	return n > 0 ? r[n - 1].seq : 0;
+}
+
+/*
+ * The tick visits only the tenants active since it last ran (issue 14).
+ * A (runits=4000 mode=request: a request-rate controller on reads) and B
+ * (riops=300) read for 3 s, then stop: once idle and at rest both leave
+ * the device's active list (tick_tenants 0, within 20 s), and for 50
+ * ticks neither ring gets a record (the tick does nothing for them).
+ * Then the same reads again: both are ticked again every tick (their
+ * rings' records consecutive) and, in the deterministic mode, B is held at
+ * 300 IOPS and A at the units/s it had before it idled (+-5 %), under its
+ * cap: the controller resumed where it was.
+ */
+TEST_F_TIMEOUT(fb, idle_tenants_leave_the_tick_and_resume_where_they_were, GUEST_TIMEOUT)
+{
+	/* stopped (SIGINT) once measured: a loaded host may start fio late */
+	const char *job_a = "--name=a --filename=" DM_DEV " --direct=1 --rw=randread"
+			    " --bs=4k --ioengine=libaio --iodepth=4 --runtime=120 --time_based";
+	const char *job_b = "--name=b --filename=" DM_DEV " --direct=1 --rw=randread"
+			    " --bs=4k --ioengine=psync --runtime=120 --time_based";
+	struct gu_tick r[GU_TICKS_MAX];
+	unsigned long long last_a, last_b, s0;
+	double ua[2], iob[2];
+	struct gu_fio_job ja, jb;
+	struct gu_fio fa, fb_;
+	int round, i, n;
+
+	ASSERT_EQ(0, make_dev(self, 16, 100, NULL));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "runits=4000 mode=request"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_B, "riops=300"));
+	for (round = 0; round < 2; round++) {
+		ASSERT_EQ(0, gu_fio_start(&ja, CG_A, "%s", job_a));
+		ASSERT_EQ(0, start_flowing(self, &jb, CG_B, self->b, job_b, 20));
+		ASSERT_EQ(0, gu_wait_stat(self->dir, self->a, "completed",
+					  gu_tenant_stat(self->dir, self->a, "completed") + 20,
+					  60000));
+		EXPECT_LE(2, tick_tenants(self->dir));
+		ua[round] = stat_rate(self, self->a, "runits", 20);
+		iob[round] = stat_rate(self, self->b, "completed", 10);
+		n = tenant_ring(self->dir, self->a, r, GU_TICKS_MAX);
+		ASSERT_LT(8, n);
+		for (i = 1; i < n; i++)
+			EXPECT_EQ(r[i - 1].seq + 1, r[i].seq) TH_LOG("round %d", round);
+		EXPECT_NE(0ULL, r[n - 1].rcap) TH_LOG("A's request-rate controller is off");
+		gu_sh("pkill -INT -x fio");
+		gu_fio_wait(&ja, &fa);	/* its status after SIGINT: not asserted */
+		gu_fio_wait(&jb, &fb_);
+		EXPECT_EQ(0ULL, fa.errors);
+		EXPECT_EQ(0ULL, fb_.errors);
+		for (i = 0; i < 2000 && tick_tenants(self->dir) != 0; i++)
+			usleep(10 * 1000);
+		ASSERT_EQ(0, tick_tenants(self->dir)) TH_LOG("idle tenants still ticked");
+		if (round)
+			break;
+		last_a = tenant_last_seq(self, self->a);
+		last_b = tenant_last_seq(self, self->b);
+		s0 = dev_seq(self->dir);
+		ASSERT_EQ(0, wait_seq(self->dir, s0 + 50, 60));
+		EXPECT_EQ(last_a, tenant_last_seq(self, self->a));
+		EXPECT_EQ(last_b, tenant_last_seq(self, self->b));
+		EXPECT_EQ(0, tick_tenants(self->dir));
+	}
+	TH_LOG("A %.0f units/s before idling, %.0f after; B %.1f IOPS, %.1f", ua[0], ua[1],
+	       iob[0], iob[1]);
+	if (gu_icount()) {
+		EXPECT_TRUE(values_close(ua[1], ua[0], 5));
+		EXPECT_GE(4000 * 1.05, ua[1]);
+		EXPECT_TRUE(values_close(iob[0], 300, 5));
+		EXPECT_TRUE(values_close(iob[1], 300, 5));
+	}
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
 
