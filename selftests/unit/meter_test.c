@@ -381,6 +381,14 @@ TEST(system_class_is_charged_but_never_held)
 	bi_meter_force(&r.m, &r.cpu, &ch, 0);
 	EXPECT_EQ(1U << BI_KEY_WREQS, ch.keys);
 	EXPECT_EQ(1, bi_charge_initial(&ch, BI_KEY_WREQS));
+	/* a forced bio is charged the initial deduction in force (S0-24) */
+	ASSERT_EQ(0, rig_init(&r, "wunits=1000 initial=fixed:64"));
+	memset(&ch, 0, sizeof(ch));
+	bi_meter_classify(&r.m, &fua, &ch);
+	bi_meter_force(&r.m, &r.cpu, &ch, 0);
+	EXPECT_EQ(1U << BI_KEY_WUNITS, ch.keys);
+	EXPECT_EQ(64, bi_charge_initial(&ch, BI_KEY_WUNITS));
+	EXPECT_EQ(64ULL, r.cpu.local[BI_KEY_WUNITS].charged);
 }
 
 TEST(initial_one_is_corrected_at_completion)
@@ -909,6 +917,11 @@ TEST(class_refusal_leaves_every_bucket_unchanged)
 	bi_meter_classify(&r.m, &wr, &ch);
 	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
 	EXPECT_EQ(BI_CHARGE_REJECT, ch.flags & BI_CHARGE_REJECT);
+	/* the verdict is the bio's: classified again, refused by a cap, it waits */
+	ASSERT_EQ(0, rig_init(&r, "wunits=10 initial=exact"));
+	bi_meter_classify(&r.m, &wr, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	EXPECT_EQ(0, ch.flags & BI_CHARGE_REJECT);
 }
 
 /*
