@@ -20,7 +20,6 @@ void bi_meter_init(struct bi_meter *m, u64 now_ns)
 	/* class buckets stay zero: a class gains its bucket with its rate */
 	*m = (struct bi_meter){ 0 };
 	m->auto_active = BI_MODE_WORK;	/* as bi_mode_init() */
-	m->ewma_init = 1;
 	for (k = 0; k < BI_NR_KEYS; k++)
 		bi_global_init(&m->key[k], 0, 1, 0, now_ns);
 	bi_cost_model_init(&m->slot[0].cost);
