@@ -680,6 +680,34 @@ static int read_at(FIXTURE_DATA(fb) *self, struct gu_fio_job *j, const char *cg,
 }
 
 /*
+ * A (tenant line ISO_ALLOC @a) and B (@b) read at @iops each on a device of
+ * 10 slots of 7 ms for 8 s; their rings' last 16 ticks, 6 s in, into @ra
+ * and @rb.  0, or -1.
+ */
+static int settle_pair(FIXTURE_DATA(fb) *self, const char *a, const char *b,
+		       unsigned int iops, struct gu_tick *ra, struct gu_tick *rb)
+{
+	struct gu_fio_job ja, jb;
+	struct gu_fio fa, fb_;
+	int na, nb, ea, eb;
+
+	if (make_dev(self, 10, 7000, NULL) ||
+	    gu_tenant_set(self->dir, "/" CG_A, a) || gu_tenant_set(self->dir, "/" CG_B, b) ||
+	    read_at(self, &ja, CG_A, self->a, iops, 8))
+		return -1;
+	if (read_at(self, &jb, CG_B, self->b, iops, 8)) {
+		gu_fio_wait(&ja, &fa);
+		return -1;
+	}
+	wait_seq(self->dir, dev_seq(self->dir) + 60, 120);
+	na = tenant_ring(self->dir, self->a, ra, GU_TICKS_MAX);
+	nb = tenant_ring(self->dir, self->b, rb, GU_TICKS_MAX);
+	ea = gu_fio_wait(&ja, &fa);
+	eb = gu_fio_wait(&jb, &fb_);
+	return ea || eb || na != 16 || nb != 16 ? -1 : 0;
+}
+
+/*
  * S3-07, delay_mode: once the slots alone cannot hold the allocation, spread
  * (A) holds every slot for delta = n / alloc - S, single (B) one slot for
  * delta = 1 / (alloc - (n - 1) / S) - S, S = 1 / r_pt the service time of a
@@ -692,24 +720,12 @@ static int read_at(FIXTURE_DATA(fb) *self, struct gu_fio_job *j, const char *cg,
 TEST_F_TIMEOUT(fb, s3_07_single_delay_mode_puts_a_larger_delay_on_one_slot, GUEST_TIMEOUT)
 {
 	struct gu_tick ra[GU_TICKS_MAX], rb[GU_TICKS_MAX];
-	struct gu_fio_job ja, jb;
-	struct gu_fio fa, fb_;
+	const int na = 16, nb = 16;
 	double a, b, svc, single;
-	int na, nb;
 
 	NEED_ICOUNT();
-	ASSERT_EQ(0, make_dev(self, 10, 7000, NULL));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, ISO_ALLOC " delay_mode=spread"));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_B, ISO_ALLOC " delay_mode=single"));
-	ASSERT_EQ(0, read_at(self, &ja, CG_A, self->a, 1000, 8));
-	ASSERT_EQ(0, read_at(self, &jb, CG_B, self->b, 1000, 8));
-	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 60, 120));
-	na = tenant_ring(self->dir, self->a, ra, GU_TICKS_MAX);
-	nb = tenant_ring(self->dir, self->b, rb, GU_TICKS_MAX);
-	ASSERT_EQ(0, gu_fio_wait(&ja, &fa));
-	ASSERT_EQ(0, gu_fio_wait(&jb, &fb_));
-	ASSERT_EQ(16, na);
-	ASSERT_EQ(16, nb);
+	ASSERT_EQ(0, settle_pair(self, ISO_ALLOC " delay_mode=spread",
+				 ISO_ALLOC " delay_mode=single", 1000, ra, rb));
 	a = ring_rate(ra, 1, na - 1);
 	b = ring_rate(rb, 1, nb - 1);
 	TH_LOG("spread: %.1f IOPS, %u slots, delay %llu us; single: %.1f IOPS, %u slots, "
@@ -740,25 +756,13 @@ TEST_F_TIMEOUT(fb, s3_07_single_delay_mode_puts_a_larger_delay_on_one_slot, GUES
 TEST_F_TIMEOUT(fb, s3_12_reduce_below_alloc_settles_under_the_allocation, GUEST_TIMEOUT)
 {
 	struct gu_tick ra[GU_TICKS_MAX], rb[GU_TICKS_MAX];
-	struct gu_fio_job ja, jb;
-	struct gu_fio fa, fb_;
+	const int na = 16, nb = 16;
 	double a, b;
-	int na, nb, i;
+	int i;
 
 	NEED_ICOUNT();
-	ASSERT_EQ(0, make_dev(self, 10, 7000, NULL));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, ISO_ALLOC " slots=8 hover_ms=600000"
-				   " reduce_below_alloc=1"));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_B, ISO_ALLOC " slots=8 hover_ms=600000"));
-	ASSERT_EQ(0, read_at(self, &ja, CG_A, self->a, 800, 8));
-	ASSERT_EQ(0, read_at(self, &jb, CG_B, self->b, 800, 8));
-	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 60, 120));
-	na = tenant_ring(self->dir, self->a, ra, GU_TICKS_MAX);
-	nb = tenant_ring(self->dir, self->b, rb, GU_TICKS_MAX);
-	ASSERT_EQ(0, gu_fio_wait(&ja, &fa));
-	ASSERT_EQ(0, gu_fio_wait(&jb, &fb_));
-	ASSERT_EQ(16, na);
-	ASSERT_EQ(16, nb);
+	ASSERT_EQ(0, settle_pair(self, ISO_ALLOC " slots=8 hover_ms=600000 reduce_below_alloc=1",
+				 ISO_ALLOC " slots=8 hover_ms=600000", 800, ra, rb));
 	a = ring_rate(ra, 1, na - 1);
 	b = ring_rate(rb, 1, nb - 1);
 	TH_LOG("reduce_below_alloc=1: %.1f IOPS, %u slots, delay %llu us, mode %u; "
