@@ -83,7 +83,7 @@ struct bi_local {
 	u64 hold_until_ns;		/* negative-cache entry (claims 2, 3) */
 	u32 hold_gen;			/* global gen the entry was computed under */
 	bool draining;			/* the global still held tokens after our last batch */
-	u64 last_use_ns;
+	u64 last_use_ns;		/* last change of tokens: idle since */
 	u64 cur_units;			/* demand in the current interval */
 	u64 demand[BI_DEMAND_INTERVALS];	/* [0] = most recent */
 	/* accounting, owner CPU only; charged..nr_bios if BI_LOCAL_ACCT */

@@ -15,19 +15,16 @@ static const u8 bi_dir_keys[BI_NR_DIRS][2] = {
 
 void bi_meter_init(struct bi_meter *m, u64 now_ns)
 {
-	u8 k, c;
+	u8 k;
 
+	/* class buckets stay zero: a class gains its bucket with its rate */
 	*m = (struct bi_meter){ 0 };
 	m->auto_active = BI_MODE_WORK;	/* as bi_mode_init() */
-	m->ewma_init = 1;
 	for (k = 0; k < BI_NR_KEYS; k++)
 		bi_global_init(&m->key[k], 0, 1, 0, now_ns);
 	bi_cost_model_init(&m->slot[0].cost);
-	bi_rules_default(&m->slot[0].rules);
 	m->cfg = &m->slot[0];
 	bi_lock_init(&m->cls_lock);
-	for (c = 0; c < BI_NR_CLASSES; c++)
-		bi_bucket_init(&m->cls[c], 0, 1, 0, now_ns);
 }
 
 void bi_meter_init_cpu(struct bi_meter_cpu *cpu, u64 now_ns)

@@ -764,4 +764,295 @@ TEST_F_TIMEOUT(fb, held_bios_survive_reconfiguration_suspend_and_remove, GUEST_T
 	EXPECT_NE(NULL, strstr(objects, "parked=0")) TH_LOG("%s", objects);
 }
 
+/*
+ * The S3 keys of a tenant, one test each, each showing the key's documented
+ * effect in the module (doc/grammar.md, tenant keys): two tenants with
+ * the same allocation in one boot, one with the key set and one without,
+ * read from their rings.  The device is 10 slots of 7 ms (one slot ~143
+ * IOPS), as in slots_and_delay_hold_an_allocation.
+ */
+#define ISO_SLOTS	0	/* struct gu_tick.mode: slot limit only */
+#define ISO_ALLOC	"alloc=500 alloc_metric=iops isolation=strict"
+
+/* fio in @cg, reads at @iops over @secs s, started until its I/O flows. */
+static int read_at(FIXTURE_DATA(fb) *self, struct gu_fio_job *j, const char *cg,
+		   unsigned long long cgid, unsigned int iops, unsigned int secs)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "--name=%s --filename=" DM_DEV " --direct=1"
+		 " --rw=randread --bs=4k --ioengine=libaio --iodepth=32"
+		 " --rate_iops=%u --runtime=%u --time_based", cg, iops, secs);
+	return start_flowing(self, j, cg, cgid, args, 10);
+}
+
+/*
+ * A (tenant line ISO_ALLOC @a) and B (@b) read at @iops each on a device of
+ * 10 slots of 7 ms for 8 s; their rings' last 16 ticks, 6 s in, into @ra
+ * and @rb.  0, or -1.
+ */
+static int settle_pair(FIXTURE_DATA(fb) *self, const char *a, const char *b,
+		       unsigned int iops, struct gu_tick *ra, struct gu_tick *rb)
+{
+	struct gu_fio_job ja, jb;
+	struct gu_fio fa, fb_;
+	int na, nb, ea, eb;
+
+	if (make_dev(self, 10, 7000, NULL) ||
+	    gu_tenant_set(self->dir, "/" CG_A, a) || gu_tenant_set(self->dir, "/" CG_B, b) ||
+	    read_at(self, &ja, CG_A, self->a, iops, 8))
+		return -1;
+	if (read_at(self, &jb, CG_B, self->b, iops, 8)) {
+		gu_fio_wait(&ja, &fa);
+		return -1;
+	}
+	wait_seq(self->dir, dev_seq(self->dir) + 60, 120);
+	na = tenant_ring(self->dir, self->a, ra, GU_TICKS_MAX);
+	nb = tenant_ring(self->dir, self->b, rb, GU_TICKS_MAX);
+	ea = gu_fio_wait(&ja, &fa);
+	eb = gu_fio_wait(&jb, &fb_);
+	return ea || eb || na != 16 || nb != 16 ? -1 : 0;
+}
+
+/*
+ * S3-07, delay_mode: once the slots alone cannot hold the allocation, spread
+ * (A) holds every slot for delta = n / alloc - S, single (B) one slot for
+ * delta = 1 / (alloc - (n - 1) / S) - S, S = 1 / r_pt the service time of a
+ * slot.  Both tenants offer 1000 IOPS; both are held at their 500 (+-5 %,
+ * the last 1.5 s of 6 s) in the delay mode; A's delta and slots give S, which
+ * must be the device's 7 ms (+0..7 %: the path's own time), and B's delta
+ * is the single formula at its slots and that S (+-10 %; measured: A 6 slots
+ * of 4,957 us, S = 7,043 us; B 4 slots, 6,471 us against 6,463).
+ */
+TEST_F_TIMEOUT(fb, s3_07_single_delay_mode_puts_a_larger_delay_on_one_slot, GUEST_TIMEOUT)
+{
+	struct gu_tick ra[GU_TICKS_MAX], rb[GU_TICKS_MAX];
+	const int na = 16, nb = 16;
+	double a, b, svc, single;
+
+	NEED_ICOUNT();
+	ASSERT_EQ(0, settle_pair(self, ISO_ALLOC " delay_mode=spread",
+				 ISO_ALLOC " delay_mode=single", 1000, ra, rb));
+	a = ring_rate(ra, 1, na - 1);
+	b = ring_rate(rb, 1, nb - 1);
+	TH_LOG("spread: %.1f IOPS, %u slots, delay %llu us; single: %.1f IOPS, %u slots, "
+	       "delay %llu us", a, ra[na - 1].slots, ra[na - 1].delay_us, b,
+	       rb[nb - 1].slots, rb[nb - 1].delay_us);
+	EXPECT_TRUE(values_close(a, 500, 5));
+	EXPECT_TRUE(values_close(b, 500, 5));
+	EXPECT_EQ(ISO_DELAY, ra[na - 1].mode);
+	EXPECT_EQ(ISO_DELAY, rb[nb - 1].mode);
+	svc = ra[na - 1].slots * 1e6 / 500 - ra[na - 1].delay_us;
+	single = 1e6 / (500 - (rb[nb - 1].slots - 1) * 1e6 / svc) - svc;
+	TH_LOG("service time %.0f us; single delta %.0f us by the formula", svc, single);
+	EXPECT_GE(svc, 7000);
+	EXPECT_LE(svc, 7500);
+	EXPECT_TRUE(values_close(rb[nb - 1].delay_us, single, 10));
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+/*
+ * S3-12, reduce_below_alloc=1: above the allocation the slots are cut one
+ * at a time (S3-04) until usage is under it, and never added back: A, at 8
+ * slots offering 800 IOPS against 500, settles at 3 slots (3 x ~142 = ~426
+ * IOPS, below the band) with no delay; B, the same without the key, stops
+ * at the slots the allocation needs and delays them, held at 500 +-5 %.
+ * hover_ms is out of reach for both: a usage crossing the band back and
+ * forth would otherwise bring delays after 1 s (S3-08) whatever the key.
+ */
+TEST_F_TIMEOUT(fb, s3_12_reduce_below_alloc_settles_under_the_allocation, GUEST_TIMEOUT)
+{
+	struct gu_tick ra[GU_TICKS_MAX], rb[GU_TICKS_MAX];
+	const int na = 16, nb = 16;
+	double a, b;
+	int i;
+
+	NEED_ICOUNT();
+	ASSERT_EQ(0, settle_pair(self, ISO_ALLOC " slots=8 hover_ms=600000 reduce_below_alloc=1",
+				 ISO_ALLOC " slots=8 hover_ms=600000", 800, ra, rb));
+	a = ring_rate(ra, 1, na - 1);
+	b = ring_rate(rb, 1, nb - 1);
+	TH_LOG("reduce_below_alloc=1: %.1f IOPS, %u slots, delay %llu us, mode %u; "
+	       "0: %.1f IOPS, %u slots, delay %llu us, mode %u", a, ra[na - 1].slots,
+	       ra[na - 1].delay_us, ra[na - 1].mode, b, rb[nb - 1].slots,
+	       rb[nb - 1].delay_us, rb[nb - 1].mode);
+	for (i = 0; i < na; i++) {
+		EXPECT_EQ(3U, ra[i].slots) TH_LOG("tick %llu", ra[i].seq);
+		EXPECT_EQ(0ULL, ra[i].delay_us) TH_LOG("tick %llu", ra[i].seq);
+		EXPECT_EQ(ISO_SLOTS, ra[i].mode) TH_LOG("tick %llu", ra[i].seq);
+	}
+	EXPECT_LT(a, 0.97 * 500);	/* under the band: the tenant settled below */
+	EXPECT_GT(a, 0.75 * 500);
+	EXPECT_TRUE(values_close(b, 500, 5));
+	EXPECT_EQ(ISO_DELAY, rb[nb - 1].mode);
+	EXPECT_GT(rb[nb - 1].slots, 3U);
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+/*
+ * S3-13, smoothing_pct: the usage the controller compares with the
+ * allocation is an average whose newest tick weighs smoothing_pct %.  A
+ * (100: no smoothing) and B (20) read at 300 IOPS for 1 s, then stop: in
+ * every tick of their rings the usage is usage' + alpha x (rate - usage'),
+ * rate the tick's completions over its time, alpha = smoothing_pct x 1024 /
+ * 100 / 1024; A's falls to 0 in the first idle tick, B's decays by 20 % a
+ * tick.  Deterministic mode: with 2 vCPUs on a loaded host a tenant's
+ * reads may end more than its ring's 16 ticks before they are read.
+ */
+TEST_F_TIMEOUT(fb, s3_13_smoothing_pct_weighs_the_newest_tick, GUEST_TIMEOUT)
+{
+	static const unsigned int pct[2] = { 100, 20 };
+	struct gu_tick r[2][GU_TICKS_MAX];
+	struct gu_fio_job j[2];
+	struct gu_fio f;
+	int n[2], i, k, idle;
+
+	NEED_ICOUNT();
+	ASSERT_EQ(0, make_dev(self, 10, 7000, NULL));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, ISO_ALLOC " smoothing_pct=100"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_B, ISO_ALLOC " smoothing_pct=20"));
+	ASSERT_EQ(0, read_at(self, &j[0], CG_A, self->a, 300, 1));
+	ASSERT_EQ(0, read_at(self, &j[1], CG_B, self->b, 300, 1));
+	ASSERT_EQ(0, gu_fio_wait(&j[0], &f));
+	ASSERT_EQ(0, gu_fio_wait(&j[1], &f));
+	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 6, 60));
+	n[0] = tenant_ring(self->dir, self->a, r[0], GU_TICKS_MAX);
+	n[1] = tenant_ring(self->dir, self->b, r[1], GU_TICKS_MAX);
+	for (k = 0; k < 2; k++) {
+		double alpha = (pct[k] * 1024 / 100) / 1024.0;
+
+		ASSERT_EQ(16, n[k]);
+		for (i = 1, idle = 0; i < n[k]; i++) {
+			const struct gu_tick *t = &r[k][i], *p = &r[k][i - 1];
+			double rate = t->completed * 1e6 / (double)(t->time_us - p->time_us);
+			double want = p->usage + alpha * (rate - p->usage);
+
+			ASSERT_EQ(p->seq + 1, t->seq);
+			EXPECT_LE(t->usage > want ? t->usage - want : want - t->usage,
+				  2 + 0.01 * rate)
+				TH_LOG("smoothing_pct=%u tick %llu: %u done, rate %.1f, usage %llu "
+				       "(want %.1f)", pct[k], t->seq, t->completed, rate, t->usage,
+				       want);
+			if (!t->completed && p->completed)
+				idle = i;
+		}
+		ASSERT_GT(idle, 0) TH_LOG("no idle tick after the reads");
+		TH_LOG("smoothing_pct=%u: usage %llu in the last busy tick, %llu in the "
+		       "first idle one", pct[k], r[k][idle - 1].usage, r[k][idle].usage);
+		if (pct[k] == 100) {
+			EXPECT_EQ(0ULL, r[k][idle].usage);
+		} else {
+			EXPECT_GT(r[k][idle].usage, r[k][idle - 1].usage / 2);
+		}
+	}
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+/*
+ * S3-14, predictive=1: a usage rising towards the allocation, whose
+ * smoothed slope predicts a crossing within 10 ticks, gets a delay before
+ * it crosses.  A (predictive) and B (not) rise from idle to 450 IOPS, under
+ * their 500: A shows a delay in a tick whose usage is still under 500, B
+ * never has one (measured: A from the first full tick of its rise, at
+ * usage 142: 4 slots, 957 us).  Deterministic mode: B must stay under the band.
+ */
+TEST_F_TIMEOUT(fb, s3_14_predictive_delays_a_rising_usage_before_it_crosses, GUEST_TIMEOUT)
+{
+	struct gu_tick ra[GU_TICKS_MAX], rb[GU_TICKS_MAX];
+	struct gu_fio_job ja, jb;
+	struct gu_fio fa, fb_;
+	int na, nb, i, early = -1;
+
+	NEED_ICOUNT();
+	ASSERT_EQ(0, make_dev(self, 10, 7000, NULL));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, ISO_ALLOC " predictive=1"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_B, ISO_ALLOC " predictive=0"));
+	ASSERT_EQ(0, read_at(self, &ja, CG_A, self->a, 450, 3));
+	ASSERT_EQ(0, read_at(self, &jb, CG_B, self->b, 450, 3));
+	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 10, 60));
+	na = tenant_ring(self->dir, self->a, ra, GU_TICKS_MAX);
+	nb = tenant_ring(self->dir, self->b, rb, GU_TICKS_MAX);
+	ASSERT_EQ(0, gu_fio_wait(&ja, &fa));
+	ASSERT_EQ(0, gu_fio_wait(&jb, &fb_));
+	for (i = 0; i < na; i++)
+		if (early < 0 && ra[i].delay_us && ra[i].usage < 500)
+			early = i;
+	ASSERT_LE(0, early) TH_LOG("no delay before the crossing");
+	TH_LOG("predictive=1: delay %llu us on %u slots at usage %llu", ra[early].delay_us,
+	       ra[early].slots, ra[early].usage);
+	EXPECT_EQ(0U, ra[0].completed) TH_LOG("the ring does not begin idle");
+	for (i = 0; i < nb; i++) {
+		EXPECT_EQ(0ULL, rb[i].delay_us) TH_LOG("predictive=0 tick %llu: usage %llu",
+						      rb[i].seq, rb[i].usage);
+		EXPECT_LT(rb[i].usage, 500ULL);
+	}
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+/*
+ * S2-16, a tenant's window_ticks: the tenant's own miss fraction is taken
+ * over its own window, and with its own threshold (miss_pct) it drives the
+ * device's overloaded state.  The device's own detector is off (overload_pct
+ * =100: a fraction never above 100 %).  A (window_ticks=2) and B (8), both
+ * with a 1 ms target on a 3 ms device (every bio misses) and miss_pct=50,
+ * read for 1 s: each tenant's miss fraction is 1000 permille until exactly
+ * its window after its last completion, then 0; and the device is
+ * overloaded in exactly the ticks where one of them is above 50 %.
+ * Deterministic mode (the rings' 16 ticks must still hold the reads).
+ */
+TEST_F_TIMEOUT(fb, s2_16_tenant_window_ticks_times_its_own_overload, GUEST_TIMEOUT)
+{
+	static const unsigned int win[2] = { 2, 8 };
+	struct gu_tick r[2][GU_TICKS_MAX], d[GU_TICKS_MAX];
+	unsigned long long id[2] = { self->a, self->b };
+	const char *cg[2] = { CG_A, CG_B };
+	struct gu_fio_job j[2];
+	struct gu_fio f;
+	char path[192], line[96];
+	int n[2], nd, i, k, last, checked = 0;
+
+	NEED_ICOUNT();
+	ASSERT_EQ(0, make_dev(self, 64, 3000, "overload_pct=100 tick_ms=100"));
+	for (k = 0; k < 2; k++) {
+		snprintf(line, sizeof(line), "latency_us=1000 miss_pct=50 window_ticks=%u", win[k]);
+		ASSERT_EQ(0, gu_tenant_set(self->dir, k ? "/" CG_B : "/" CG_A, line));
+	}
+	for (k = 0; k < 2; k++)
+		ASSERT_EQ(0, start_flowing(self, &j[k], cg[k], id[k], "--name=w --filename="
+					   DM_DEV " --direct=1 --rw=randread --bs=4k"
+					   " --ioengine=psync --runtime=1 --time_based", 10));
+	for (k = 0; k < 2; k++)
+		ASSERT_EQ(0, gu_fio_wait(&j[k], &f));
+	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 11, 60));
+	snprintf(path, sizeof(path), "%s/ring", self->dir);
+	nd = gu_ring_read(path, d, GU_TICKS_MAX);
+	for (k = 0; k < 2; k++) {
+		n[k] = tenant_ring(self->dir, id[k], r[k], GU_TICKS_MAX);
+		ASSERT_EQ(16, n[k]);
+		for (last = -1, i = 0; i < n[k]; i++)
+			if (r[k][i].completed)
+				last = i;
+		ASSERT_LE(0, last) TH_LOG("window_ticks=%u: no completion in the ring", win[k]);
+		ASSERT_LT(last + (int)win[k], n[k]);
+		for (i = last; i < last + (int)win[k]; i++)
+			EXPECT_EQ(1000U, r[k][i].miss_pm)
+				TH_LOG("window_ticks=%u, tick %d after the last completion",
+				       win[k], i - last);
+		EXPECT_EQ(0U, r[k][last + win[k]].miss_pm) TH_LOG("window_ticks=%u", win[k]);
+	}
+	/* the device's state, tick by tick, is A's or B's signal */
+	for (i = 0; i < nd; i++) {
+		int ia = (int)(d[i].seq - r[0][0].seq), ib = (int)(d[i].seq - r[1][0].seq);
+		bool want;
+
+		if (ia < 0 || ib < 0 || ia >= n[0] || ib >= n[1])
+			continue;
+		want = r[0][ia].miss_pm > 500 || r[1][ib].miss_pm > 500;
+		EXPECT_EQ(want, !!(d[i].flags & GU_TICK_OVERLOADED)) TH_LOG("tick %llu", d[i].seq);
+		checked++;
+	}
+	EXPECT_LE(12, checked);
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
 TEST_HARNESS_MAIN

@@ -184,6 +184,45 @@ TEST(spill_over_three_classes)
 	ASSERT_EQ(0, cls[Y].tokens);
 }
 
+/*
+ * S0-25 at its smallest: a completion one token dearer or cheaper than the
+ * charge moves the bucket by that one token, both ways.
+ */
+TEST(one_token_corrections_reach_the_bucket)
+{
+	struct bi_policy b = pol(BI_DEDUCT_SAME, 1, 1, X, X);
+	struct bi_bucket cls[BI_NR_CLASSES];
+	struct bi_ticket t;
+
+	set_tokens(cls, 0, 0, 5, 5);
+	ASSERT_EQ(BI_VERDICT_ADMIT, bi_admit(cls, &b, 8, 0, &t));
+	ASSERT_EQ(-3, cls[X].tokens);
+	EXPECT_EQ(1, bi_ticket_correct(cls, &t, 9, NULL, 0));
+	EXPECT_EQ(-4, cls[X].tokens);
+	EXPECT_EQ(-1, bi_ticket_correct(cls, &t, 8, NULL, 0));
+	EXPECT_EQ(-3, cls[X].tokens);
+	EXPECT_EQ(8, bi_ticket_total(&t));
+}
+
+/* A chain through every class bucket counts exactly its own charges. */
+TEST(a_full_chain_totals_its_charges)
+{
+	struct bi_policy p = pol(BI_DEDUCT_SPILL, 1, BI_POLICY_MAX_BUCKETS,
+				 BI_CLASS_SYS, BI_CLASS_HI);
+	struct bi_bucket cls[BI_NR_CLASSES];
+	struct bi_ticket t;
+
+	p.bucket[2] = X;
+	p.bucket[3] = Y;
+	p.floor_tokens = -1000;
+	set_tokens(cls, 10, 10, 10, 10);
+	ASSERT_EQ(BI_VERDICT_ADMIT, bi_admit(cls, &p, 35, 0, &t));
+	ASSERT_EQ(BI_POLICY_MAX_BUCKETS, t.nr);
+	EXPECT_EQ(35, bi_ticket_total(&t));
+	EXPECT_EQ(0, bi_ticket_correct(cls, &t, 35, NULL, 0));
+	EXPECT_EQ(5, cls[Y].tokens);
+}
+
 /* A policy consults its own buckets only: a full SYS bucket admits no LO bio. */
 TEST(no_bucket_beyond_the_policy)
 {

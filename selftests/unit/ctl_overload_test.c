@@ -32,7 +32,7 @@ static u32 count_victims(struct bi_ovl *o, u8 rank, u32 nr)
 /* S2-03: more than the threshold (10 %) of the window missed */
 TEST(threshold_is_strict)
 {
-	struct bi_ovl_stats ten = { 100, 10, 0 }, eleven = { 100, 11, 0 };
+	struct bi_ovl_stats ten = { 100, 10, 0 }, eleven = { 100, 11, 0 }, all = { 7, 7, 0 };
 	struct bi_ovl_params p;
 	struct bi_ovl o;
 
@@ -42,6 +42,9 @@ TEST(threshold_is_strict)
 	ASSERT_FALSE(tick(&o, &p, &ten));
 	ASSERT_EQ(100, o.miss_permille);
 	ASSERT_TRUE(tick(&o, &p, &eleven));
+	/* every bio missed: 1000 permille, the scale's top */
+	ASSERT_TRUE(tick(&o, &p, &all));
+	ASSERT_EQ(1000, o.miss_permille);
 }
 
 /* init sets every field, whatever the memory held before */

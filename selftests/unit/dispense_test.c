@@ -133,6 +133,30 @@ TEST(set_recomputes_local_max)
 }
 
 /*
+ * bi_global_tune() sets rate, capacity, local share, batch and hold in one
+ * step (the meter's configure); a retune keeps the balance, a restart fills
+ * the bucket.
+ */
+TEST(tune_sets_share_batch_and_hold_together)
+{
+	struct bi_global g;
+
+	bi_global_init(&g, 1000, 16000, 100, 0);
+	bi_global_tune(&g, false, 2000, 8000, 300, 50, 7 * MS, 0);
+	EXPECT_EQ(2000ULL, g.b.rate);
+	EXPECT_EQ(8000, g.b.max_tokens);
+	EXPECT_EQ(100, g.b.tokens);
+	EXPECT_EQ(300, g.local_max);
+	EXPECT_EQ(50, g.min_batch);
+	EXPECT_EQ(7 * MS, g.hold_ns);
+	bi_global_tune(&g, true, 2000, 8000, 200, 40, 9 * MS, 0);
+	EXPECT_EQ(8000, g.b.tokens);
+	EXPECT_EQ(200, g.local_max);
+	EXPECT_EQ(40, g.min_batch);
+	EXPECT_EQ(9 * MS, g.hold_ns);
+}
+
+/*
  * S4-04: a refused request is told when the rest can be had, or one
  * capacity's worth when the rest is more: capacity 1 at 10/s, 5 wanted,
  * empty: one token, 100 ms.

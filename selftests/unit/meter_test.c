@@ -262,6 +262,7 @@ TEST(request_mode_caps_requests_at_the_controllers_rate)
 	ASSERT_EQ(0, rig_init(&r, "runits=10000 mode=request"));
 	EXPECT_FALSE(r.m.cfg->key_on & (1U << BI_KEY_RUNITS));
 	EXPECT_TRUE(r.m.cfg->key_on & (1U << BI_KEY_RREQS));
+	EXPECT_EQ(150, r.m.key[BI_KEY_RREQS].b.max_tokens);	/* 5 % of the cap */
 	n = run_qd1(&r, io_of(BI_OP_READ, 1 << 20, 0), 10);
 	/* 30,000 + a 5 % burst (150), within one local batch */
 	EXPECT_LE(n, 30000 + 150 + 1);
@@ -287,6 +288,9 @@ TEST(request_mode_caps_requests_at_the_controllers_rate)
 		EXPECT_LE(m, 1000 + 150 + 1);
 		EXPECT_GE(m, 1000 - 10);
 	}
+	/* a cap under one request a second still refills one a second */
+	bi_meter_set_request_rate(&r.m, BI_DIR_READ, 0, 20 * NS);
+	EXPECT_EQ(1ULL, r.m.key[BI_KEY_RREQS].b.rate);
 	/* writes have no cap: no key at all */
 	EXPECT_FALSE(bi_meter_capped(&r.m, BI_DIR_WRITE));
 }
@@ -381,6 +385,14 @@ TEST(system_class_is_charged_but_never_held)
 	bi_meter_force(&r.m, &r.cpu, &ch, 0);
 	EXPECT_EQ(1U << BI_KEY_WREQS, ch.keys);
 	EXPECT_EQ(1, bi_charge_initial(&ch, BI_KEY_WREQS));
+	/* a forced bio is charged the initial deduction in force (S0-24) */
+	ASSERT_EQ(0, rig_init(&r, "wunits=1000 initial=fixed:64"));
+	memset(&ch, 0, sizeof(ch));
+	bi_meter_classify(&r.m, &fua, &ch);
+	bi_meter_force(&r.m, &r.cpu, &ch, 0);
+	EXPECT_EQ(1U << BI_KEY_WUNITS, ch.keys);
+	EXPECT_EQ(64, bi_charge_initial(&ch, BI_KEY_WUNITS));
+	EXPECT_EQ(64ULL, r.cpu.local[BI_KEY_WUNITS].charged);
 }
 
 TEST(initial_one_is_corrected_at_completion)
@@ -840,6 +852,7 @@ TEST(class_refusal_leaves_every_bucket_unchanged)
 	struct rig r;
 	struct bi_io wr = io_of(BI_OP_WRITE, 1 << 20, 0);
 	struct bi_io rd = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
+	struct bi_chain_charge cc = { .queue = false };
 	struct bi_charge ch;
 	struct snap a, b;
 	u64 retry = 0, now = 0, ready;
@@ -909,6 +922,16 @@ TEST(class_refusal_leaves_every_bucket_unchanged)
 	bi_meter_classify(&r.m, &wr, &ch);
 	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
 	EXPECT_EQ(BI_CHARGE_REJECT, ch.flags & BI_CHARGE_REJECT);
+	/* the verdict is the bio's: classified again, refused by a cap, it waits */
+	ASSERT_EQ(0, rig_init(&r, "wunits=10 initial=exact"));
+	bi_meter_classify(&r.m, &wr, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	EXPECT_EQ(0, ch.flags & BI_CHARGE_REJECT);
+	/* the same through the module's one-level entry, the record reused */
+	cc.lvl[0].flags = BI_CHARGE_REJECT;
+	ASSERT_FALSE(bi_meter_admit_one(&r.m, &r.cpu, &wr, bi_io_units(&r.dev.cost, &wr),
+					&cc, 0, &retry));
+	EXPECT_EQ(0, cc.lvl[0].flags & BI_CHARGE_REJECT);
 }
 
 /*
