@@ -69,8 +69,10 @@ FIXTURE_SETUP(wb)
 	      "dmsetup remove --retry " DM_NAME " 2>/dev/null");
 	ASSERT_EQ(0, gu_module_load());
 	ASSERT_EQ(0, gu_nullb_create(&nb, self->lower, sizeof(self->lower)));
+	/* writeback bios of 2.5-11 MiB leave in 256 KiB pieces (chunk_bytes) */
 	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME " --table "
-			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", self->lower, self->lower));
+			   "\"0 $(blockdev --getsz %s) blkiso %s 0 1 chunk_bytes=256K\"",
+			   self->lower, self->lower));
 	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME, self->dir, sizeof(self->dir)));
 	mkdir(MNT, 0755);
 	ASSERT_EQ(0, gu_mkfs_mount(variant->fs, DM_DEV, MNT));
@@ -116,10 +118,10 @@ static long long wbytes(const char *dir, const char *cg)
 /*
  * Writeback rates (bytes/s, by wbytes) of the tenants of cgroups @cg[0..n),
  * each over at least @secs of guest time, measured from one completion to
- * another.  wbytes grows at completions, by whole bios, and dm hands blkiso
- * the filesystems' writeback bios unsplit, up to 4 MiB: a window with fixed
- * ends would count one bio more or less depending on where its ends fall
- * (4 MiB in 10 s of a 5 MiB/s cap is 8%).  Here each tenant's window opens
+ * another.  wbytes grows at completions, by whole bios: the filesystems'
+ * writeback bios are 2.5-11 MiB, cut here to 256 KiB pieces (the fixture's
+ * chunk_bytes); a window with fixed ends would still count a piece more or
+ * less depending on where its ends fall.  Here each tenant's window opens
  * at a change of its counter and closes at the first change @secs or more
  * later, so it holds whole bios' spacing: what is left is the poll's
  * period (2 ms, at either end) and the difference between the sizes of the
@@ -220,17 +222,18 @@ TEST_F_TIMEOUT(wb, buffered_dd_is_charged_to_its_cgroup, GUEST_TIMEOUT)
 
 /*
  * Two buffered writers at once, /a at wbps=10M and /b at wbps=5M, on ext4
- * and xfs, each within 5% of its cap over TWO_SECS of steady state (from
- * 4 s: the first dirty_bytes and the caps' bursts have gone by then),
- * measured from completion to completion (wb_rates()).  The filesystems'
- * writeback bios are large (ext4 2.5-4 MiB, xfs 5-11 MiB: a 10 s window
- * held 8-20 of them), and a window's bytes and its wait can differ by
- * about one bio at its ends (a bio charged without waiting, as the kernel
- * waits on it, whose debt the bios after it pay: doc/metering.md, "A bio's
- * way"; the tokens the head bio has gathered).  Over 10 s /b (5 MiB/s)
- * came out 4.42 and 4.48 MiB/s in two of four runs on 6.1 while blkiso
- * always had a bio of it queued and its bucket dropped nothing; over
- * TWO_SECS a bio weighs a third of that (measured: all within 1%).  The dirty limits are 64M/32M
+ * and xfs, each within 5% of its cap over TWO_SECS (10 s) of steady state
+ * (from 4 s: the first dirty_bytes and the caps' bursts have gone by
+ * then), measured from completion to completion (wb_rates()).  The
+ * filesystems' writeback bios are large (ext4 2.5-4 MiB, xfs 5-11 MiB: a
+ * 10 s window held 8-20 of them), and a window's bytes and its wait can
+ * differ by about one bio at its ends (a bio charged without waiting, as
+ * the kernel waits on it, whose debt the bios after it pay: doc/metering.md,
+ * "A bio's way"; the tokens the head bio has gathered).  Uncut, over 10 s
+ * /b (5 MiB/s) came out 4.42 and 4.48 MiB/s in two of four runs on 6.1
+ * while blkiso always had a bio of it queued and its bucket dropped
+ * nothing; cut to 256 KiB pieces (chunk_bytes) a piece is 0.5% of /b's
+ * 10 s.  The dirty limits are 64M/32M
  * here and each writer rewrites a 128 MiB file, so that both writeback
  * contexts keep a backlog: the kernel splits the limit between them by
  * their recent completions, which lags (measured under 16M: /a 8.1-8.4
@@ -240,7 +243,7 @@ TEST_F_TIMEOUT(wb, buffered_dd_is_charged_to_its_cgroup, GUEST_TIMEOUT)
  * of the window with nothing of them queued and the share of their cap's
  * tokens dropped.
  */
-#define TWO_SECS	30
+#define TWO_SECS	10
 TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
 {
 	static const char * const cg[] = { "/" CG "/a", "/" CG "/b" };
