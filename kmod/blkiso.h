@@ -252,6 +252,11 @@ struct blkiso_dev {
 
 	struct mutex conf_mutex;	/* configuration changes */
 	struct bi_dev_conf conf;
+	/*
+	 * chunk_bytes as .map compares it (READ_ONCE): a bio larger is cut,
+	 * U32_MAX when off, so a bio below it costs one compare.
+	 */
+	u32 chunk_over;
 
 	spinlock_t lock;		/* tenant list and parking (slow paths) */
 	DECLARE_HASHTABLE(tenants, 8);	/* by cgroup id, RCU */
@@ -424,6 +429,12 @@ static inline unsigned int blkiso_tenant_queued(const struct blkiso_tenant *t)
 static inline int blkiso_parse_errno(int ret)
 {
 	return ret == -EPERM ? -EINVAL : ret;
+}
+
+/* dev->chunk_over for a device line: chunk_bytes, or U32_MAX when off. */
+static inline u32 blkiso_chunk_over(const struct bi_dev_conf *conf)
+{
+	return conf->chunk_bytes ? conf->chunk_bytes : U32_MAX;
 }
 
 /* blkiso_rules.c: device-level rules (quotas that follow cgroup paths) */

@@ -183,6 +183,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	INIT_LIST_HEAD(&dev->sysfs_pending);
 	INIT_LIST_HEAD(&dev->parked);
 	bi_dev_conf_init(&dev->conf);
+	dev->chunk_over = blkiso_chunk_over(&dev->conf);
 	blkiso_fb_dev_init(dev);
 	hrtimer_init(&dev->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	dev->timer.function = blkiso_timer_fn;

@@ -15,7 +15,10 @@
  *
  * A bio's way through the target:
  *
- *  blkiso_map()      remap to the lower device (which also ties the bio to
+ *  blkiso_map()      with chunk_bytes set, cut a larger read or write to
+ *                    its first chunk (blkiso_chunk(): dm core sends the
+ *                    rest through .map again, one piece at a time); then
+ *                    remap to the lower device (which also ties the bio to
  *                    the submitting task's cgroup), find the tenant by cgroup
  *                    id (RCU hash; created on first sight without sleeping):
  *                    a write of page-cache pages is its owner's (cgroup
@@ -636,6 +639,32 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	return blkiso_map_slow(dev, bio, pb, t, now);
 }
 
+/*
+ * chunk_bytes (S0-28, S3-17): a read or write larger than the chunk keeps
+ * only its first chunk here; dm core sends the rest through .map again as
+ * a new bio, so each chunk is classified, charged, parked and corrected
+ * on its own and a large bio leaves as its quota allows, piece by piece.
+ * Left whole (charged whole, as without chunking): bios dm must not cut
+ * (flush, zone operations, duplicated abnormal bios), REQ_NOWAIT bios (a
+ * chunk refused after an earlier one went down would end the whole bio
+ * with BLK_STS_AGAIN, and its retry would pay the done part again; the
+ * block layer does not split them either), and REQ_ATOMIC writes.  The
+ * chunk is whole logical blocks of the device.
+ */
+static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
+{
+	enum req_op op = bio_op(bio);
+	unsigned int sectors;
+
+	if ((op != REQ_OP_READ && op != REQ_OP_WRITE) ||
+	    (bio->bi_opf & (REQ_PREFLUSH | REQ_NOWAIT | BLKISO_REQ_ATOMIC)))
+		return;
+	sectors = round_down(chunk_bytes, bdev_logical_block_size(bio->bi_bdev)) >>
+		SECTOR_SHIFT;
+	if (sectors && sectors < bio_sectors(bio))
+		dm_accept_partial_bio(bio, sectors);
+}
+
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
 {
 	struct blkiso_target *bt = ti->private;
@@ -645,7 +674,10 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	struct cgroup *cgrp;
 	unsigned long flags;
 	u64 cgid, now;
+	u32 chunk = READ_ONCE(dev->chunk_over);
 
+	if (unlikely(bio->bi_iter.bi_size > chunk))
+		blkiso_chunk(bio, chunk);
 	bio_set_dev(bio, bt->dev->bdev);
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = bt->start +

@@ -581,6 +581,7 @@ int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
 	 */
 	spin_lock_irq(&dev->lock);
 	dev->conf = conf;
+	WRITE_ONCE(dev->chunk_over, blkiso_chunk_over(&conf));
 	spin_unlock_irq(&dev->lock);
 	/*
 	 * The cost model and dispense settings feed every tenant's meter: one

@@ -16,4 +16,11 @@
  */
 typedef __typeof__(dm_table_get_mode(NULL)) blkiso_mode_t;
 
+/* REQ_ATOMIC (6.11+): a write that must reach the device whole. */
+#ifdef REQ_ATOMIC
+#define BLKISO_REQ_ATOMIC	REQ_ATOMIC
+#else
+#define BLKISO_REQ_ATOMIC	0
+#endif
+
 #endif /* BLKISO_COMPAT_H */

@@ -163,6 +163,7 @@ struct bi_dev_conf {
 	u32 local_max_pct;		/* per-CPU local bucket cap */
 	u32 hold_ms;			/* victim/shed hold, 0 = one tick (S2-07) */
 	u32 dispense_hold_ms;		/* negative-cache hold, 0 = one tick (S4-07) */
+	u32 chunk_bytes;		/* a data bio cut to pieces of this, 0 = off (S0-28) */
 };
 
 /* Why a line was refused; err->msg says it in words, naming the token. */

@@ -1201,6 +1201,9 @@ static const struct bi_key bi_dev_keys[] = {
 	  .unset_val = 0, .min = 1, .max = 60000, .def = 0 },
 	{ .name = "dispense_hold_ms", BI_D(dispense_hold_ms), .kind = BI_K_NUM,
 	  .unset = "auto", .unset_val = 0, .min = 1, .max = 60000, .def = 0 },
+	{ .name = "chunk_bytes", BI_D(chunk_bytes), .kind = BI_K_NUM,
+	  .flags = BI_KF_BYTES | BI_KF_SECTOR, .unset = "off", .unset_val = 0,
+	  .min = 4096, .max = 1 << 30, .def = 0 },
 };
 
 static int bi_dev_validate(const void *p, struct bi_pctx *ctx)
@@ -1217,7 +1220,6 @@ _Static_assert(BI_ARRAY_SIZE(bi_dev_keys) <= BI_MAX_KEYS,
 	       "duplicate-key bitmap too small");
 
 static const struct bi_refused_key bi_dev_refused[] = {
-	{ "chunk_bytes", "not supported (a bio is charged whole at admission)" },
 	{ "rw_read_factor", "not supported (reads and writes have their own caps)" },
 	{ "dispense_threshold", "not supported (a global bucket hands out all it holds)" },
 	{ "refill_hist", "not supported (the demand history is 4 intervals)" },

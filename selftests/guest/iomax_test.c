@@ -423,6 +423,115 @@ TEST_F_TIMEOUT(iomax, iops_count_the_lower_devices_bios, GUEST_TIMEOUT)
 	EXPECT_EQ(0, gu_nullb_destroy(NULLB "4k"));
 }
 
+/* Sectors written to the lower device so far (/sys/block/<dev>/stat). */
+static long long lower_written(const char *lower)
+{
+	const char *name = strrchr(lower, '/') ? strrchr(lower, '/') + 1 : lower;
+	unsigned long long f[7];
+	char path[128], buf[256];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/stat", name);
+	if (gu_read(path, buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2],
+		   &f[3], &f[4], &f[5], &f[6]) != 7)
+		return -1;
+	return (long long)f[6];
+}
+
+/* How one large write reached the lower device (chunk_bytes_...). */
+struct arrival {
+	double secs;		/* the write's time, as the child saw it */
+	int steps;		/* 10 ms samples at which the lower device gained bytes */
+	double max_gap;		/* longest time without a gain, from the start */
+	long long arrived;	/* bios .map saw (the tenant's "arrived") */
+	long long wbytes;	/* bytes charged and completed (the tenant's wbytes) */
+};
+
+/*
+ * One 4 MiB O_DIRECT write under a fresh wbps=1M, device chunk_bytes=@chunk,
+ * with the lower device's written sectors sampled every 10 ms.
+ */
+static int large_write_arrival(const char *dir, const char *lower, const char *chunk,
+			       struct arrival *a)
+{
+	long long base, last, now, arrived0, wbytes0;
+	unsigned long long cgid = gu_cg_id(CG);
+	double t0, t_last;
+	struct io_job j;
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	if (gu_sh("dmsetup message " DM_NAME " 0 device chunk_bytes=%s", chunk) ||
+	    blkiso_cap(dir, "wbps=1M"))
+		return -1;
+	arrived0 = gu_tenant_stat(dir, cgid, "arrived");
+	wbytes0 = gu_tenant_stat(dir, cgid, "wbytes");
+	base = last = lower_written(lower);
+	if (base < 0 || io_start(&j, DM_DEV, true, 4 << 20, 1))
+		return -1;
+	t0 = t_last = gu_now_s();
+	while ((now = lower_written(lower)) >= 0 && now - base < (4 << 20) / 512 &&
+	       gu_now_s() - t0 < 10) {
+		if (now != last) {
+			double t = gu_now_s();
+
+			a->steps++;
+			if (t - t_last > a->max_gap)
+				a->max_gap = t - t_last;
+			t_last = t;
+			last = now;
+		}
+		usleep(10000);
+	}
+	if (now != last) {
+		a->steps++;
+		if (gu_now_s() - t_last > a->max_gap)
+			a->max_gap = gu_now_s() - t_last;
+	}
+	a->secs = io_wait(&j, &err);
+	a->arrived = gu_tenant_stat(dir, cgid, "arrived") - arrived0;
+	a->wbytes = gu_tenant_stat(dir, cgid, "wbytes") - wbytes0;
+	if (gu_sh("dmsetup message " DM_NAME " 0 device chunk_bytes=off") ||
+	    blkiso_cap(dir, "wbps=max"))
+		return -1;
+	return a->secs < 0 ? -1 : 0;
+}
+
+/*
+ * chunk_bytes (S0-28, S3-17): at wbps=1M with chunk_bytes=256K, one 4 MiB
+ * O_DIRECT write is charged and parked 256 KiB at a time, so it reaches the
+ * lower device in about 16 pieces spread over its 4 s (a gain at >= 12 of
+ * the 10 ms samples, no gap over 0.4 s: a piece is due every 0.25 s), not
+ * in the few bios the block layer made of it, each after a wait of a
+ * second or so, as with chunking off (the control, same boot: <= 8 gains,
+ * a gap of >= 0.6 s).  Either way the write takes its 4 s (+-10 %,
+ * deterministic mode) and the ledger is exact: wbytes grows by 4 MiB, and
+ * with chunks .map saw >= 16 bios.
+ */
+TEST_F_TIMEOUT(iomax, chunk_bytes_sends_a_large_write_in_pieces, GUEST_TIMEOUT)
+{
+	struct arrival on, off;
+
+	ASSERT_EQ(0, large_write_arrival(self->dir, self->lower, "256K", &on));
+	ASSERT_EQ(0, large_write_arrival(self->dir, self->lower, "off", &off));
+	TH_LOG("4 MiB write at wbps=1M: chunk_bytes=256K %.3f s, %d gains, longest gap "
+	       "%.3f s, %lld bios, wbytes %lld; off %.3f s, %d gains, longest gap %.3f s, "
+	       "%lld bios, wbytes %lld", on.secs, on.steps, on.max_gap, on.arrived,
+	       on.wbytes, off.secs, off.steps, off.max_gap, off.arrived, off.wbytes);
+	EXPECT_EQ(4 << 20, on.wbytes);
+	EXPECT_EQ(4 << 20, off.wbytes);
+	EXPECT_GE(on.arrived, 16);
+	EXPECT_LT(off.arrived, 16);
+	if (!gu_icount())
+		return;
+	EXPECT_TRUE(values_close(on.secs, 4.0, 10));
+	EXPECT_TRUE(values_close(off.secs, 4.0, 10));
+	EXPECT_GE(on.steps, 12);
+	EXPECT_LE(on.max_gap, 0.4);
+	EXPECT_LE(off.steps, 8);
+	EXPECT_GE(off.max_gap, 0.6);
+}
+
 /*
  * The lower disk dies (@kill: a shell command) 0.6 s into a 10 MiB direct
  * write under wbps=1M on blkiso device @dm: the bios it waits for end with

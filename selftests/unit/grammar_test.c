@@ -121,6 +121,7 @@ static const struct tkey dev_keys[] = {
 	NUM("local_max_pct", 1, 100, "12"),
 	NUMU("hold_ms", "auto", 1, 60000, "200"),
 	NUMU("dispense_hold_ms", "auto", 1, 60000, "5"),
+	{ "chunk_bytes", TK_NUM, 2, 4096, 1LL << 30, "off", { 0 }, "256K", "262144" },
 };
 
 #define NR(a)	(sizeof(a) / sizeof((a)[0]))
@@ -572,7 +573,6 @@ TEST(every_device_key_rejects_bad_values)
 TEST(unbuilt_keys_are_refused_with_the_reason)
 {
 	static const struct { bool dev; const char *tok, *why; } c[] = {
-		{ true, "chunk_bytes=64K", "a bio is charged whole" },
 		{ true, "rw_read_factor=3", "own caps" },
 		{ true, "dispense_threshold=0", "hands out all it holds" },
 		{ true, "refill_hist=4", "4 intervals" },

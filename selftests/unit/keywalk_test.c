@@ -242,6 +242,8 @@ static const struct walk dev_walk[] = {
 	CORE("local_max_pct", "", "local_max_pct=50"),
 	CORE("hold_ms", "", "hold_ms=200"),
 	CORE("dispense_hold_ms", "", "dispense_hold_ms=5"),
+	GLUE("chunk_bytes", "chunk_bytes=256K",
+	     "iomax_test.c:chunk_bytes_sends_a_large_write_in_pieces"),
 };
 
 /* Does selftests/guest/@file define @test? (cwd: the repository's top.) */
