@@ -20,7 +20,10 @@ static DEFINE_MUTEX(blkiso_devs_mutex);
 
 static void blkiso_dev_release(struct kobject *kobj)
 {
-	kfree(container_of(kobj, struct blkiso_dev, kobj));
+	struct blkiso_dev *dev = container_of(kobj, struct blkiso_dev, kobj);
+
+	kvfree(dev->tenants);
+	kfree(dev);
 	atomic_long_dec(&blkiso_live_devices);
 }
 
@@ -172,13 +175,19 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
 		return ERR_PTR(-ENOMEM);
+	/* empty heads: all zero */
+	dev->tenants = kvcalloc(1U << BLKISO_TENANT_HASH_BITS, sizeof(*dev->tenants),
+				GFP_KERNEL);
+	if (!dev->tenants) {
+		kfree(dev);
+		return ERR_PTR(-ENOMEM);
+	}
 	atomic_long_inc(&blkiso_live_devices);
 	dev->md = md;
 	dev->devt = devt;
 	INIT_LIST_HEAD(&dev->node);
 	mutex_init(&dev->conf_mutex);
 	spin_lock_init(&dev->lock);
-	hash_init(dev->tenants);
 	INIT_LIST_HEAD(&dev->tenant_list);
 	INIT_LIST_HEAD(&dev->sysfs_pending);
 	INIT_LIST_HEAD(&dev->parked);

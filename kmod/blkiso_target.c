@@ -786,7 +786,9 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	now = ktime_get_ns();
 	pc = t->pcpu;	/* once: each this_cpu op would load it again */
-	if (pb->cc.depth) {
+	/* a charge settled at submission needs nothing unless refunded */
+	if (pb->cc.depth &&
+	    (unlikely(*error == BLK_STS_AGAIN) || !bi_chain_settled(&pb->cc))) {
 		local_irq_save(flags);
 		if (unlikely(*error == BLK_STS_AGAIN)) {
 			blkiso_refund(pb, now);

@@ -157,7 +157,7 @@ static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
 	spin_lock_irqsave(&dev->lock, flags);
 	found = blkiso_tenant_find(dev, cgid);
 	if (!found && t) {
-		hash_add_rcu(dev->tenants, &t->hash, cgid);
+		hlist_add_head_rcu(&t->hash, blkiso_tenant_bucket(dev, cgid));
 		list_add_tail_rcu(&t->list, &dev->tenant_list);
 		blkiso_sysfs_pending_locked(dev, t);
 		dev->nr_tenants++;
@@ -231,7 +231,7 @@ struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cg
 		kobject_put(&t->kobj);
 		return found;
 	}
-	hash_add_rcu(dev->tenants, &t->hash, cgid);
+	hlist_add_head_rcu(&t->hash, blkiso_tenant_bucket(dev, cgid));
 	list_add_tail_rcu(&t->list, &dev->tenant_list);
 	blkiso_sysfs_pending_locked(dev, t);
 	dev->nr_tenants++;

@@ -331,6 +331,21 @@ static inline bool bi_meter_admit_fast(struct bi_meter *m, struct bi_meter_cpu *
 				       now_ns, BI_DIR_WRITE);
 }
 
+/*
+ * bi_chain_settled - does completing @cc change nothing?  One level, no
+ * class ticket, and the work key charged the bio's units exactly at
+ * submission, so its correction (S0-25) is 0 whatever the dead-band: the
+ * caller may skip bi_meter_complete_fast() (and its IRQs-off section)
+ * and the charge's ledger is the same.  A refund is another matter (the
+ * bio never reached the device: everything goes back).
+ */
+static inline bool bi_chain_settled(const struct bi_chain_charge *cc)
+{
+	const struct bi_charge *ch = &cc->lvl[0];
+
+	return cc->depth == 1 && !ch->ticket.nr && (s64)ch->units == ch->init;
+}
+
 /* bi_meter_complete_fast() for one direction: @key constant. */
 static inline void bi_meter_complete_fast_key(struct bi_meter *m,
 					      struct bi_meter_cpu *cpu,

@@ -2,7 +2,7 @@
 # overhead-guest.sh - in the guest, deterministic mode: guest instructions
 # per 4 KiB read (fio randread qd1, psync and io_uring, BENCH_IOS reads:
 # default 50,000, 5,000 with BENCH_SMOKE=1; in a child cgroup) on one
-# null_blk device, through six paths:
+# null_blk device, through nine paths:
 #   raw              the null_blk device itself
 #   dm-linear        dm-linear over it
 #   blkiso-no-quota  blkiso over it, the tenant unconfigured
@@ -12,6 +12,13 @@
 #   iocost           the raw device, iocost enabled (io.cost.qos enable=1,
 #                    vrate pinned at its maximum, a cost model of 10^7 IOPS
 #                    and 100 GB/s: it never bites) and io.weight 100
+# and the LVM user's comparison, each through dm-linear (a logical volume):
+#   io.max-lv        io.max set on the dm-linear device itself (blk-throttle
+#                    works on bio-based devices), the same non-biting riops
+#   iocost-lv        iocost on the disk under dm-linear, as for iocost (it
+#                    hooks blk-mq only, so the disk, not the LV)
+#   bfq-lv           the disk under dm-linear with the bfq scheduler (blk-mq
+#                    only too; the /bench cgroup at its default weight)
 # In icount mode one guest nanosecond is one guest instruction, so 1e9 /
 # IOPS = instructions per I/O, kernel and fio together.
 #
@@ -19,12 +26,13 @@
 #   {"scenario": "overhead", "kernel", "icount", "device": {...},
 #    "runs": [{"anchor", "case": engine, "params", "metrics":
 #              {"instr_per_io", "over_raw"[, "over_dm_linear"]}, "series": {}}]}
+# (over_dm_linear for dm-linear, blkiso* and the *-lv anchors).
 # "BENCH-STEP n/N what" lines mark progress (tools/bench/run.sh adds times).
 set -euo pipefail
 [ "${BLKISO_ICOUNT:-0}" = 1 ] || { echo "overhead: needs ICOUNT=1" >&2; exit 2; }
 ios=${1:-${BENCH_IOS:-50000}}
 [ -n "${1:-}${BENCH_IOS:-}" ] || [ "${BENCH_SMOKE:-0}" != 1 ] || ios=5000
-steps=7
+steps=10
 step() { echo "BENCH-STEP $1/$steps overhead: $2"; }
 
 # shellcheck source=selftests/bench/ovh-devices.sh
@@ -33,7 +41,10 @@ ovh_warm
 
 step 1 "null_blk, dm-linear, blkiso (no quota, non-biting quota)"
 ovh_setup
+modprobe bfq 2>/dev/null || true
 maj=$((16#$(stat -c %t /dev/ovh))); min=$((16#$(stat -c %T /dev/ovh)))
+lv=$(dmsetup info -c --noheadings -o major,minor ovh-linear | tr -d ' ')
+sched=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/block/ovh/queue/scheduler)
 iomax="riops=1000000000"
 model="ctrl=user model=linear rbps=100000000000 rseqiops=10000000 rrandiops=10000000 wbps=100000000000 wseqiops=10000000 wrandiops=10000000"
 qos="enable=1 ctrl=user rpct=0 rlat=10000000 wpct=0 wlat=10000000 min=10000 max=10000"
@@ -46,29 +57,48 @@ run() {	# path engine -> instructions per I/O
 	awk '/"read" : \{/ {r = 1} r && /"iops" :/ {gsub(",", ""); v = 1e9 / $3; r = 0} END {printf "%.0f\n", v}'
 }
 
-declare -A res path
-anchors=(raw dm-linear blkiso-no-quota blkiso io.max iocost)
-path=([raw]=/dev/ovh [dm-linear]=/dev/mapper/ovh-linear [blkiso-no-quota]=/dev/mapper/ovh-blkiso
-	[blkiso]=/dev/mapper/ovh-quota [io.max]=/dev/ovh [iocost]=/dev/ovh)
-n=2
-for a in "${anchors[@]}"; do
-	step $n "$a, psync and io_uring, $ios reads each"
-	case $a in
+anchor_on() {	# anchor: its controller on, checked
+	case $1 in
 	io.max) echo "$maj:$min $iomax" > /sys/fs/cgroup/bench/io.max ;;
-	iocost)
-		echo "$maj:$min riops=max" > /sys/fs/cgroup/bench/io.max
+	io.max-lv)
+		echo "$lv $iomax" > /sys/fs/cgroup/bench/io.max
+		grep -q "^$lv .*$iomax" /sys/fs/cgroup/bench/io.max ;;
+	iocost*)
 		echo "$maj:$min $model" > /sys/fs/cgroup/io.cost.model
 		echo "$maj:$min $qos" > /sys/fs/cgroup/io.cost.qos
 		echo 100 > /sys/fs/cgroup/bench/io.weight
 		grep -q "^$maj:$min enable=1" /sys/fs/cgroup/io.cost.qos ;;
+	bfq-lv)
+		echo bfq > /sys/block/ovh/queue/scheduler
+		grep -q '\[bfq\]' /sys/block/ovh/queue/scheduler ;;
 	esac
+}
+anchor_off() {	# anchor: its controller off again
+	case $1 in
+	io.max) echo "$maj:$min riops=max" > /sys/fs/cgroup/bench/io.max ;;
+	io.max-lv) echo "$lv riops=max" > /sys/fs/cgroup/bench/io.max ;;
+	iocost*) echo "$maj:$min enable=0" > /sys/fs/cgroup/io.cost.qos ;;
+	bfq-lv) echo "$sched" > /sys/block/ovh/queue/scheduler ;;
+	esac
+}
+
+declare -A res path
+anchors=(raw dm-linear blkiso-no-quota blkiso io.max iocost io.max-lv iocost-lv bfq-lv)
+path=([raw]=/dev/ovh [dm-linear]=/dev/mapper/ovh-linear [blkiso-no-quota]=/dev/mapper/ovh-blkiso
+	[blkiso]=/dev/mapper/ovh-quota [io.max]=/dev/ovh [iocost]=/dev/ovh
+	[io.max-lv]=/dev/mapper/ovh-linear [iocost-lv]=/dev/mapper/ovh-linear
+	[bfq-lv]=/dev/mapper/ovh-linear)
+n=2
+for a in "${anchors[@]}"; do
+	step $n "$a, psync and io_uring, $ios reads each"
+	anchor_on "$a"
 	for engine in psync io_uring; do
 		res[$a,$engine]=$(run "${path[$a]}" $engine)
 		echo "  $a $engine: ${res[$a,$engine]} instructions per read"
 	done
+	anchor_off "$a"
 	n=$((n + 1))
 done
-echo "$maj:$min enable=0" > /sys/fs/cgroup/io.cost.qos
 cat "$ovh_quota_dir"/*/stats | head -3
 
 params() {	# anchor engine
@@ -76,8 +106,9 @@ params() {	# anchor engine
 		"$2" "$ios" "${path[$1]}"
 	case $1 in
 	blkiso) printf ', "quota": "%s"' "$ovh_quota" ;;
-	io.max) printf ', "io.max": "%s"' "$iomax" ;;
-	iocost) printf ', "io.cost.model": "%s", "io.cost.qos": "%s", "io.weight": 100' "$model" "$qos" ;;
+	io.max*) printf ', "io.max": "%s"' "$iomax" ;;
+	iocost*) printf ', "io.cost.model": "%s", "io.cost.qos": "%s", "io.weight": 100' "$model" "$qos" ;;
+	bfq-lv) printf ', "scheduler": "bfq"' ;;
 	esac
 }
 {
@@ -93,7 +124,7 @@ params() {	# anchor engine
 			printf '%s  {"anchor": "%s", "case": "%s", "params": {%s},\n' "$sep" "$a" "$engine" "$(params $a $engine)"
 			printf '   "metrics": {"instr_per_io": %d, "over_raw": %d' "$v" $((v - ${res[raw,$engine]}))
 			case $a in
-			dm-linear|blkiso*) printf ', "over_dm_linear": %d' $((v - ${res[dm-linear,$engine]})) ;;
+			dm-linear|blkiso*|*-lv) printf ', "over_dm_linear": %d' $((v - ${res[dm-linear,$engine]})) ;;
 			esac
 			printf '}, "series": {}}'
 			sep=$',\n'

@@ -576,6 +576,41 @@ TEST(retune_keeps_a_drained_balance_and_admit_one_completes)
 }
 
 /*
+ * bi_chain_settled: .end_io skips the completion of a charge it says is
+ * settled, so completing such a charge must change nothing (meter and
+ * local buckets byte for byte); a bio charged 1 at admission (initial=1)
+ * is not settled, and its completion does change the balance.
+ */
+TEST(a_settled_charge_completes_without_a_change)
+{
+	struct rig r;
+	struct bi_chain_charge cc;
+	struct bi_io rd = io_of(BI_OP_READ, 4096, 0);
+	struct bi_io wr = io_of(BI_OP_WRITE, 1 << 20, 0);
+	struct bi_meter m0;
+	struct bi_meter_cpu cpu0;
+	u64 retry;
+
+	ASSERT_EQ(0, rig_init(&r, "riops=1000 runits=100000"));
+	ASSERT_TRUE(bi_meter_admit_one(&r.m, &r.cpu, &rd, 1, &cc, 0, &retry));
+	ASSERT_TRUE(bi_meter_admit_data_dir(&r.m, &r.cpu, 1, 1, &cc, 0, BI_DIR_READ));
+	ASSERT_TRUE(bi_chain_settled(&cc));
+	m0 = r.m;
+	cpu0 = r.cpu;
+	bi_meter_complete_fast(&r.m, &r.cpu, &cc.lvl[0], BI_NSEC_PER_MSEC);
+	EXPECT_EQ(0, memcmp(&m0, &r.m, sizeof(m0)));
+	EXPECT_EQ(0, memcmp(&cpu0, &r.cpu, sizeof(cpu0)));
+
+	ASSERT_EQ(0, rig_init(&r, "wunits=100000 initial=1"));
+	ASSERT_TRUE(bi_meter_admit_one(&r.m, &r.cpu, &wr, 512, &cc, 0, &retry));
+	EXPECT_FALSE(bi_chain_settled(&cc));
+	cpu0 = r.cpu;
+	bi_meter_complete_fast(&r.m, &r.cpu, &cc.lvl[0], 0);
+	EXPECT_EQ(cpu0.local[BI_KEY_WUNITS].tokens - 511,
+		  r.cpu.local[BI_KEY_WUNITS].tokens);
+}
+
+/*
  * S0-25: a correction smaller than deadband units is skipped: a 1 MiB
  * write charged 1 at admission and 512 at completion with deadband=600
  * keeps only the 1; with deadband=511 the 511 more are charged.

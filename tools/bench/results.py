@@ -53,7 +53,9 @@ WHAT = {
     "overhead": "fio randread 4 KiB qd1 in a cgroup whose quota never bites; one guest "
                 "nanosecond is one guest instruction, so 10^9 / IOPS = instructions per read "
                 "(kernel and fio). over_raw / over_dm_linear: the difference to the raw "
-                "device / to dm-linear.",
+                "device / to dm-linear. io.max-lv, iocost-lv, bfq-lv: what an LVM user "
+                "has instead, reads through dm-linear with io.max on the dm-linear device, "
+                "iocost or bfq on the disk under it.",
     "convergence": "After a load or size step: seconds until the achieved rate stays within "
                    "5% of the quota. Summary: the slowest case (settle_s) and the mean.",
     "buffered": "A victim (4 KiB O_DIRECT reads at a fixed rate, QD1) beside a writer "

@@ -7,6 +7,10 @@
 # cgroup.  Leaves /proc/kallsyms and /proc/modules in $BLKISO_OUT for the
 # report.
 #
+# BENCH_TENANTS=N (default 1): N - 1 more cgroups, each a configured
+# tenant of ovh-quota with its quota, before the run (the tenant lookup
+# at N tenants: doc/bench.md "Scale").
+#
 # BENCH_DEV=buffered instead: BENCH_IOS buffered 4 KiB writes (fio psync,
 # then end_fsync) to a file on ext4 on blkiso over a memory-backed null_blk
 # (mkfs on the null_blk before blkiso is over it, so that blkiso sees the
@@ -44,6 +48,15 @@ if [ "$dev" = buffered ]; then
 	exit 0
 fi
 ovh_setup
+if [ "${BENCH_TENANTS:-1}" -gt 1 ]; then
+	mkdir /sys/fs/cgroup/scale
+	echo +io > /sys/fs/cgroup/scale/cgroup.subtree_control
+	for ((i = 1; i < BENCH_TENANTS; i++)); do
+		mkdir /sys/fs/cgroup/scale/t$i
+		echo "/scale/t$i $ovh_quota" > "$ovh_quota_dir/tenant"
+	done
+	echo "$((BENCH_TENANTS - 1)) more tenants configured"
+fi
 sh -c "echo \$\$ > /sys/fs/cgroup/bench/cgroup.procs; exec fio --name=o \
 	--filename=/dev/mapper/$dev --direct=1 --rw=randread --bs=4k \
 	--ioengine=${BENCH_ENGINE:-psync} --iodepth=1 --number_ios=$ios \
