@@ -262,25 +262,71 @@ struct blkiso_dev {
 	struct blkiso_rules __rcu *rules;	/* blkiso_rules.c; conf_mutex */
 };
 
-/* Per-bio state (dm per_io_data). */
+/*
+ * What a bio was charged at its one level when that is all (struct
+ * bi_charge without the class stage's ticket, which such a charge has not
+ * got): kept in the per-bio area, turned back into a struct bi_charge for
+ * the correction at completion (blkiso_target.c).
+ */
+struct blkiso_charge1 {
+	u64 units;			/* the bio's units by the level's cost model */
+	s64 init;			/* work key's charge at submission */
+	u32 reqs;			/* requests at the lower queue */
+	u8 keys;			/* bit per enum bi_key charged */
+	u8 cls;				/* enum bi_class */
+	u8 flags;			/* BI_CHARGE_REJECT after a refusal */
+};
+
+/*
+ * What only some bios need, out of the per-bio area: the levels of a
+ * nested cgroup beyond its first, and a charge that does not fit struct
+ * blkiso_charge1 (more than one level, or a class stage's ticket).  Taken
+ * from blkiso_ext_pool (a mempool over a slab cache, GFP_NOWAIT: .map and
+ * the dispatcher run with IRQs off) when a bio first needs it, given back
+ * in .end_io (or when .map kills the bio).  Without one: a nested bio is
+ * charged at its innermost level only, and a charge that needs one is
+ * corrected at once instead of at completion (blkiso_charge_keep); both
+ * counted in blkiso_ext_failures.  The bio goes on either way.
+ */
+struct blkiso_bio_ext {
+	struct blkiso_tenant *up[BI_METER_MAX_DEPTH - 1];	/* levels 1.. */
+	struct bi_chain_charge cc;	/* every level's charge, tickets too */
+};
+
+/*
+ * Per-bio state (dm per_io_data): what every bio needs from .map to
+ * .end_io, at most 96 bytes (BUILD_BUG_ON in blkiso_target.c).  A parked
+ * or held bio sits on its lists by bio->bi_next; its release time shares
+ * the word of its dispatch time, which is set when it leaves.
+ */
 struct blkiso_bio {
 	struct blkiso_tenant *tenant;	/* its cgroup's tenant (counters); NULL: none */
-	/* The capped tenants it is charged to, innermost first (io.max nesting). */
-	struct blkiso_tenant *level[BI_METER_MAX_DEPTH];
-	u8 depth;
-	bool anc_held;			/* holds its ancestor levels (their ->held) */
-	struct bi_chain_charge cc;	/* what each level was charged */
-	struct bi_io io;
+	/* The first capped tenant it is charged to (io.max nesting: ext->up[] next). */
+	struct blkiso_tenant *level0;
+	struct blkiso_bio_ext *ext;	/* NULL until needed */
+	struct blkiso_charge1 ch;	/* the charge when one level without a ticket */
+	struct bi_io io;		/* filled when it leaves .map's fast path */
 	u64 arrive_ns;
-	u64 dispatch_ns;		/* sent down: device latency starts */
-	u64 release_ns;			/* held (victim, shed, delay) until then */
+	union {
+		u64 dispatch_ns;	/* sent down: device latency starts */
+		u64 release_ns;		/* held (victim, shed, delay) until then */
+	};
 	u64 units;			/* for the counters */
-	u32 bytes;
+	u8 depth;			/* levels it is charged to */
+	u8 charged;			/* levels charged now (0: nothing to correct) */
+	bool ch_ext;			/* and that charge is ext->cc, not ch */
+	bool anc_held;			/* holds its ancestor levels (their ->held) */
 	u8 dir;
 	u8 cls;				/* class in its own tenant: its queue */
 	s8 slot;			/* isolation slot held, -1 = none */
 	u8 stage;			/* enum blkiso_stage, while held */
 };
+
+/* Level @i of a bio's chain (i < pb->depth). */
+static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8 i)
+{
+	return i ? pb->ext->up[i - 1] : pb->level0;
+}
 
 /* Why a bio sits on its tenant's timed list. */
 enum blkiso_stage {
@@ -296,6 +342,8 @@ extern struct kobject *blkiso_sysfs_root;
 extern atomic_long_t blkiso_live_devices;
 extern atomic_long_t blkiso_live_tenants;
 extern atomic_long_t blkiso_live_parked;
+extern atomic_long_t blkiso_live_bio_ext;
+extern atomic_long_t blkiso_ext_failures;
 
 int blkiso_target_init(void);
 void blkiso_target_exit(void);
@@ -445,7 +493,7 @@ extern const struct attribute_group *blkiso_dev_groups[];
 void blkiso_sysfs_work(struct work_struct *work);
 
 /* blkiso_target.c: the charge path, which the dispatcher shares */
-bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry);
+bool blkiso_charge(struct blkiso_bio *pb, bool force, bool queue, u64 now, u64 *retry);
 void blkiso_complete_chain(struct blkiso_bio *pb, u64 now);
 void blkiso_levels_put(struct blkiso_bio *pb);
 
