@@ -18,7 +18,7 @@
  * removes its sysfs directory, and frees it once all of these are gone:
  *  - bios: every bio that found it counts itself arrived inside the RCU
  *    read-side section of its lookup, and completed (or rejected) as its
- *    last access to it; a bio charging it as an ancestor level (pb->level[],
+ *    last access to it; a bio charging it as an ancestor level (blkiso_level(),
  *    io.max nesting: a child's parked bio charges the parent) adds one to
  *    its per-CPU ->held in that section and takes it back as its last
  *    access.  No shared atomic on the I/O path: after a grace period that
@@ -61,6 +61,14 @@
  * read-side section already.  Two copies in place rather than an allocation
  * per change keep the freestanding core free of allocation, at the price of
  * a rare wait on the configuration path.
+ *
+ * Memory (doc/metering.md, "Memory").  Every bio carries struct blkiso_bio
+ * (96 bytes at most): what every bio needs from .map to .end_io, and a
+ * one-level charge without a class ticket; a nested chain's further levels
+ * and a charge that does not fit go to a struct blkiso_bio_ext taken from a
+ * mempool only by the bios that need one.  The fields .map reads on every
+ * bio share no cache line with those parking and dispenses write (struct
+ * blkiso_dev, struct blkiso_tenant, bi_meter.key[]).
  *
  * Lock order: blkiso_devs_mutex -> dev->conf_mutex -> the rule set's
  * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb.lock |
@@ -130,7 +138,7 @@ struct blkiso_tenant_pcpu {
 	u64 lat_sum_ns;			/* sum of those latencies */
 	/*
 	 * Bios of descendant tenants charging this one as an ancestor level
-	 * (pb->level[]): taken in .map, dropped at their end.  Per CPU (one
+	 * (blkiso_level()): taken in .map, dropped at their end.  Per CPU (one
 	 * CPU's count may go negative); only their sum means anything.
 	 */
 	long held;
@@ -205,13 +213,20 @@ struct blkiso_dev_fb {
 
 struct blkiso_dev;
 
+/*
+ * Layout: the first cache line holds what .map reads of any tenant (the
+ * hash walk reads every tenant on its chain: hash, cgid) and nothing that
+ * bios write; the parking state, which parks and dispatches write (the
+ * round-robin links are written by the neighbours' parking too), starts a
+ * line of its own, and so do the meter's dispense buckets (struct
+ * bi_meter), apart from the published configuration every charge reads.
+ */
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
-	struct list_head list;		/* dev->tenant_list, under dev->lock */
-	struct list_head park;		/* dev->parked while it has parked bios */
+	u64 cgid;
 	struct blkiso_dev *dev;
 	struct blkiso_tenant *parent;	/* nearest configured ancestor, or NULL */
-	u64 cgid;
+	struct blkiso_tenant_pcpu __percpu *pcpu;
 	bool configured;		/* has a quota line (else: counted only) */
 	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
 	struct bi_tenant_conf conf;	/* under dev->conf_mutex */
@@ -219,7 +234,9 @@ struct blkiso_tenant {
 	/* the grace period after its meter's last publication (conf_mutex) */
 	unsigned long meter_gp;
 	bool meter_gp_set;
-	struct blkiso_tenant_pcpu __percpu *pcpu;
+	struct list_head list;		/* dev->tenant_list, under dev->lock */
+	/* dev->parked while it has parked bios */
+	struct list_head park ____cacheline_aligned_in_smp;
 	/* A FIFO per class, so a low class's backlog never holds a high one. */
 	struct bio_list parked_bios[BI_NR_CLASSES];	/* under dev->lock */
 	unsigned int nr_parked_cls[BI_NR_CLASSES];	/* read locklessly by .map */
@@ -242,16 +259,23 @@ struct blkiso_dev {
 	bool in_sysfs;
 
 	struct mutex conf_mutex;	/* configuration changes */
+	/*
+	 * Read by every bio's .map, written only by configuration, suspend
+	 * and tenant creation: apart from the lines parking writes (lock,
+	 * counts, timer), so that one tenant's parking does not slow every
+	 * other tenant's lookups.
+	 */
 	struct bi_dev_conf conf;
-
-	spinlock_t lock;		/* tenant list and parking (slow paths) */
+	bool draining;			/* presuspend: everything goes, as debt */
 	DECLARE_HASHTABLE(tenants, 8);	/* by cgroup id, RCU */
+
+	/* tenant list and parking (slow paths) */
+	spinlock_t lock ____cacheline_aligned_in_smp;
 	struct list_head tenant_list;
 	struct list_head parked;	/* tenants with parked bios, round robin */
 	unsigned int nr_tenants;
 	unsigned int nr_parked;
 	u64 alloc_failures;		/* bios passed unmetered: no memory */
-	bool draining;			/* presuspend: everything goes, as debt */
 
 	struct hrtimer timer;		/* earliest retry of a parked bio */
 	struct work_struct dispatch_work;
