@@ -18,7 +18,7 @@
  * removes its sysfs directory, and frees it once all of these are gone:
  *  - bios: every bio that found it counts itself arrived inside the RCU
  *    read-side section of its lookup, and completed (or rejected) as its
- *    last access to it; a bio charging it as an ancestor level (pb->level[],
+ *    last access to it; a bio charging it as an ancestor level (blkiso_level(),
  *    io.max nesting: a child's parked bio charges the parent) adds one to
  *    its per-CPU ->held in that section and takes it back as its last
  *    access.  No shared atomic on the I/O path: after a grace period that
@@ -61,6 +61,14 @@
  * read-side section already.  Two copies in place rather than an allocation
  * per change keep the freestanding core free of allocation, at the price of
  * a rare wait on the configuration path.
+ *
+ * Memory (doc/metering.md, "Memory").  Every bio carries struct blkiso_bio
+ * (96 bytes at most): what every bio needs from .map to .end_io, and a
+ * one-level charge without a class ticket; a nested chain's further levels
+ * and a charge that does not fit go to a struct blkiso_bio_ext taken from a
+ * mempool only by the bios that need one.  The fields .map reads on every
+ * bio share no cache line with those parking and dispenses write (struct
+ * blkiso_dev, struct blkiso_tenant, bi_meter.key[]).
  *
  * Lock order: blkiso_devs_mutex -> dev->conf_mutex -> the rule set's
  * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb.lock |
@@ -130,7 +138,7 @@ struct blkiso_tenant_pcpu {
 	u64 lat_sum_ns;			/* sum of those latencies */
 	/*
 	 * Bios of descendant tenants charging this one as an ancestor level
-	 * (pb->level[]): taken in .map, dropped at their end.  Per CPU (one
+	 * (blkiso_level()): taken in .map, dropped at their end.  Per CPU (one
 	 * CPU's count may go negative); only their sum means anything.
 	 */
 	long held;
@@ -213,13 +221,20 @@ struct blkiso_dev_fb {
 
 struct blkiso_dev;
 
+/*
+ * Layout: the first cache line holds what .map reads of any tenant (the
+ * hash walk reads every tenant on its chain: hash, cgid) and nothing that
+ * bios write; the parking state, which parks and dispatches write (the
+ * round-robin links are written by the neighbours' parking too), starts a
+ * line of its own, and so do the meter's dispense buckets (struct
+ * bi_meter), apart from the published configuration every charge reads.
+ */
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
-	struct list_head list;		/* dev->tenant_list, under dev->lock */
-	struct list_head park;		/* dev->parked while it has parked bios */
+	u64 cgid;
 	struct blkiso_dev *dev;
 	struct blkiso_tenant *parent;	/* nearest configured ancestor, or NULL */
-	u64 cgid;
+	struct blkiso_tenant_pcpu __percpu *pcpu;
 	bool configured;		/* has a quota line (else: counted only) */
 	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
 	struct bi_tenant_conf conf;	/* under dev->conf_mutex */
@@ -227,7 +242,9 @@ struct blkiso_tenant {
 	/* the grace period after its meter's last publication (conf_mutex) */
 	unsigned long meter_gp;
 	bool meter_gp_set;
-	struct blkiso_tenant_pcpu __percpu *pcpu;
+	struct list_head list;		/* dev->tenant_list, under dev->lock */
+	/* dev->parked while it has parked bios */
+	struct list_head park ____cacheline_aligned_in_smp;
 	/* A FIFO per class, so a low class's backlog never holds a high one. */
 	struct bio_list parked_bios[BI_NR_CLASSES];	/* under dev->lock */
 	unsigned int nr_parked_cls[BI_NR_CLASSES];	/* read locklessly by .map */
@@ -251,22 +268,29 @@ struct blkiso_dev {
 	bool in_sysfs;
 
 	struct mutex conf_mutex;	/* configuration changes */
+	/*
+	 * Read by every bio's .map, written only by configuration, suspend
+	 * and tenant creation: apart from the lines parking writes (lock,
+	 * counts, timer), so that one tenant's parking does not slow every
+	 * other tenant's lookups.
+	 */
 	struct bi_dev_conf conf;
 	/*
 	 * chunk_bytes as .map compares it (READ_ONCE): a bio larger is cut,
 	 * U32_MAX when off, so a bio below it costs one compare.
 	 */
 	u32 chunk_over;
-
-	spinlock_t lock;		/* tenant list and parking (slow paths) */
+	bool draining;			/* presuspend: everything goes, as debt */
 	struct hlist_head *tenants;	/* by cgroup id, RCU: blkiso_tenant_bucket() */
+
+	/* tenant list and parking (slow paths) */
+	spinlock_t lock ____cacheline_aligned_in_smp;
 	struct list_head tenant_list;
 	struct list_head sysfs_pending;	/* tenants the sysfs work is to visit */
 	struct list_head parked;	/* tenants with parked bios, round robin */
 	unsigned int nr_tenants;
 	unsigned int nr_parked;
 	u64 alloc_failures;		/* bios passed unmetered: no memory */
-	bool draining;			/* presuspend: everything goes, as debt */
 
 	struct hrtimer timer;		/* earliest retry of a parked bio */
 	struct work_struct dispatch_work;
@@ -277,25 +301,71 @@ struct blkiso_dev {
 	struct blkiso_rules __rcu *rules;	/* blkiso_rules.c; conf_mutex */
 };
 
-/* Per-bio state (dm per_io_data). */
+/*
+ * What a bio was charged at its one level when that is all (struct
+ * bi_charge without the class stage's ticket, which such a charge has not
+ * got): kept in the per-bio area, turned back into a struct bi_charge for
+ * the correction at completion (blkiso_target.c).
+ */
+struct blkiso_charge1 {
+	u64 units;			/* the bio's units by the level's cost model */
+	s64 init;			/* work key's charge at submission */
+	u32 reqs;			/* requests at the lower queue */
+	u8 keys;			/* bit per enum bi_key charged */
+	u8 cls;				/* enum bi_class */
+	u8 flags;			/* BI_CHARGE_REJECT after a refusal */
+};
+
+/*
+ * What only some bios need, out of the per-bio area: the levels of a
+ * nested cgroup beyond its first, and a charge that does not fit struct
+ * blkiso_charge1 (more than one level, or a class stage's ticket).  Taken
+ * from blkiso_ext_pool (a mempool over a slab cache, GFP_NOWAIT: .map and
+ * the dispatcher run with IRQs off) when a bio first needs it, given back
+ * in .end_io (or when .map kills the bio).  Without one: a nested bio is
+ * charged at its innermost level only, and a charge that needs one is
+ * corrected at once instead of at completion (blkiso_charge_keep); both
+ * counted in blkiso_ext_failures.  The bio goes on either way.
+ */
+struct blkiso_bio_ext {
+	struct blkiso_tenant *up[BI_METER_MAX_DEPTH - 1];	/* levels 1.. */
+	struct bi_chain_charge cc;	/* every level's charge, tickets too */
+};
+
+/*
+ * Per-bio state (dm per_io_data): what every bio needs from .map to
+ * .end_io, at most 96 bytes (BUILD_BUG_ON in blkiso_target.c).  A parked
+ * or held bio sits on its lists by bio->bi_next; its release time shares
+ * the word of its dispatch time, which is set when it leaves.
+ */
 struct blkiso_bio {
 	struct blkiso_tenant *tenant;	/* its cgroup's tenant (counters); NULL: none */
-	/* The capped tenants it is charged to, innermost first (io.max nesting). */
-	struct blkiso_tenant *level[BI_METER_MAX_DEPTH];
-	u8 depth;
-	bool anc_held;			/* holds its ancestor levels (their ->held) */
-	struct bi_chain_charge cc;	/* what each level was charged */
-	struct bi_io io;
+	/* The first capped tenant it is charged to (io.max nesting: ext->up[] next). */
+	struct blkiso_tenant *level0;
+	struct blkiso_bio_ext *ext;	/* NULL until needed */
+	struct blkiso_charge1 ch;	/* the charge when one level without a ticket */
+	struct bi_io io;		/* filled when it leaves .map's fast path */
 	u64 arrive_ns;
-	u64 dispatch_ns;		/* sent down: device latency starts */
-	u64 release_ns;			/* held (victim, shed, delay) until then */
+	union {
+		u64 dispatch_ns;	/* sent down: device latency starts */
+		u64 release_ns;		/* held (victim, shed, delay) until then */
+	};
 	u64 units;			/* for the counters */
-	u32 bytes;
+	u8 depth;			/* levels it is charged to */
+	u8 charged;			/* levels charged now (0: nothing to correct) */
+	bool ch_ext;			/* and that charge is ext->cc, not ch */
+	bool anc_held;			/* holds its ancestor levels (their ->held) */
 	u8 dir;
 	u8 cls;				/* class in its own tenant: its queue */
 	s8 slot;			/* isolation slot held, -1 = none */
 	u8 stage;			/* enum blkiso_stage, while held */
 };
+
+/* Level @i of a bio's chain (i < pb->depth). */
+static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8 i)
+{
+	return i ? pb->ext->up[i - 1] : pb->level0;
+}
 
 /* Why a bio sits on its tenant's timed list. */
 enum blkiso_stage {
@@ -311,6 +381,8 @@ extern struct kobject *blkiso_sysfs_root;
 extern atomic_long_t blkiso_live_devices;
 extern atomic_long_t blkiso_live_tenants;
 extern atomic_long_t blkiso_live_parked;
+extern atomic_long_t blkiso_live_bio_ext;
+extern atomic_long_t blkiso_ext_failures;
 
 int blkiso_target_init(void);
 void blkiso_target_exit(void);
@@ -480,7 +552,7 @@ void blkiso_sysfs_work(struct work_struct *work);
 void blkiso_sysfs_pending_locked(struct blkiso_dev *dev, struct blkiso_tenant *t);
 
 /* blkiso_target.c: the charge path, which the dispatcher shares */
-bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry);
+bool blkiso_charge(struct blkiso_bio *pb, bool force, bool queue, u64 now, u64 *retry);
 void blkiso_complete_chain(struct blkiso_bio *pb, u64 now);
 void blkiso_levels_put(struct blkiso_bio *pb);
 

@@ -379,6 +379,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 				struct bio *bio = bio_list_peek(&t->parked_bios[cls]);
 				struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 				u64 retry = now;
+				bool queue;
 
 				if (unlikely(blkiso_lower_dead(bio))) {
 					bio_list_pop(&t->parked_bios[cls]);
@@ -390,15 +391,15 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 					continue;
 				}
 				/* bios behind it: wait for whole batches (dispense.c) */
-				pb->cc.queue = t->nr_parked_cls[cls] > 1;
+				queue = t->nr_parked_cls[cls] > 1;
 				if (dev->draining) {
-					blkiso_charge(pb, true, now, NULL);
+					blkiso_charge(pb, true, queue, now, NULL);
 					this_cpu_inc(t->pcpu->stat[BLKISO_DEBT]);
 				} else if ((s64)pb->units > t->deficit &&
 					   t->deficit < BLKISO_DEFICIT_MAX_UNITS) {
 					*starved = true;
 					break;
-				} else if (!blkiso_charge(pb, false, now, &retry)) {
+				} else if (!blkiso_charge(pb, false, queue, now, &retry)) {
 					*next_ns = min(*next_ns, retry);
 					break;
 				}

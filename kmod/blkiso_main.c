@@ -13,6 +13,8 @@ struct kobject *blkiso_sysfs_root;
 atomic_long_t blkiso_live_devices = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_tenants = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_parked = ATOMIC_LONG_INIT(0);
+atomic_long_t blkiso_live_bio_ext = ATOMIC_LONG_INIT(0);
+atomic_long_t blkiso_ext_failures = ATOMIC_LONG_INIT(0);
 
 /*
  * Debug: the longest section of each kind held with IRQs off, by a
@@ -46,10 +48,12 @@ static struct kobj_attribute version_attr = __ATTR_RO(version);
 static ssize_t objects_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld\n",
+	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld bio_ext=%ld ext_failures=%ld\n",
 			  atomic_long_read(&blkiso_live_devices),
 			  atomic_long_read(&blkiso_live_tenants),
-			  atomic_long_read(&blkiso_live_parked));
+			  atomic_long_read(&blkiso_live_parked),
+			  atomic_long_read(&blkiso_live_bio_ext),
+			  atomic_long_read(&blkiso_ext_failures));
 }
 static struct kobj_attribute objects_attr = __ATTR_RO(objects);
 

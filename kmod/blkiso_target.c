@@ -62,7 +62,7 @@
  *  1. blkiso_map() (here), IRQs off: blkiso_bio_cgroup() (blkiso_bio.h)
  *     names /P/C, blkiso_tenant_find() (blkiso.h) its tenant C, counted
  *     arrived; blkiso_levels() follows C->parent to P (C has no cap of its
- *     own): pb->level[] = { P }, P held (->held, the lifetime rule in
+ *     own): pb->level0 = P, P held (->held, the lifetime rule in
  *     blkiso.h); a level not its own leaves the inline fast path
  *     (blkiso_decide()).
  *  2. blkiso_map_slow(): blkiso_charge() finds P's local bucket short, asks
@@ -87,6 +87,7 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/slab.h>
+#include <linux/mempool.h>
 
 #include <linux/ktime.h>
 #include <linux/cgroup.h>
@@ -99,6 +100,40 @@
 #include "blkiso_trace.h"
 
 #define DM_MSG_PREFIX "blkiso"
+
+/* The per-bio area's bound (issue 18): dm-delay's is 40 bytes. */
+#define BLKISO_BIO_MAX_BYTES	96
+/*
+ * Bio extensions (struct blkiso_bio_ext) kept in reserve for when the slab
+ * cannot give one without sleeping: bios that need one at once beyond
+ * these (nested or class-staged charges in flight) take the fallbacks.
+ */
+#define BLKISO_EXT_RESERVE	64
+
+static struct kmem_cache *blkiso_ext_cache;
+static mempool_t *blkiso_ext_pool;
+
+/* @pb's extension, taken now if it has none; NULL: no memory.  Never sleeps. */
+static struct blkiso_bio_ext *blkiso_ext_get(struct blkiso_bio *pb)
+{
+	if (!pb->ext) {
+		pb->ext = mempool_alloc(blkiso_ext_pool, GFP_NOWAIT | __GFP_NOWARN);
+		if (!pb->ext) {
+			atomic_long_inc(&blkiso_ext_failures);
+			return NULL;
+		}
+		atomic_long_inc(&blkiso_live_bio_ext);
+	}
+	return pb->ext;
+}
+
+/* Give @pb's extension back: at its end, when nothing reads it any more. */
+static void blkiso_ext_put(struct blkiso_bio *pb)
+{
+	mempool_free(pb->ext, blkiso_ext_pool);
+	pb->ext = NULL;
+	atomic_long_dec(&blkiso_live_bio_ext);
+}
 
 struct blkiso_target {
 	struct dm_dev *dev;
@@ -249,7 +284,13 @@ static noinline u8 blkiso_levels_chain(struct blkiso_bio *pb, struct blkiso_tena
 	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent)) {
 		if (!bi_meter_capped(&t->meter, dir))
 			continue;
-		pb->level[depth++] = t;
+		if (!depth)
+			pb->level0 = t;
+		else if (blkiso_ext_get(pb))
+			pb->ext->up[depth - 1] = t;
+		else
+			break;	/* no memory: its innermost levels only */
+		depth++;
 		if (t != own) {
 			this_cpu_inc(t->pcpu->held);
 			pb->anc_held = true;
@@ -267,8 +308,8 @@ noinline void blkiso_levels_put(struct blkiso_bio *pb)
 	u8 i;
 
 	for (i = 0; i < pb->depth; i++)
-		if (pb->level[i] != pb->tenant)
-			this_cpu_dec(pb->level[i]->pcpu->held);
+		if (blkiso_level(pb, i) != pb->tenant)
+			this_cpu_dec(blkiso_level(pb, i)->pcpu->held);
 	pb->anc_held = false;
 }
 
@@ -277,7 +318,7 @@ static __always_inline u8 blkiso_levels(struct blkiso_bio *pb, struct blkiso_ten
 					u8 dir)
 {
 	if (likely(!READ_ONCE(t->parent))) {
-		pb->level[0] = t;
+		pb->level0 = t;
 		return bi_meter_capped(&t->meter, dir);
 	}
 	return blkiso_levels_chain(pb, t, dir);
@@ -290,51 +331,121 @@ static void blkiso_chain(const struct blkiso_bio *pb, struct bi_meter **m,
 	u8 i;
 
 	for (i = 0; i < pb->depth; i++) {
-		m[i] = &pb->level[i]->meter;
-		cpu[i] = &this_cpu_ptr(pb->level[i]->pcpu)->meter;
+		struct blkiso_tenant *lt = blkiso_level(pb, i);
+
+		m[i] = &lt->meter;
+		cpu[i] = &this_cpu_ptr(lt->pcpu)->meter;
 	}
+}
+
+/* Keep a one-level charge without a ticket in the per-bio area. */
+static __always_inline void blkiso_charge1_keep(struct blkiso_bio *pb,
+						const struct bi_charge *ch)
+{
+	pb->ch.units = ch->units;
+	pb->ch.init = ch->init;
+	pb->ch.reqs = ch->reqs;
+	pb->ch.keys = ch->keys;
+	pb->ch.cls = ch->cls;
+	pb->charged = 1;
+}
+
+/* That charge as the core has it (no ticket), for its correction. */
+static __always_inline void blkiso_charge1_load(const struct blkiso_bio *pb,
+						struct bi_charge *ch)
+{
+	ch->ticket.nr = 0;
+	ch->units = pb->ch.units;
+	ch->init = pb->ch.init;
+	ch->reqs = pb->ch.reqs;
+	ch->keys = pb->ch.keys;
+	ch->dir = pb->dir;
+	ch->cls = pb->ch.cls;
+	ch->flags = 0;
+}
+
+/*
+ * The charge of @pb as the core's chain charge: its extension's, or @tmp
+ * filled from the per-bio area.  IRQs off.
+ */
+static struct bi_chain_charge *blkiso_charged(struct blkiso_bio *pb,
+					      struct bi_chain_charge *tmp)
+{
+	if (pb->ch_ext)
+		return &pb->ext->cc;
+	blkiso_charge1_load(pb, &tmp->lvl[0]);
+	tmp->depth = pb->charged;
+	return tmp;
+}
+
+/*
+ * Keep what an admission charged until .end_io corrects it: in the per-bio
+ * area if it fits, else in the bio's extension.  Without memory for one,
+ * correct it now (bi_meter_complete_chain): a bio's units are known from
+ * its submission, so the correction is the same as at its end, only
+ * earlier; what is lost is the refund of a bio that fails with
+ * BLK_STS_AGAIN below (blkiso_refund).  IRQs off.
+ */
+static void blkiso_charge_keep(struct blkiso_bio *pb, struct bi_chain_charge *cc,
+			       struct bi_meter **m, struct bi_meter_cpu **cpu, u64 now)
+{
+	pb->ch_ext = false;
+	pb->charged = 0;
+	if (!cc->depth)
+		return;
+	if (likely(cc->depth == 1 && !cc->lvl[0].ticket.nr)) {
+		blkiso_charge1_keep(pb, &cc->lvl[0]);
+		return;
+	}
+	if (blkiso_ext_get(pb)) {
+		pb->ext->cc = *cc;
+		pb->ch_ext = true;
+		pb->charged = cc->depth;
+		return;
+	}
+	blkiso_chain(pb, m, cpu);
+	bi_meter_complete_chain(m, cpu, cc, now);
 }
 
 /*
  * Charge a bio through its levels (or force it: system class, draining).
  * Out of line: the map's inline fast path covers the common case.
  */
-noinline bool blkiso_charge(struct blkiso_bio *pb, bool force, u64 now, u64 *retry)
+noinline bool blkiso_charge(struct blkiso_bio *pb, bool force, bool queue, u64 now,
+			   u64 *retry)
 {
 	struct bi_meter *m[BI_METER_MAX_DEPTH];
 	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
+	struct bi_chain_charge cc;
+	bool ok;
+	u8 i;
 
+	cc.queue = queue;
+	pb->ch.flags = 0;
 	if (likely(pb->depth == 1 && !force)) {
 		/* The common case: one level, no arrays. */
-		struct blkiso_tenant *lt = pb->level[0];
+		struct blkiso_tenant *lt = pb->level0;
 		u64 units = lt == pb->tenant ? pb->units :
 			bi_io_units(&bi_meter_cfg(&lt->meter)->cost, &pb->io);
 
-		if (bi_meter_admit_one(&lt->meter, &this_cpu_ptr(lt->pcpu)->meter,
-				       &pb->io, units, &pb->cc, now, retry))
-			return true;
-		pb->cc.depth = 0;
-		return false;
+		ok = bi_meter_admit_one(&lt->meter, &this_cpu_ptr(lt->pcpu)->meter,
+					&pb->io, units, &cc, now, retry);
+	} else {
+		blkiso_chain(pb, m, cpu);
+		ok = force;
+		if (force)
+			bi_meter_force_chain(m, cpu, pb->depth, &pb->io, &cc, now);
+		else
+			ok = bi_meter_admit_chain(m, cpu, pb->depth, &pb->io, &cc, now,
+						  retry);
 	}
-	blkiso_chain(pb, m, cpu);
-	if (force) {
-		bi_meter_force_chain(m, cpu, pb->depth, &pb->io, &pb->cc, now);
+	if (ok) {
+		blkiso_charge_keep(pb, &cc, m, cpu, now);
 		return true;
 	}
-	if (bi_meter_admit_chain(m, cpu, pb->depth, &pb->io, &pb->cc, now, retry))
-		return true;
-	pb->cc.depth = 0;
-	return false;
-}
-
-/* Did a class policy with action=reject refuse it (S1-27)? */
-static bool blkiso_policy_rejects(const struct blkiso_bio *pb)
-{
-	u8 i;
-
+	/* refused: whether a class policy with action=reject refused it (S1-27) */
 	for (i = 0; i < pb->depth; i++)
-		if (pb->cc.lvl[i].flags & BI_CHARGE_REJECT)
-			return true;
+		pb->ch.flags |= cc.lvl[i].flags & BI_CHARGE_REJECT;
 	return false;
 }
 
@@ -353,7 +464,8 @@ static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct 
 	pb->dispatch_ns = now;
 	pb->slot = -1;
 	pb->anc_held = false;
-	pb->bytes = bio->bi_iter.bi_size;
+	pb->ch.flags = 0;
+	pb->io.bytes = bio->bi_iter.bi_size;	/* the counters' (describe: the same) */
 }
 
 /*
@@ -434,6 +546,9 @@ static int blkiso_refuse(struct blkiso_dev *dev, struct bio *bio,
 	if (pb->anc_held)
 		blkiso_levels_put(pb);
 	pb->tenant = NULL;
+	/* a killed bio does not reach .end_io: its extension goes now */
+	if (pb->ext && !(bio->bi_opf & REQ_NOWAIT))
+		blkiso_ext_put(pb);
 	/* counted rejected: the bio's last access to @t */
 	if (bio->bi_opf & REQ_NOWAIT) {
 		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED_NOWAIT]);
@@ -482,7 +597,7 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 {
 	unsigned long flags;
 	u64 retry = 0;
-	bool admitted, policy_rejects = false;
+	bool admitted;
 
 	if (!pb->depth)
 		return blkiso_pass(dev, bio, pb, t, now);	/* no cap on its way */
@@ -490,22 +605,15 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 	if (READ_ONCE(t->nr_parked))
 		pb->cls = blkiso_classify(t, &pb->io);
 
-	pb->cc.queue = false;	/* a new bio: nothing of its class waits behind it */
+	/* a new bio: nothing of its class waits behind it (queue: false) */
 	local_irq_save(flags);
-	if (READ_ONCE(dev->draining)) {
-		admitted = blkiso_charge(pb, true, now, NULL);
-	} else if (pb->cls < BI_NR_CLASSES && pb->cls != BI_CLASS_SYS &&
-		   READ_ONCE(t->nr_parked_cls[pb->cls])) {
+	if (READ_ONCE(dev->draining))
+		admitted = blkiso_charge(pb, true, false, now, NULL);
+	else if (pb->cls < BI_NR_CLASSES && pb->cls != BI_CLASS_SYS &&
+		 READ_ONCE(t->nr_parked_cls[pb->cls]))
 		admitted = false;	/* FIFO: queue behind its class's parked bios */
-	} else {
-		admitted = blkiso_charge(pb, false, now, &retry);
-		/*
-		 * Only a charge made here carries a policy's verdict: a bio
-		 * queued behind others was not charged, and its per-bio data
-		 * holds whatever dm's last bio left there.
-		 */
-		policy_rejects = !admitted && blkiso_policy_rejects(pb);
-	}
+	else
+		admitted = blkiso_charge(pb, false, false, now, &retry);
 	local_irq_restore(flags);
 	if (admitted)
 		return blkiso_pass(dev, bio, pb, t, now);
@@ -518,7 +626,7 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 		retry = now;
 
 	if ((bio->bi_opf & REQ_NOWAIT) || READ_ONCE(dev->conf.reject_mode) ||
-	    policy_rejects)
+	    (pb->ch.flags & BI_CHARGE_REJECT))
 		return blkiso_refuse(dev, bio, pb, t);
 	if (pb->cls == BI_NR_CLASSES)
 		pb->cls = blkiso_classify(t, &pb->io);
@@ -604,6 +712,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 					 struct blkiso_bio *pb, struct blkiso_tenant *t,
 					 u64 now, unsigned long flags, u8 data_dir)
 {
+	struct bi_chain_charge cc;
 	struct bi_meter_cpu *cpu;
 	bool ok;
 
@@ -618,17 +727,19 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		blkiso_admitted(dev, t, pb);
 		return DM_MAPIO_REMAPPED;
 	}
-	if (likely(pb->depth == 1 && pb->level[0] == t && !READ_ONCE(t->nr_parked) &&
+	if (likely(pb->depth == 1 && pb->level0 == t && !READ_ONCE(t->nr_parked) &&
 		   !READ_ONCE(dev->draining))) {
 		cpu = &this_cpu_ptr(t->pcpu)->meter;
 		if (data_dir != BI_NR_DIRS)
 			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units,
-						     blkiso_lower_bios(bio), &pb->cc,
+						     blkiso_lower_bios(bio), &cc,
 						     now, data_dir);
 		else
 			ok = bi_meter_admit_fast(&t->meter, cpu, &pb->io, pb->units,
-						 &pb->cc, now);
+						 &cc, now);
 		if (ok) {
+			/* one level, no class stage: no ticket */
+			blkiso_charge1_keep(pb, &cc.lvl[0]);
 			local_irq_restore(flags);
 			blkiso_admitted(dev, t, pb);
 			return DM_MAPIO_REMAPPED;
@@ -682,7 +793,9 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = bt->start +
 			dm_target_offset(ti, bio->bi_iter.bi_sector);
-	pb->cc.depth = 0;	/* pb->depth: blkiso_prepare() */
+	pb->ext = NULL;
+	pb->charged = 0;	/* pb->depth: blkiso_prepare() */
+	pb->ch_ext = false;
 
 	/*
 	 * IRQs are off from the lookup to the charge: the charge needs them
@@ -728,19 +841,25 @@ static noinline void blkiso_refund(struct blkiso_bio *pb, u64 now)
 {
 	struct bi_meter *m[BI_METER_MAX_DEPTH];
 	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
+	struct bi_chain_charge tmp;
 
 	blkiso_chain(pb, m, cpu);
-	bi_meter_refund_chain(m, cpu, &pb->cc, now);
+	bi_meter_refund_chain(m, cpu, blkiso_charged(pb, &tmp), now);
+	pb->charged = 0;
 }
 
-/* Completion correction along a chain of more than one level.  IRQs off. */
+/*
+ * Completion correction of a charge kept in the bio's extension (more than
+ * one level, or a class ticket).  IRQs off.
+ */
 noinline void blkiso_complete_chain(struct blkiso_bio *pb, u64 now)
 {
 	struct bi_meter *m[BI_METER_MAX_DEPTH];
 	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
 
 	blkiso_chain(pb, m, cpu);
-	bi_meter_complete_chain(m, cpu, &pb->cc, now);
+	bi_meter_complete_chain(m, cpu, &pb->ext->cc, now);
+	pb->charged = 0;
 }
 
 /*
@@ -782,22 +901,32 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	u64 now, lat_ns, dev_ns;
 	bool read;
 
-	if (!t)
+	if (!t) {
+		if (unlikely(pb->ext))
+			blkiso_ext_put(pb);
 		return DM_ENDIO_DONE;
+	}
 	now = ktime_get_ns();
 	pc = t->pcpu;	/* once: each this_cpu op would load it again */
-	/* a charge settled at submission needs nothing unless refunded */
-	if (pb->cc.depth &&
-	    (unlikely(*error == BLK_STS_AGAIN) || !bi_chain_settled(&pb->cc))) {
+	/*
+	 * A one-level charge without a ticket that took its units exactly at
+	 * submission corrects by 0 (bi_chain_settled()): nothing to do unless
+	 * it is refunded.
+	 */
+	if (pb->charged &&
+	    (unlikely(*error == BLK_STS_AGAIN) || pb->ch_ext ||
+	     (s64)pb->ch.units != pb->ch.init)) {
 		local_irq_save(flags);
 		if (unlikely(*error == BLK_STS_AGAIN)) {
 			blkiso_refund(pb, now);
-		} else if (likely(pb->cc.depth == 1)) {
-			struct blkiso_tenant *lt = pb->level[0];
+		} else if (likely(!pb->ch_ext)) {
+			struct blkiso_tenant *lt = pb->level0;
+			struct bi_charge ch;
 
+			blkiso_charge1_load(pb, &ch);
 			bi_meter_complete_fast(&lt->meter, &this_cpu_ptr(lt->pcpu)->meter,
-					       &pb->cc.lvl[0], now);
-			pb->cc.depth = 0;
+					       &ch, now);
+			pb->charged = 0;
 		} else {
 			blkiso_complete_chain(pb, now);
 		}
@@ -805,6 +934,8 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	}
 	if (unlikely(pb->anc_held))
 		blkiso_levels_put(pb);
+	if (unlikely(pb->ext))
+		blkiso_ext_put(pb);
 	/* the feedback tick's inputs: device latency and misses (IRQ-safe ops) */
 	dev_ns = now - pb->dispatch_ns;
 	this_cpu_add(pc->fb.dev_ns, dev_ns);
@@ -824,7 +955,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 				      lat_ns, blk_status_to_errno(*error));
 	if (*error)
 		this_cpu_inc(pc->stat[BLKISO_ERRORS]);
-	this_cpu_add(pc->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->bytes);
+	this_cpu_add(pc->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->io.bytes);
 	this_cpu_add(pc->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->units);
 	/* real us (a constant divisor: a multiply), bounds of the uapi */
 	this_cpu_inc(pc->lat[min_t(u32, fls64(div_u64(lat_ns, NSEC_PER_USEC)),
@@ -987,14 +1118,35 @@ static struct target_type blkiso_target_type = {
 
 int blkiso_target_init(void)
 {
-	int ret = dm_register_target(&blkiso_target_type);
+	int ret;
 
-	if (ret < 0)
+	BUILD_BUG_ON(sizeof(struct blkiso_bio) > BLKISO_BIO_MAX_BYTES);
+	blkiso_ext_cache = KMEM_CACHE(blkiso_bio_ext, 0);
+	if (!blkiso_ext_cache)
+		return -ENOMEM;
+	blkiso_ext_pool = mempool_create_slab_pool(BLKISO_EXT_RESERVE, blkiso_ext_cache);
+	if (!blkiso_ext_pool) {
+		ret = -ENOMEM;
+		goto free_cache;
+	}
+	ret = dm_register_target(&blkiso_target_type);
+	if (ret < 0) {
 		DMERR("register failed %d", ret);
+		goto free_pool;
+	}
+	return 0;
+
+free_pool:
+	mempool_destroy(blkiso_ext_pool);
+free_cache:
+	kmem_cache_destroy(blkiso_ext_cache);
 	return ret;
 }
 
+/* After the target is gone no bio holds an extension. */
 void blkiso_target_exit(void)
 {
 	dm_unregister_target(&blkiso_target_type);
+	mempool_destroy(blkiso_ext_pool);
+	kmem_cache_destroy(blkiso_ext_cache);
 }

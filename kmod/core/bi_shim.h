@@ -96,6 +96,13 @@ static inline s64 bi_abs_s64(s64 a) { return a < 0 ? -a : a; }
 #define BI_NOINLINE		BI_ATTR(__noinline__)
 #endif
 
+/* A member that starts a cache line of its own (fields written apart from read ones). */
+#ifdef __KERNEL__
+#define BI_CACHE_ALIGNED	____cacheline_aligned
+#else
+#define BI_CACHE_ALIGNED	BI_ATTR(__aligned__(64))
+#endif
+
 /*
  * bi_lock - the one lock the core takes itself: a global (per throttle key)
  * token bucket on the dispense slow path (dispense.c).  Kernel: a spinlock

@@ -131,7 +131,11 @@ struct bi_meter {
 	struct bi_meter_cfg slot[2];
 	/* initial=ewma's estimate of a bio's units: the tick's, one word */
 	s64 ewma_init;
-	struct bi_global key[BI_NR_KEYS];
+	/*
+	 * Written by global dispenses: a cache line of their own, apart from
+	 * the published configuration (key_on, cost) every charge reads.
+	 */
+	struct bi_global key[BI_NR_KEYS] BI_CACHE_ALIGNED;
 	struct bi_adapt ad;		/* initial=ewma's estimate, by the tick */
 	u8 auto_active;			/* mode=auto: the mechanism the selector chose */
 	/* Class stage, under cls_lock. */
