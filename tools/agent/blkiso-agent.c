@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * blkiso-agent.c - the per-host daemon of cluster-wide quotas
- * (blkiso-agent(8), doc/cluster.md): every interval_ms / AGENT_SLICES it
+ * (blkiso-agent(8), doc/cluster.md): every interval_ms / AGENT_CHECKS it
  * reads each cluster tenant's credit from the kernel (BLKISO_IOC_LEASE,
  * a query) and its held bios (the tenant's sysfs stats, parked=), makes
  * the tenant's round with the cluster bucket when one is due
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 	static struct tenant_rt rt[AGENT_MAX_TENANTS];
 	static struct agent_conf c;
 	bool check_only = false, show = false;
-	uint64_t slice_ns, next, tick = 0;
+	uint64_t check_ns, next, tick = 0;
 	char err[512];
 	int opt, i;
 
@@ -245,41 +245,28 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	slice_ns = (uint64_t)c.interval_ms * 1000000 / AGENT_SLICES;
+	check_ns = (uint64_t)c.interval_ms * 1000000 / AGENT_CHECKS;
 	next = now_ns();
 	while (!stop) {
-		bool round_due = tick % AGENT_SLICES == 0;
-
 		for (i = 0; i < c.nr_tenants; i++) {
 			struct tenant_rt *t = &rt[i];
-			struct agent_step step;
 			struct agent_obs o;
 			uint64_t n;
-			bool round = round_due;
 
 			if (lease(t, 0, 0, 0))
 				continue;
 			o.left = t->last.left;
 			o.spent = t->last.spent;
 			o.held = held(t);
-			if (!round && agent_wants_round(&t->at, &o))
-				round = true;
-			if (round) {
-				bool early = !round_due;
-
-				agent_round(&c, &t->at, t->store, &o, now_ns(), 0, take_back, t,
-					    &step);
-				t->at.early = early;
-			}
-			n = agent_slice(&t->at);
+			n = agent_check(&c, &t->at, t->store, &o, now_ns(), 0, take_back, t);
 			if (n && lease(t, n, c.ttl_ms, 0))
 				fprintf(stderr, "blkiso-agent: tenant %s: lease: %s\n",
 					t->at.conf->name, strerror(errno));
 		}
-		if (round_due)
+		if (tick % AGENT_CHECKS == 0)
 			write_status(status, &c, rt, c.nr_tenants);
 		tick++;
-		next += slice_ns;
+		next += check_ns;
 		for (;;) {
 			uint64_t now = now_ns();
 			struct timespec ts;
