@@ -423,11 +423,9 @@ static void round_trips(const struct sim *s, double *per_s, uint64_t *idle)
  * Goals of issue 22 and what is asserted (doc/cluster.md has the table):
  * over-admission <= 1 % per 10 s and <= 5 % per 1 s everywhere, pauses and
  * failovers included; quota used >= 97 % under every skew; ramp to 90 %
- * within 2 intervals; round trips <= 2/s per active host where the demand
- * stays put.  Not met: where demand moves or starts (an early round
- * whose grant fell short, so the grid round still comes) and across a
- * failover (the failed call and the script loaded again): measured 2.02
- * to 2.03, asserted <= 2.05 there.
+ * within 2 intervals; round trips <= 2/s per active host.  Not met where
+ * demand moves every 5 s (an early round whose grant fell short, so the
+ * grid round still comes): measured 2.023, asserted <= 2.05 there.
  */
 /*
  * make bench: with CLUSTER_FIGURES=FILE, each scenario appends its figures
@@ -500,7 +498,7 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 			      sc == SC_FAILOVER, false));
 	sim_run(&s, sc);
 	report(_metadata, &s, name,
-	       sc == SC_SHIFT || sc == SC_UNIFORM || sc == SC_FAILOVER ? 2.05 : 2.0,
+	       sc == SC_SHIFT ? 2.05 : 2.0,
 	       &o10, &o1, &used, &rts);
 	if (getenv("CLUSTER_TRACE")) {
 		uint64_t t, n = 0;

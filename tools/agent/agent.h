@@ -103,6 +103,7 @@ struct agent_tenant {
 	uint64_t use[AGENT_HIST];	/* credit spent per round, [0] = last */
 	uint64_t last_spent, last_held;
 	bool seen;			/* last_* valid */
+	bool gridded;			/* a grid round was made */
 	enum agent_source src;
 	uint64_t fail_since_ns;		/* 0 = the store answered last time */
 	unsigned int active;		/* hosts, as the store last said */

@@ -200,7 +200,8 @@ uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
 	quiet = at->quiet_checks >= AGENT_QUIET_CHECKS;
 	if (at->src == AGENT_SRC_GRANTED && quiet && (o->left || at->pending))
 		round = true;
-	if (at->src == AGENT_SRC_NONE && at->held_checks >= AGENT_HELD_CHECKS)
+	/* the first round is on the grid: all hosts' at once would find the new bucket empty */
+	if (at->src == AGENT_SRC_NONE && at->gridded && at->held_checks >= AGENT_HELD_CHECKS)
 		round = true;
 	if (round) {
 		/*
@@ -214,8 +215,10 @@ uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
 		 */
 		bool stands_for = at->to_round && at->to_round < AGENT_CHECKS / 2;
 
-		if (!at->to_round)
+		if (!at->to_round) {
 			at->to_round = AGENT_CHECKS;
+			at->gridded = true;
+		}
 		else if (stands_for)
 			at->to_round += AGENT_CHECKS;
 		at->held_checks = 0;
