@@ -357,6 +357,7 @@ static void sim_run(struct sim *s, enum scen sc)
 				o.left = st.tokens;
 				o.spent = st.spent;
 				o.held = h->held;
+				o.queued = h->backlog >= 1;	/* a request left waiting */
 				h->now = now;
 				n = agent_check(&h->c, &h->at, h->store, &o, now + 1, now / 1000 + 1,
 						take_back, h);
@@ -423,9 +424,7 @@ static void round_trips(const struct sim *s, double *per_s, uint64_t *idle)
  * Goals of issue 22 and what is asserted (doc/cluster.md has the table):
  * over-admission <= 1 % per 10 s and <= 5 % per 1 s everywhere, pauses and
  * failovers included; quota used >= 97 % under every skew; ramp to 90 %
- * within 2 intervals; round trips <= 2/s per active host.  Not met where
- * demand moves every 5 s (an early round whose grant fell short, so the
- * grid round still comes): measured 2.023, asserted <= 2.05 there.
+ * within 2 intervals; round trips <= 2/s per active host.
  */
 /*
  * make bench: with CLUSTER_FIGURES=FILE, each scenario appends its figures
@@ -497,9 +496,7 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 	ASSERT_EQ(0, sim_init(&s, sc == SC_SHIFT || sc == SC_KILL ? 40 : sc == SC_FAILOVER ? 60 : 30,
 			      sc == SC_FAILOVER, false));
 	sim_run(&s, sc);
-	report(_metadata, &s, name,
-	       sc == SC_SHIFT ? 2.05 : 2.0,
-	       &o10, &o1, &used, &rts);
+	report(_metadata, &s, name, 2.0, &o10, &o1, &used, &rts);
 	if (getenv("CLUSTER_TRACE")) {
 		uint64_t t, n = 0;
 

@@ -96,6 +96,7 @@ struct agent_obs {
 	uint64_t left;		/* live credit */
 	uint64_t spent;		/* credit spent, counter */
 	uint64_t held;		/* bios held by the floor or the credit, counter */
+	uint64_t queued;	/* bios held right now */
 };
 
 struct agent_tenant {

@@ -61,7 +61,9 @@ static uint64_t per_interval(uint64_t rate, const struct agent_conf *c)
 /*
  * One round with the store: @quiet: the demand went away (nothing spent,
  * nothing held for AGENT_QUIET_CHECKS checks), the credit goes back.
- * False when the store granted less than was asked.
+ * False when the store granted less than 7/8 of the ask (the bucket
+ * holds at most one interval of the rate, so a host asking for all of it
+ * after another gave its credit back gets a little less than that).
  */
 static bool agent_round(const struct agent_conf *c, struct agent_tenant *at,
 			struct agent_store *s, const struct agent_obs *o, bool quiet,
@@ -123,7 +125,7 @@ static bool agent_round(const struct agent_conf *c, struct agent_tenant *at,
 		at->returned += give;
 		at->debt = 0;
 		at->pending += g.granted;
-		return g.granted >= ask;
+		return g.granted * 8 >= ask * 7;
 	}
 	if (give) {
 		/* the store is away: what was taken back is lost, not leased again */
@@ -184,7 +186,8 @@ uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
 		     struct agent_store *s, const struct agent_obs *o, uint64_t now_ns,
 		     uint64_t sim_now_us, agent_take_back_fn take_back, void *arg)
 {
-	bool spent = o->spent != at->chk_spent, held = o->held != at->chk_held;
+	/* bios held since the last look, or still held (a low floor parks few, for long) */
+	bool spent = o->spent != at->chk_spent, held = o->held != at->chk_held || o->queued;
 	bool quiet, round = !at->to_round;
 
 	if (!at->seen) {
@@ -210,7 +213,7 @@ uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
 		 * over the interval, each taking what refilled since the one
 		 * before.  An early round stands for the next grid round when
 		 * that is less than half an interval away, if the store had
-		 * all it asked for (else the grid round still comes): about
+		 * (nearly) all it asked for (else the grid round still comes):
 		 * one round trip per interval.
 		 */
 		bool stands_for = at->to_round && at->to_round < AGENT_CHECKS / 2;

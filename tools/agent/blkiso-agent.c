@@ -3,7 +3,8 @@
  * blkiso-agent.c - the per-host daemon of cluster-wide quotas
  * (blkiso-agent(8), doc/cluster.md): every interval_ms / AGENT_CHECKS it
  * reads each cluster tenant's credit from the kernel (BLKISO_IOC_LEASE,
- * a query) and its held bios (the tenant's sysfs stats, parked=), makes
+ * a query) and its held bios (the tenant's sysfs stats, parked= and
+ * queued=), makes
  * the tenant's round with the cluster bucket when one is due
  * (agent_core.c), and leases the slice due to the kernel.  At start it
  * sets each tenant's cap to its floor.  The kernel never waits on it:
@@ -89,18 +90,25 @@ static uint64_t take_back(void *arg, uint64_t n)
 	return t->last.returned - before;
 }
 
-/* parked= of the tenant's stats: bios its floor or credit held. */
-static uint64_t held(const struct tenant_rt *t)
+/*
+ * parked= of the tenant's stats: bios its floor or credit held (a
+ * counter); queued=: bios held right now.
+ */
+static uint64_t held(const struct tenant_rt *t, uint64_t *queued)
 {
 	char buf[4096], *p;
 	FILE *f = fopen(t->stats, "r");
 	size_t n;
 
+	*queued = 0;
 	if (!f)
 		return 0;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
+	p = strstr(buf, " queued=");
+	if (p)
+		*queued = strtoull(p + 8, NULL, 10);
 	p = strstr(buf, " parked=");
 	return p ? strtoull(p + 8, NULL, 10) : 0;
 }
@@ -257,7 +265,7 @@ int main(int argc, char **argv)
 				continue;
 			o.left = t->last.left;
 			o.spent = t->last.spent;
-			o.held = held(t);
+			o.held = held(t, &o.queued);
 			n = agent_check(&c, &t->at, t->store, &o, now_ns(), 0, take_back, t);
 			if (n && lease(t, n, c.ttl_ms, 0))
 				fprintf(stderr, "blkiso-agent: tenant %s: lease: %s\n",
