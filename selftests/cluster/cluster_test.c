@@ -56,6 +56,7 @@ struct host {
 	struct agent_tenant at;
 	double backlog;
 	uint64_t held;
+	uint64_t arrived;
 	uint64_t admitted;
 	uint64_t rt_active_rounds;	/* rounds in which it had demand */
 	uint64_t now;
@@ -335,6 +336,8 @@ static void sim_run(struct sim *s, enum scen sc)
 			u64 retry;
 
 			h->backlog += d / 1000;
+			if (d > 0)
+				h->arrived++;	/* requests came this ms */
 			if (h->backlog > d / 20)	/* 50 ms of demand queue at most */
 				h->backlog = d / 20;
 			while (h->backlog >= 1) {
@@ -358,6 +361,7 @@ static void sim_run(struct sim *s, enum scen sc)
 				o.spent = st.spent;
 				o.held = h->held;
 				o.queued = h->backlog >= 1;	/* a request left waiting */
+				o.arrived = h->arrived;
 				h->now = now;
 				n = agent_check(&h->c, &h->at, h->store, &o, now + 1, now / 1000 + 1,
 						take_back, h);

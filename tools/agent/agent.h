@@ -21,7 +21,7 @@
 #define AGENT_HIST		4	/* x of S4-09: intervals of use weighed */
 #define AGENT_SLICES		10	/* a round's grant, leased in this many slices */
 #define AGENT_CHECKS		50	/* looks at the kernel per interval */
-#define AGENT_QUIET_CHECKS	2	/* checks without use: the demand went away */
+#define AGENT_QUIET_CHECKS	2	/* checks without bios: the demand went away */
 #define AGENT_HELD_CHECKS	4	/* checks with bios held: the demand came */
 
 struct agent_addr {
@@ -97,6 +97,7 @@ struct agent_obs {
 	uint64_t spent;		/* credit spent, counter */
 	uint64_t held;		/* bios held by the floor or the credit, counter */
 	uint64_t queued;	/* bios held right now */
+	uint64_t arrived;	/* bios that came, counter */
 };
 
 struct agent_tenant {
@@ -114,7 +115,7 @@ struct agent_tenant {
 	unsigned int slices_left;	/* of the current round */
 	unsigned int to_round;		/* checks until the next round */
 	unsigned int since_round;	/* checks since the last round */
-	uint64_t chk_spent, chk_held;	/* at the last check */
+	uint64_t chk_spent, chk_held, chk_arrived;	/* at the last check */
 	unsigned int quiet_checks;	/* in a row: nothing spent, nothing held */
 	unsigned int held_checks;	/* in a row: bios held */
 	uint64_t rounds_idle;

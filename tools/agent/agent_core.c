@@ -177,7 +177,8 @@ static uint64_t agent_slice(struct agent_tenant *at)
  * A round is due every AGENT_CHECKS checks; it comes early when the
  * demand moves: an idle tenant whose bios have been held for
  * AGENT_HELD_CHECKS checks asks at once (the ramp), and a granted tenant
- * that spent nothing and had nothing held for AGENT_QUIET_CHECKS checks
+ * to which no bio came, which spent nothing and had nothing held for
+ * AGENT_QUIET_CHECKS checks
  * gives its credit back at once (for the host the demand moved to: it
  * asks later than this host gives back, as AGENT_HELD_CHECKS >
  * AGENT_QUIET_CHECKS).
@@ -196,7 +197,10 @@ uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
 		at->last_spent = o->spent;
 		at->last_held = o->held;
 	}
-	at->quiet_checks = spent || held ? 0 : at->quiet_checks + 1;
+	/* quiet: no bio came (the kernel's spent credit moves in per-CPU batches) */
+	at->quiet_checks = spent || held || o->arrived != at->chk_arrived ? 0 :
+			   at->quiet_checks + 1;
+	at->chk_arrived = o->arrived;
 	at->held_checks = held ? at->held_checks + 1 : 0;
 	at->chk_spent = o->spent;
 	at->chk_held = o->held;
