@@ -116,6 +116,8 @@ struct agent_tenant {
 	unsigned int to_round;		/* checks until the next round */
 	unsigned int since_round;	/* checks since the last round */
 	uint64_t chk_spent, chk_held, chk_arrived;	/* at the last check */
+	uint64_t round_arrived;		/* arrived at the last round */
+	unsigned int arrival_gap;	/* checks between bios, last interval */
 	unsigned int quiet_checks;	/* in a row: nothing spent, nothing held */
 	unsigned int held_checks;	/* in a row: bios held */
 	uint64_t rounds_idle;

@@ -204,7 +204,9 @@ uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
 	at->held_checks = held ? at->held_checks + 1 : 0;
 	at->chk_spent = o->spent;
 	at->chk_held = o->held;
-	quiet = at->quiet_checks >= AGENT_QUIET_CHECKS;
+	/* quiet: longer than two gaps between bios (a low floor admits few) */
+	quiet = at->quiet_checks >= AGENT_QUIET_CHECKS &&
+		at->quiet_checks >= 2 * at->arrival_gap;
 	if (at->src == AGENT_SRC_GRANTED && quiet && (o->left || at->pending))
 		round = true;
 	/* the first round is on the grid: all hosts' at once would find the new bucket empty */
@@ -229,6 +231,9 @@ uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
 		else if (stands_for)
 			at->to_round += AGENT_CHECKS;
 		at->held_checks = 0;
+		at->arrival_gap = AGENT_CHECKS / (o->arrived - at->round_arrived ?
+						  o->arrived - at->round_arrived : 1);
+		at->round_arrived = o->arrived;
 		if (!agent_round(c, at, s, o, quiet, now_ns, sim_now_us, take_back, arg) &&
 		    stands_for)
 			at->to_round -= AGENT_CHECKS;	/* short: the grid round comes */
