@@ -161,6 +161,17 @@ for g in goals.values():
     assert isinstance(g["met"], bool) and g["blkiso"] is not None, "goal %s not measured" % g["id"]
 fp = d.get("fastpath") or {}
 assert fp.get("instructions_per_bio", 0) > 0, "no fastpath figures"
+# cluster (run.sh, selftests/cluster): the agent and the static split, the
+# same scenarios; the agent's figures are numbers, round trips > 0
+cl = d.get("cluster") or []
+pol = {(r["scenario"], r["policy"]): r for r in cl}
+for scen in ("one host", "uniform", "shifting"):
+    for p in ("agent", "static_split"):
+        r = pol.get((scen, p))
+        assert r, "cluster: no %s figures for %s" % (p, scen)
+        for k in ("over_10s_pct", "over_1s_pct", "used_pct"):
+            num(r, k, "cluster %s %s" % (scen, p))
+    assert pol[(scen, "agent")]["round_trips_per_s"] > 0, "cluster %s: no round trip" % scen
 n = sc["noisy"]["summary"]
 print("(overhead: blkiso +%d over dm-linear, io.max +%d, iocost +%d over raw; isolation blkiso %.0f%%, none %.0f%%; %d of %d goals met)" % (
     goals["metering_cost"]["blkiso"], goals["metering_cost"]["anchors"].get("io.max", -1),

@@ -56,6 +56,7 @@ struct host {
 	struct agent_tenant at;
 	double backlog;
 	uint64_t held;
+	uint64_t arrived;
 	uint64_t admitted;
 	uint64_t rt_active_rounds;	/* rounds in which it had demand */
 	uint64_t now;
@@ -113,7 +114,9 @@ static pid_t server_start(struct sim *s, int port, int master, bool sentinel)
 	if (!pid) {
 		int fd = open("/dev/null", O_WRONLY);
 
+		/* no pipe of the test's held open by a server left behind */
 		dup2(fd, 1);
+		dup2(fd, 2);
 		if (sentinel)
 			execlp("redis-sentinel", "redis-sentinel", conf, NULL);
 		else if (master)
@@ -306,7 +309,12 @@ static void sim_run(struct sim *s, enum scen sc)
 {
 	struct bi_io io = { .op = BI_OP_READ, .bytes = 4096, .prio_class = BI_PRIO_BE };
 	uint64_t ms, end = (uint64_t)s->secs * 1000, phase = s->c.interval_ms / HOSTS;
+	uint64_t check = s->c.interval_ms / AGENT_CHECKS;
 	int i;
+
+	/* staggered: host i's first round at phase x i */
+	for (i = 0; i < HOSTS; i++)
+		s->h[i].at.to_round = phase * i / check;
 
 	for (ms = 0; ms < end; ms++) {
 		uint64_t now = ms * MS;
@@ -328,6 +336,8 @@ static void sim_run(struct sim *s, enum scen sc)
 			u64 retry;
 
 			h->backlog += d / 1000;
+			if (d > 0)
+				h->arrived++;	/* requests came this ms */
 			if (h->backlog > d / 20)	/* 50 ms of demand queue at most */
 				h->backlog = d / 20;
 			while (h->backlog >= 1) {
@@ -341,37 +351,25 @@ static void sim_run(struct sim *s, enum scen sc)
 				h->admitted++;
 				s->per_ms[ms]++;
 			}
-			if (!s->static_split && ms % (s->c.interval_ms / AGENT_SLICES) ==
-			    (phase * i) % (s->c.interval_ms / AGENT_SLICES)) {
+			if (!s->static_split && ms % check == (phase * i) % check) {
 				struct bi_lease_state st;
 				struct agent_obs o;
-				struct agent_step step;
-				bool round = ms % s->c.interval_ms == phase * i;
 				uint64_t n;
 
 				bi_meter_lease(&h->m, BI_KEY_RREQS, 0, 0, now, &st);
 				o.left = st.tokens;
 				o.spent = st.spent;
 				o.held = h->held;
+				o.queued = h->backlog >= 1;	/* a request left waiting */
+				o.arrived = h->arrived;
 				h->now = now;
-				if (!round && agent_wants_round(&h->at, &o)) {
-					round = true;
-					h->at.early = true;
-				}
-				if (round) {
-					bool early = h->at.early;
-
-					agent_round(&h->c, &h->at, h->store, &o, now + 1,
-						    now / 1000 + 1, take_back, h, &step);
-					h->at.early = early;
-				}
-				n = agent_slice(&h->at);
+				n = agent_check(&h->c, &h->at, h->store, &o, now + 1, now / 1000 + 1,
+						take_back, h);
 				if (n)
 					bi_meter_lease(&h->m, BI_KEY_RREQS, n,
 						       (u64)s->c.ttl_ms * MS, now, NULL);
 			}
 			if (ms % s->c.interval_ms == phase * i) {
-				h->at.early = false;
 				/* active: demand now or during the last interval */
 				if (d > 0 || (ms >= s->c.interval_ms &&
 					      demand(sc, i, ms - s->c.interval_ms) > 0))
@@ -428,39 +426,81 @@ static void round_trips(const struct sim *s, double *per_s, uint64_t *idle)
 
 /*
  * Goals of issue 22 and what is asserted (doc/cluster.md has the table):
- * round trips <= 2/s per active host (early rounds when demand moves make
- * 2.3: asserted <= 2.5 there); over-admission <= 1 % per 10 s everywhere
- * and <= 5 % per 1 s (after a SIGSTOP pause 10.8 %: asserted <= 15 %
- * there and across a Sentinel failover, whose goal is <= 2 % over 60 s:
- * measured 1.85 % worst 10 s, asserted <= 2 %); quota used >= 97 %
- * (shifting demand: 95 %, asserted >= 94 %).
- * The goals not met are reported as such, not hidden.
+ * over-admission <= 1 % per 10 s and <= 5 % per 1 s everywhere, pauses and
+ * failovers included; quota used >= 97 % under every skew; ramp to 90 %
+ * within 2 intervals; round trips <= 2/s per active host.
  */
-static void report(struct __test_metadata *_metadata, const struct sim *s, const char *name,
-		   double rt_max, double *o10, double *o1, double *used)
+/*
+ * make bench: with CLUSTER_FIGURES=FILE, each scenario appends its figures
+ * to FILE as one JSON object a line (tools/bench/run.sh collects them);
+ * a figure not measured for a scenario is -1.
+ */
+static void figure(const char *scenario, const char *policy, double o10, double o1,
+		   double used, double rts, long long ramp_ms)
 {
-	double rts;
+	const char *path = getenv("CLUSTER_FIGURES");
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "a");
+	if (!f)
+		return;
+	fprintf(f, "{\"scenario\": \"%s\", \"policy\": \"%s\", \"hosts\": %d, \"quota_iops\": %llu, "
+		"\"over_10s_pct\": %.2f, \"over_1s_pct\": %.2f, \"used_pct\": %.2f, "
+		"\"round_trips_per_s\": %.3f, \"ramp_ms\": %lld}\n",
+		scenario, policy, HOSTS, QUOTA, o10, o1, used, rts, ramp_ms);
+	fclose(f);
+}
+
+static void report(struct __test_metadata *_metadata, const struct sim *s, const char *name,
+		   double rt_max, double *o10, double *o1, double *used, double *rts)
+{
 	uint64_t idle;
 
 	*o10 = over_pct(s, 10000, 2000, s->secs * 1000ULL);
 	*o1 = over_pct(s, 1000, 2000, s->secs * 1000ULL);
 	*used = used_pct(s, 2000, s->secs * 1000ULL);
-	round_trips(s, &rts, &idle);
-	TH_LOG("%s: over-admission worst 10 s %.2f %%, worst 1 s %.2f %%; quota used %.2f %% (from 2 s); round trips %.2f /s per active host, %llu by idle hosts",
-	       name, *o10, *o1, *used, rts, (unsigned long long)idle);
-	EXPECT_LE(rts, rt_max);
+	round_trips(s, rts, &idle);
+	TH_LOG("%s: over-admission worst 10 s %.2f %%, worst 1 s %.2f %%; quota used %.2f %% (from 2 s); round trips %.3f /s per active host, %llu by idle hosts",
+	       name, *o10, *o1, *used, *rts, (unsigned long long)idle);
+	EXPECT_LE(*rts, rt_max);
 	EXPECT_EQ(0ULL, idle);
+}
+
+/*
+ * Demand moving every 5 s: after each move, the end of the first 100 ms
+ * window at >= 90 % of the quota; the worst over the moves, ms.
+ */
+static long long ramp_ms(const struct sim *s)
+{
+	uint64_t t0, t, worst = 0;
+
+	for (t0 = 5000; t0 + 5000 <= s->secs * 1000ULL; t0 += 5000) {
+		for (t = t0; t < t0 + 5000; t++) {
+			uint64_t n = 0, u;
+
+			for (u = t; u < t + 100; u++)
+				n += s->per_ms[u];
+			if (n * 10 >= QUOTA * 9 / 10)
+				break;
+		}
+		if (t + 100 - t0 > worst)
+			worst = t + 100 - t0;
+	}
+	return worst;
 }
 
 static void scenario(struct __test_metadata *_metadata, enum scen sc, const char *name)
 {
 	static struct sim s;
-	double o10, o1, used;
+	double o10, o1, used, rts;
+	long long ramp = -1;
 
 	ASSERT_EQ(0, sim_init(&s, sc == SC_SHIFT || sc == SC_KILL ? 40 : sc == SC_FAILOVER ? 60 : 30,
 			      sc == SC_FAILOVER, false));
 	sim_run(&s, sc);
-	report(_metadata, &s, name, sc == SC_SHIFT ? 2.5 : 2.0, &o10, &o1, &used);
+	report(_metadata, &s, name, 2.0, &o10, &o1, &used, &rts);
 	if (getenv("CLUSTER_TRACE")) {
 		uint64_t t, n = 0;
 
@@ -472,34 +512,21 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 			}
 		}
 	}
-	EXPECT_LE(o10, sc == SC_FAILOVER ? 2.0 : 1.0);
-	EXPECT_LE(o1, sc == SC_PAUSE || sc == SC_FAILOVER ? 15.0 : 5.0);
+	EXPECT_LE(o10, 1.0);
+	EXPECT_LE(o1, 5.0);
 	if (sc != SC_KILL && sc != SC_PAUSE)
-		EXPECT_GE(used, sc == SC_SHIFT ? 94.0 : 97.0);
+		EXPECT_GE(used, 97.0);
 	if (sc == SC_SHIFT) {
-		uint64_t t0, t, worst = 0;
-
-		/* after each move: the first 100 ms window at >= 90 % of the quota */
-		for (t0 = 5000; t0 + 5000 <= s.secs * 1000ULL; t0 += 5000) {
-			for (t = t0; t < t0 + 5000; t++) {
-				uint64_t n = 0, u;
-
-				for (u = t; u < t + 100; u++)
-					n += s.per_ms[u];
-				if (n * 10 >= QUOTA * 9 / 10)
-					break;
-			}
-			if (t + 100 - t0 > worst)
-				worst = t + 100 - t0;
-		}
-		TH_LOG("%s: 90 %% of the quota at most %llu ms after demand moved (2 intervals: %u ms)",
-		       name, (unsigned long long)worst, 2 * s.c.interval_ms);
-		EXPECT_LE(worst, 2ULL * s.c.interval_ms);
+		ramp = ramp_ms(&s);
+		TH_LOG("%s: 90 %% of the quota at most %lld ms after demand moved (2 intervals: %u ms)",
+		       name, ramp, 2 * s.c.interval_ms);
+		EXPECT_LE(ramp, 2LL * s.c.interval_ms);
 	}
+	figure(name, "agent", o10, o1, used, rts, ramp);
 	if (sc == SC_FAILOVER) {
 		double all = used_pct(&s, 2000, s.secs * 1000ULL);
 
-		ASSERT_EQ(0, s.failover_rc);
+		EXPECT_EQ(0, s.failover_rc);
 		TH_LOG("%s: over 58 s across the failover at 20 s: %.2f %% of the quota (goal: <= 102 %%)",
 		       name, all);
 		EXPECT_LE(all, 102.0);
@@ -556,23 +583,26 @@ TEST_F_TIMEOUT(cl, static_split_baseline, CL_TIMEOUT)
 {
 	static const struct { enum scen sc; const char *name; double agent_min; } c[] = {
 		{ SC_ONE, "one host", 97 }, { SC_UNIFORM, "uniform", 97 },
-		{ SC_SHIFT, "shifting", 94 },
+		{ SC_SHIFT, "shifting", 97 },
 	};
 	static struct sim s;
 	unsigned int i;
 
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		double used, o1;
+		double used, o1, o10;
 
 		ASSERT_EQ(0, sim_init(&s, c[i].sc == SC_SHIFT ? 40 : 30, false, true));
 		sim_run(&s, c[i].sc);
 		used = used_pct(&s, 2000, s.secs * 1000ULL);
 		o1 = over_pct(&s, 1000, 2000, s.secs * 1000ULL);
+		o10 = over_pct(&s, 10000, 2000, s.secs * 1000ULL);
 		TH_LOG("static quota/16 split, %s: quota used %.2f %%, worst 1 s over-admission %.2f %% (the agent: >= %.0f %%)",
 		       c[i].name, used, o1, c[i].agent_min);
 		EXPECT_LE(o1, 5.0);
 		if (c[i].sc != SC_UNIFORM)
 			EXPECT_LT(used, c[i].agent_min);
+		/* no store, no round trips; a ramp it never makes */
+		figure(c[i].name, "static_split", o10, o1, used, 0, -1);
 		sim_free(&s);
 	}
 }

@@ -20,6 +20,9 @@
 #define AGENT_MAX_SENTINELS	8
 #define AGENT_HIST		4	/* x of S4-09: intervals of use weighed */
 #define AGENT_SLICES		10	/* a round's grant, leased in this many slices */
+#define AGENT_CHECKS		50	/* looks at the kernel per interval */
+#define AGENT_QUIET_CHECKS	2	/* checks without bios: the demand went away */
+#define AGENT_HELD_CHECKS	4	/* checks with bios held: the demand came */
 
 struct agent_addr {
 	char host[64];
@@ -74,7 +77,8 @@ void agent_store_free(struct agent_store *s);
  */
 int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
 		      uint64_t max, uint64_t ask, uint64_t threshold, uint64_t now_us,
-		      uint64_t window_us, uint64_t give, uint64_t debt, struct agent_grant *g);
+		      uint64_t window_us, uint64_t give, uint64_t debt, uint64_t reserve_us,
+		      struct agent_grant *g);
 uint64_t agent_store_round_trips(const struct agent_store *s);
 
 /* ---- the decision (agent_core.c) ---- */
@@ -92,6 +96,8 @@ struct agent_obs {
 	uint64_t left;		/* live credit */
 	uint64_t spent;		/* credit spent, counter */
 	uint64_t held;		/* bios held by the floor or the credit, counter */
+	uint64_t queued;	/* bios held right now */
+	uint64_t arrived;	/* bios that came, counter */
 };
 
 struct agent_tenant {
@@ -99,6 +105,7 @@ struct agent_tenant {
 	uint64_t use[AGENT_HIST];	/* credit spent per round, [0] = last */
 	uint64_t last_spent, last_held;
 	bool seen;			/* last_* valid */
+	bool gridded;			/* a grid round was made */
 	enum agent_source src;
 	uint64_t fail_since_ns;		/* 0 = the store answered last time */
 	unsigned int active;		/* hosts, as the store last said */
@@ -106,14 +113,14 @@ struct agent_tenant {
 	uint64_t debt;			/* leased in fail static, not yet repaid */
 	uint64_t pending;		/* granted, not yet leased to the kernel */
 	unsigned int slices_left;	/* of the current round */
-	bool early;			/* an early round was made this interval */
+	unsigned int to_round;		/* checks until the next round */
+	unsigned int since_round;	/* checks since the last round */
+	uint64_t chk_spent, chk_held, chk_arrived;	/* at the last check */
+	uint64_t round_arrived;		/* arrived at the last round */
+	unsigned int arrival_gap;	/* checks between bios, last interval */
+	unsigned int quiet_checks;	/* in a row: nothing spent, nothing held */
+	unsigned int held_checks;	/* in a row: bios held */
 	uint64_t rounds_idle;
-};
-
-/* What a round did. */
-struct agent_step {
-	uint64_t tokens;	/* unused: leases go out by agent_slice() */
-	bool asked;		/* a store round trip was made */
 };
 
 uint64_t agent_global_rate(const struct agent_tenant_conf *t);
@@ -122,11 +129,13 @@ void agent_tenant_init(struct agent_tenant *at, const struct agent_tenant_conf *
 /* The "kernel": take back up to @n tokens of unused credit; returns them. */
 typedef uint64_t (*agent_take_back_fn)(void *arg, uint64_t n);
 
-void agent_round(const struct agent_conf *c, struct agent_tenant *at,
-		 struct agent_store *s, const struct agent_obs *o, uint64_t now_ns,
-		 uint64_t sim_now_us, agent_take_back_fn take_back, void *arg,
-		 struct agent_step *st);
-uint64_t agent_slice(struct agent_tenant *at);
-bool agent_wants_round(const struct agent_tenant *at, const struct agent_obs *o);
+/*
+ * Every interval_ms / AGENT_CHECKS: looks at the kernel's figures, makes
+ * the tenant's round with the store when one is due (or early: demand came
+ * or went), and returns the tokens to lease to the kernel now (a slice).
+ */
+uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
+		     struct agent_store *s, const struct agent_obs *o, uint64_t now_ns,
+		     uint64_t sim_now_us, agent_take_back_fn take_back, void *arg);
 
 #endif /* BLKISO_AGENT_H */

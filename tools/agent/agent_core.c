@@ -5,19 +5,22 @@
  * the kernel when the store answers, when it does not (fail static at
  * quota / active hosts), and past fail_static_ms (the floor alone).
  *
- * A round sees the tenant's credit left, the credit it spent since the
- * last round and the bios its floor or credit held since then.  Spent
- * credit is the use; held bios say the demand was above what the host
- * had.  A tenant that neither spent credit nor had bios held is idle: no
- * round trip (its floor covers it).  The ask is the weighted average of
- * the last AGENT_HIST rounds' use (claims 12/20, the core's
- * bi_demand_wavg) with a quarter's margin, less the credit left; when bios
- * were held, at least one interval of the cluster bucket's rate, so that
- * a host whose demand just rose can take the whole quota at its next
- * round (the ramp).  A round's grant is handed to the kernel in
- * AGENT_SLICES slices over the interval (agent_slice).  Credit leased in fail static is a debt the next
- * answered round repays to the bucket; credit a tenant no longer needs is
- * taken back and given to the bucket.
+ * The agent looks at the kernel AGENT_CHECKS times per refresh interval
+ * (agent_check): the tenant's credit left, the credit it spent and the
+ * bios its floor or credit held.  Spent credit is the use; held bios say
+ * the demand was above what the host had.  A round with the store comes
+ * once per interval, on the tenant's own grid, or early when the demand
+ * moves (it came: bios held; it went: nothing spent, nothing held).  A
+ * tenant that neither spent credit nor had bios held is idle: no round
+ * trip (its floor covers it).  The ask is the weighted average of the
+ * last AGENT_HIST rounds' use (claims 12/20, the core's bi_demand_wavg)
+ * with a quarter's margin, less the credit left; when bios were held, at
+ * least one interval of the cluster bucket's rate, so that a host whose
+ * demand just rose can take the whole quota at once (the ramp).  A
+ * round's grant is handed to the kernel in AGENT_SLICES slices over the
+ * interval (agent_slice).  Credit leased in fail static is a debt the
+ * next answered round repays to the bucket; credit a tenant no longer
+ * needs is taken back and given to the bucket at once.
  */
 #include "agent.h"
 #include "dispense.h"
@@ -55,10 +58,17 @@ static uint64_t per_interval(uint64_t rate, const struct agent_conf *c)
 	return rate * c->interval_ms / 1000;
 }
 
-void agent_round(const struct agent_conf *c, struct agent_tenant *at,
-		 struct agent_store *s, const struct agent_obs *o, uint64_t now_ns,
-		 uint64_t sim_now_us, agent_take_back_fn take_back, void *arg,
-		 struct agent_step *st)
+/*
+ * One round with the store: @quiet: the demand went away (nothing spent,
+ * nothing held for AGENT_QUIET_CHECKS checks), the credit goes back.
+ * False when the store granted less than 7/8 of the ask (the bucket
+ * holds at most one interval of the rate, so a host asking for all of it
+ * after another gave its credit back gets a little less than that).
+ */
+static bool agent_round(const struct agent_conf *c, struct agent_tenant *at,
+			struct agent_store *s, const struct agent_obs *o, bool quiet,
+			uint64_t now_ns, uint64_t sim_now_us, agent_take_back_fn take_back,
+			void *arg)
 {
 	const struct agent_tenant_conf *tc = at->conf;
 	uint64_t used = 0, held = 0, target, ask = 0, give = 0, rate = agent_global_rate(tc);
@@ -66,21 +76,15 @@ void agent_round(const struct agent_conf *c, struct agent_tenant *at,
 	struct agent_grant g;
 	int i;
 
-	st->tokens = 0;
-	st->asked = false;
 	at->slices_left = AGENT_SLICES;
-	at->early = false;
-	if (at->seen) {
-		used = o->spent - at->last_spent;
-		held = o->held - at->last_held;
-	}
-	at->seen = true;
+	used = o->spent - at->last_spent;
+	held = o->held - at->last_held;
 	at->last_spent = o->spent;
 	at->last_held = o->held;
 	for (i = AGENT_HIST - 1; i > 0; i--)
 		at->use[i] = at->use[i - 1];
 	at->use[0] = used;
-	if (!used && !held) {
+	if (quiet || (!used && !held)) {
 		/*
 		 * Demand went away: the credit left (in the kernel and not yet
 		 * handed to it) goes back to the cluster in one round trip,
@@ -96,7 +100,7 @@ void agent_round(const struct agent_conf *c, struct agent_tenant *at,
 		if (!give) {
 			if (at->src == AGENT_SRC_GRANTED)
 				at->src = AGENT_SRC_NONE;
-			return;
+			return true;
 		}
 	} else {
 		target = bi_demand_wavg(at->use, AGENT_HIST) * 5 / 4;
@@ -108,11 +112,11 @@ void agent_round(const struct agent_conf *c, struct agent_tenant *at,
 		}
 		ask = target > have ? target - have : 0;
 		if (!ask && !at->debt)
-			return;
+			return true;
 	}
-	st->asked = true;
 	if (!agent_store_lease(s, tc->name, rate, agent_global_max(c, tc), ask, 0, sim_now_us,
-			       3ULL * c->interval_ms * 1000, give, at->debt, &g)) {
+			       3ULL * c->interval_ms * 1000, give, at->debt,
+			       (uint64_t)c->interval_ms * 1000, &g)) {
 		at->src = give && !ask ? AGENT_SRC_NONE : AGENT_SRC_GRANTED;
 		at->fail_since_ns = 0;
 		at->active = g.active ? g.active : 1;
@@ -121,12 +125,12 @@ void agent_round(const struct agent_conf *c, struct agent_tenant *at,
 		at->returned += give;
 		at->debt = 0;
 		at->pending += g.granted;
-		return;
+		return g.granted * 8 >= ask * 7;
 	}
 	if (give) {
 		/* the store is away: what was taken back is lost, not leased again */
 		at->src = AGENT_SRC_NONE;
-		return;
+		return true;
 	}
 	if (!at->fail_since_ns)
 		at->fail_since_ns = now_ns ? now_ns : 1;
@@ -146,16 +150,17 @@ void agent_round(const struct agent_conf *c, struct agent_tenant *at,
 		at->src = AGENT_SRC_FLOOR;
 		at->pending = 0;
 	}
+	return true;
 }
 
 /*
- * Every interval_ms / AGENT_SLICES: the share of the round's tokens to
- * lease to the kernel now.  Paced, the credit in the kernel stays near
+ * The share of the round's tokens to lease to the kernel now, every
+ * interval_ms / AGENT_SLICES.  Paced, the credit in the kernel stays near
  * one slice's worth, so that credit a host no longer needs is mostly
  * still the agent's to give back, and no host holds half a second of the
  * quota in one lump (which it could spend in a burst).
  */
-uint64_t agent_slice(struct agent_tenant *at)
+static uint64_t agent_slice(struct agent_tenant *at)
 {
 	uint64_t n;
 
@@ -169,12 +174,73 @@ uint64_t agent_slice(struct agent_tenant *at)
 }
 
 /*
- * Between rounds: an idle tenant whose bios are being held (its demand
- * rose above the floor) gets its round now rather than at the next
- * interval, once per interval; the ramp then starts within one slice.
+ * A round is due every AGENT_CHECKS checks; it comes early when the
+ * demand moves: an idle tenant whose bios have been held for
+ * AGENT_HELD_CHECKS checks asks at once (the ramp), and a granted tenant
+ * to which no bio came, which spent nothing and had nothing held for
+ * AGENT_QUIET_CHECKS checks
+ * gives its credit back at once (for the host the demand moved to: it
+ * asks later than this host gives back, as AGENT_HELD_CHECKS >
+ * AGENT_QUIET_CHECKS).
  */
-bool agent_wants_round(const struct agent_tenant *at, const struct agent_obs *o)
+uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
+		     struct agent_store *s, const struct agent_obs *o, uint64_t now_ns,
+		     uint64_t sim_now_us, agent_take_back_fn take_back, void *arg)
 {
-	return at->seen && at->src != AGENT_SRC_GRANTED && at->src != AGENT_SRC_FAIL_STATIC &&
-	       !at->early && o->held > at->last_held;
+	/* bios held since the last look, or still held (a low floor parks few, for long) */
+	bool spent = o->spent != at->chk_spent, held = o->held != at->chk_held || o->queued;
+	bool quiet, round = !at->to_round;
+
+	if (!at->seen) {
+		/* the first look: the counters' base, no round yet */
+		at->seen = true;
+		at->last_spent = o->spent;
+		at->last_held = o->held;
+	}
+	/* quiet: no bio came (the kernel's spent credit moves in per-CPU batches) */
+	at->quiet_checks = spent || held || o->arrived != at->chk_arrived ? 0 :
+			   at->quiet_checks + 1;
+	at->chk_arrived = o->arrived;
+	at->held_checks = held ? at->held_checks + 1 : 0;
+	at->chk_spent = o->spent;
+	at->chk_held = o->held;
+	/* quiet: longer than two gaps between bios (a low floor admits few) */
+	quiet = at->quiet_checks >= AGENT_QUIET_CHECKS &&
+		at->quiet_checks >= 2 * at->arrival_gap;
+	if (at->src == AGENT_SRC_GRANTED && quiet && (o->left || at->pending))
+		round = true;
+	/* the first round is on the grid: all hosts' at once would find the new bucket empty */
+	if (at->src == AGENT_SRC_NONE && at->gridded && at->held_checks >= AGENT_HELD_CHECKS)
+		round = true;
+	if (round) {
+		/*
+		 * Rounds stay on the tenant's own grid (one every AGENT_CHECKS
+		 * checks), which keeps hosts whose demand came at once spread
+		 * over the interval, each taking what refilled since the one
+		 * before.  An early round stands for the next grid round when
+		 * that is less than half an interval away, if the store had
+		 * (nearly) all it asked for (else the grid round still comes):
+		 * one round trip per interval.
+		 */
+		bool stands_for = at->to_round && at->to_round < AGENT_CHECKS / 2;
+
+		if (!at->to_round) {
+			at->to_round = AGENT_CHECKS;
+			at->gridded = true;
+		}
+		else if (stands_for)
+			at->to_round += AGENT_CHECKS;
+		at->held_checks = 0;
+		at->arrival_gap = AGENT_CHECKS / (o->arrived - at->round_arrived ?
+						  o->arrived - at->round_arrived : 1);
+		at->round_arrived = o->arrived;
+		if (!agent_round(c, at, s, o, quiet, now_ns, sim_now_us, take_back, arg) &&
+		    stands_for)
+			at->to_round -= AGENT_CHECKS;	/* short: the grid round comes */
+		at->since_round = 0;
+	}
+	at->to_round--;
+	if (at->since_round++ % (AGENT_CHECKS / AGENT_SLICES))
+		return 0;
+	return agent_slice(at);
 }

@@ -10,9 +10,16 @@
  * ("insufficient") when the bucket holds no more than the threshold; and
  * the count of active hosts.  The same call gives back credit a host
  * took back unused (capped at the bucket's capacity) and repays what a
- * host leased on its own while the store was away (fail static): the
- * bucket may go below zero and refills before it grants again, so that
- * an outage does not add to the quota.  The time is Redis's TIME, or in test mode
+ * host leased on its own while the store was away (fail static), so that
+ * an outage does not add to the quota: the first repayment after an
+ * outage sets what the bucket gathered meanwhile apart as a reserve for
+ * the debts, for one interval (reserve_us; every host's round comes
+ * within it), and grants come only from what refills after.  Later
+ * repayments draw on the reserve alone, never on that refill (the hosts
+ * that come back later would otherwise starve the ones already back); a
+ * debt beyond the reserve is forgiven (the hosts leased no more than the
+ * quota meanwhile), and what the debts leave of the reserve is dropped
+ * (an outage leaves no burst behind).  The time is Redis's TIME, or in test mode
  * the simulator's clock passed as an argument (the only difference).
  * A new bucket starts empty, so a cluster never starts with a burst.
  *
@@ -39,21 +46,34 @@ static const char agent_lua[] =
 	"  local t = redis.call('TIME')\n"
 	"  now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"end\n"
-	"local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')\n"
+	"local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rsv', 'rsv_end')\n"
 	"local tokens = tonumber(b[1]) or 0\n"
 	"local ts = tonumber(b[2]) or now\n"
+	"local rsv = tonumber(b[3]) or 0\n"
+	"local rsv_end = tonumber(b[4]) or 0\n"
 	"if now > ts then\n"
 	"  local add = math.min(rate * (now - ts) / 1000000, max - tokens)\n"
 	"  if add > 0 then tokens = tokens + add end\n"
 	"  ts = now\n"
 	"end\n"
-	"tokens = math.max(math.min(tokens + tonumber(ARGV[8]), max) - tonumber(ARGV[9]), math.min(tokens, 0))\n"
-	"local grant = 0\n"
+	"local debt = tonumber(ARGV[9])\n"
+	"if now >= rsv_end then rsv = 0 end\n"
+	"if debt > 0 then\n"
+	"  if now >= rsv_end then\n"
+	"    rsv = tokens\n"
+	"    tokens = 0\n"
+	"    rsv_end = now + tonumber(ARGV[10])\n"
+	"  end\n"
+	"  rsv = math.max(rsv - debt, 0)\n"
+	"end\n"
+	"tokens = math.min(tokens + tonumber(ARGV[8]), max)\n"
+"local grant = 0\n"
 	"if tokens > thr and tokens >= 1 then\n"
 	"  grant = math.floor(math.min(ask, tokens))\n"
 	"  tokens = tokens - grant\n"
 	"end\n"
-	"redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(ts))\n"
+	"redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(ts),\n"
+	"  'rsv', tostring(rsv), 'rsv_end', tostring(rsv_end))\n"
 	"redis.call('ZADD', KEYS[2], now, ARGV[7])\n"
 	"redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))\n"
 	"return {grant, math.floor(tokens), redis.call('ZCARD', KEYS[2])}\n";
@@ -176,7 +196,8 @@ static int store_ensure(struct agent_store *s)
 
 int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
 		      uint64_t max, uint64_t ask, uint64_t threshold, uint64_t now_us,
-		      uint64_t window_us, uint64_t give, uint64_t debt, struct agent_grant *g)
+		      uint64_t window_us, uint64_t give, uint64_t debt, uint64_t reserve_us,
+		      struct agent_grant *g)
 {
 	char key[128], hkey[128];
 	redisReply *r;
@@ -189,12 +210,13 @@ int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
 			return -1;
 		s->round_trips++;
 		r = redisCommand(s->ctx,
-				 "EVALSHA %s 2 %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu",
+				 "EVALSHA %s 2 %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu %llu",
 				 s->sha, key, hkey, (unsigned long long)rate,
 				 (unsigned long long)max, (unsigned long long)ask,
 				 (unsigned long long)threshold, (unsigned long long)now_us,
 				 (unsigned long long)window_us, s->c->host_id,
-				 (unsigned long long)give, (unsigned long long)debt);
+				 (unsigned long long)give, (unsigned long long)debt,
+				 (unsigned long long)reserve_us);
 		if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 3) {
 			g->granted = (uint64_t)r->element[0]->integer;
 			g->left = (uint64_t)r->element[1]->integer;

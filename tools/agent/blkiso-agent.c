@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * blkiso-agent.c - the per-host daemon of cluster-wide quotas
- * (blkiso-agent(8), doc/cluster.md): every interval_ms / AGENT_SLICES it
+ * (blkiso-agent(8), doc/cluster.md): every interval_ms / AGENT_CHECKS it
  * reads each cluster tenant's credit from the kernel (BLKISO_IOC_LEASE,
- * a query) and its held bios (the tenant's sysfs stats, parked=), makes
+ * a query) and its bios (the tenant's sysfs stats: parked=, queued=,
+ * arrived=), makes
  * the tenant's round with the cluster bucket when one is due
  * (agent_core.c), and leases the slice due to the kernel.  At start it
  * sets each tenant's cap to its floor.  The kernel never waits on it:
@@ -89,20 +90,39 @@ static uint64_t take_back(void *arg, uint64_t n)
 	return t->last.returned - before;
 }
 
-/* parked= of the tenant's stats: bios its floor or credit held. */
-static uint64_t held(const struct tenant_rt *t)
+/* A counter of the tenant's stats ("name=N ", the first one at the start). */
+static uint64_t stat_field(const char *buf, const char *name)
 {
-	char buf[4096], *p;
+	size_t len = strlen(name);
+	const char *p = buf;
+
+	while ((p = strstr(p, name))) {
+		if ((p == buf || p[-1] == ' ') && p[len] == '=')
+			return strtoull(p + len + 1, NULL, 10);
+		p += len;
+	}
+	return 0;
+}
+
+/*
+ * From the tenant's stats: parked=, bios its floor or credit held (a
+ * counter); queued=, bios held right now; arrived=, bios that came.
+ */
+static void held(const struct tenant_rt *t, struct agent_obs *o)
+{
+	char buf[4096];
 	FILE *f = fopen(t->stats, "r");
 	size_t n;
 
+	o->held = o->queued = o->arrived = 0;
 	if (!f)
-		return 0;
+		return;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	p = strstr(buf, " parked=");
-	return p ? strtoull(p + 8, NULL, 10) : 0;
+	o->held = stat_field(buf, "parked");
+	o->queued = stat_field(buf, "queued");
+	o->arrived = stat_field(buf, "arrived");
 }
 
 /* The device, the cgroup's id, and the floor as the tenant's cap. */
@@ -192,7 +212,7 @@ int main(int argc, char **argv)
 	static struct tenant_rt rt[AGENT_MAX_TENANTS];
 	static struct agent_conf c;
 	bool check_only = false, show = false;
-	uint64_t slice_ns, next, tick = 0;
+	uint64_t check_ns, next, tick = 0;
 	char err[512];
 	int opt, i;
 
@@ -245,41 +265,28 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	slice_ns = (uint64_t)c.interval_ms * 1000000 / AGENT_SLICES;
+	check_ns = (uint64_t)c.interval_ms * 1000000 / AGENT_CHECKS;
 	next = now_ns();
 	while (!stop) {
-		bool round_due = tick % AGENT_SLICES == 0;
-
 		for (i = 0; i < c.nr_tenants; i++) {
 			struct tenant_rt *t = &rt[i];
-			struct agent_step step;
 			struct agent_obs o;
 			uint64_t n;
-			bool round = round_due;
 
 			if (lease(t, 0, 0, 0))
 				continue;
 			o.left = t->last.left;
 			o.spent = t->last.spent;
-			o.held = held(t);
-			if (!round && agent_wants_round(&t->at, &o))
-				round = true;
-			if (round) {
-				bool early = !round_due;
-
-				agent_round(&c, &t->at, t->store, &o, now_ns(), 0, take_back, t,
-					    &step);
-				t->at.early = early;
-			}
-			n = agent_slice(&t->at);
+			held(t, &o);
+			n = agent_check(&c, &t->at, t->store, &o, now_ns(), 0, take_back, t);
 			if (n && lease(t, n, c.ttl_ms, 0))
 				fprintf(stderr, "blkiso-agent: tenant %s: lease: %s\n",
 					t->at.conf->name, strerror(errno));
 		}
-		if (round_due)
+		if (tick % AGENT_CHECKS == 0)
 			write_status(status, &c, rt, c.nr_tenants);
 		tick++;
-		next += slice_ns;
+		next += check_ns;
 		for (;;) {
 			uint64_t now = now_ns();
 			struct timespec ts;

@@ -2,7 +2,7 @@
 """report.py - merge the bench fragments of `make bench` into bench.json,
 draw the plots and print the tables.
 
-    tools/bench/report.py [-o OUT_DIR] [--fastpath FILE] [--wall-s N] SRC...
+    tools/bench/report.py [-o OUT_DIR] [--fastpath FILE] [--cluster FILE] [--wall-s N] SRC...
 
 SRC: directories (every *.json in them that is a fragment, i.e. an object
 with "scenario" and "runs") or fragment files.  The guest scripts write the
@@ -11,7 +11,10 @@ selftests/bench/scenarios-guest.sh (accuracy, noisy, convergence, scale,
 buffered).
 Fragments of one scenario found in several files have their runs merged.
 --fastpath: fastpath.sh's JSON (the token engine under callgrind), copied
-into bench.json as is.  Python 3 standard library and gnuplot only.
+into bench.json as is.  --cluster: run.sh's cluster.json (selftests/cluster's
+16 simulated hosts against Redis, one object per scenario and policy: the
+agent, the static quota/16 split), copied into bench.json as "cluster" and
+printed as a table.  Python 3 standard library and gnuplot only.
 
 Writes OUT_DIR (default build/bench) /bench.json (schema 1, doc/bench.md),
 bench-accuracy.png, bench-noisy.png, bench-convergence.png,
@@ -430,6 +433,22 @@ def table_rows(name, sc):
     return ["figure"] + anchors, rows
 
 
+def print_cluster(rows):
+    """The cluster figures: one line per scenario and policy."""
+    if not rows:
+        return
+    print()
+    print("cluster  (16 simulated hosts, quota %s riops, against redis-server; "
+          "over-admission: worst sliding window; -1: not measured)" % rows[0].get("quota_iops"))
+    hdr = ["scenario", "policy", "over 10 s %", "over 1 s %", "used %", "round trips/s", "ramp ms"]
+    keys = ["scenario", "policy", "over_10s_pct", "over_1s_pct", "used_pct",
+            "round_trips_per_s", "ramp_ms"]
+    table = [hdr] + [[str(r.get(k)) for k in keys] for r in rows]
+    w = [max(len(x) for x in col) for col in zip(*table)]
+    for row in table:
+        print("  ".join(x.ljust(w[i]) if i < 2 else x.rjust(w[i]) for i, x in enumerate(row)))
+
+
 def print_tables(doc):
     m = doc["machine"]
     print()
@@ -815,7 +834,7 @@ plot %(pl)s
 
 def main():
     args = sys.argv[1:]
-    outdir, fastpath, wall = "build/bench", None, None
+    outdir, fastpath, cluster, wall = "build/bench", None, None, None
     srcs = []
     while args:
         a = args.pop(0)
@@ -823,6 +842,8 @@ def main():
             outdir = args.pop(0)
         elif a == "--fastpath" and args:
             fastpath = args.pop(0)
+        elif a == "--cluster" and args:
+            cluster = args.pop(0)
         elif a == "--wall-s" and args:
             wall = int(args.pop(0))
         elif a.startswith("-"):
@@ -863,11 +884,18 @@ def main():
                 doc["fastpath"] = json.load(f)
         except (OSError, ValueError) as e:
             sys.stderr.write("report.py: note: fastpath %s not read: %s\n" % (fastpath, e))
+    if cluster and os.path.exists(cluster):
+        try:
+            with open(cluster) as f:
+                doc["cluster"] = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.stderr.write("report.py: note: cluster %s not read: %s\n" % (cluster, e))
     path = os.path.join(outdir, "bench.json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
     print_tables(doc)
+    print_cluster(doc.get("cluster"))
     drawn = []
     plots = {"accuracy": plot_accuracy, "noisy": plot_noisy, "frontier": plot_frontier,
              "convergence": plot_convergence, "overhead": plot_overhead,

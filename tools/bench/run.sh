@@ -4,7 +4,10 @@
 #
 #   tools/bench/run.sh [-k 6.1|6.12]
 #
-#   1. fastpath     the token engine's fast path under callgrind (host)
+#   1. fastpath     the token engine's fast path under callgrind (host);
+#                   cluster: selftests/cluster's 16 simulated hosts against
+#                   a real redis-server (host), the agent and the static
+#                   quota/16 split, figures into cluster.json
 #   2. overhead     selftests/bench/overhead-guest.sh, one deterministic boot
 #   3. scenarios    selftests/bench/scenarios-guest.sh, one deterministic boot:
 #                   accuracy, noisy, convergence, scale, buffered, anchors
@@ -14,7 +17,7 @@
 #
 # Knobs (environment; BENCH_* reach the guest scripts too):
 #   BENCH_SCENARIOS  the scenarios to run, words of "accuracy noisy overhead
-#                    convergence scale buffered" (default: all)
+#                    convergence scale buffered cluster" (default: all)
 #   BENCH_SECS       guest seconds per run (scenarios-guest.sh's default if unset)
 #   BENCH_SMOKE=1    the short version (a few seconds per scenario)
 #   BENCH_IOS        reads per overhead run (default 50000)
@@ -39,14 +42,15 @@ while getopts "k:" o; do
 	esac
 done
 out=${BENCH_OUT:-$top/build/bench}
-all="accuracy noisy overhead convergence scale buffered"
+all="accuracy noisy overhead convergence scale buffered cluster"
 want=${BENCH_SCENARIOS:-$all}
 for s in $want; do
 	case " $all " in *" $s "*) ;; *) echo "[bench] unknown scenario '$s' (known: $all)" >&2; exit 2 ;; esac
 done
-guest_scen=$(for s in $want; do [ "$s" = overhead ] || echo -n "$s "; done)
+guest_scen=$(for s in $want; do [ "$s" = overhead ] || [ "$s" = cluster ] || echo -n "$s "; done)
 guest_scen=${guest_scen% }
 has_ovh=0; case " $want " in *" overhead "*) has_ovh=1 ;; esac
+has_cluster=0; case " $want " in *" cluster "*) has_cluster=1 ;; esac
 
 start=${BENCH_T0:-$(date +%s)}
 N=5
@@ -109,12 +113,24 @@ mkdir -p "$out"
 echo "[bench] scenarios: $want; output in ${out#$top/}/ (guest $series, deterministic mode)"
 fail=0
 
-phase 1 "fastpath: the token engine under callgrind (host)"
+phase 1 "fastpath: the token engine under callgrind (host); cluster (host)"
 rm -f "$out/fastpath.json"
 if bash "$top/selftests/bench/fastpath.sh" > "$out/fastpath.json.tmp"; then
 	mv "$out/fastpath.json.tmp" "$out/fastpath.json"
 else
 	echo "[bench] fastpath failed" >&2; rm -f "$out/fastpath.json.tmp"; fail=1
+fi
+rm -f "$out/cluster.json" "$out/cluster.jsonl"
+if [ $has_cluster = 1 ]; then
+	# figures, whatever the test's verdicts (make cluster-check checks them)
+	CLUSTER_FIGURES="$out/cluster.jsonl" "$top/build/cluster/cluster_test" \
+		> "$out/cluster.log" 2>&1
+	if [ -s "$out/cluster.jsonl" ]; then
+		python3 -c 'import json, sys; print(json.dumps([json.loads(l) for l in open(sys.argv[1])], indent=1))' \
+			"$out/cluster.jsonl" > "$out/cluster.json"
+	else
+		echo "[bench] cluster: no figures ($out/cluster.log)" >&2; fail=1
+	fi
 fi
 
 srcs=()
@@ -147,11 +163,17 @@ else
 fi
 
 phase 4 "report: ${out#$top/}/bench.json, plots, tables"
+if [ ${#srcs[@]} = 0 ] && [ -s "$out/cluster.json" ]; then
+	echo "[bench] cluster only: ${out#$top/}/cluster.json (no guest fragment: no bench.json)"
+	cat "$out/cluster.log" | grep -E 'cluster_test.c:[0-9]+:' | sed 's/^# [^:]*:[0-9]*:/        /'
+	exit $fail
+fi
 if [ ${#srcs[@]} = 0 ]; then
 	echo "[bench] nothing to report" >&2
 	exit 1
 fi
 python3 "$top/tools/bench/report.py" -o "$out" --fastpath "$out/fastpath.json" \
+	--cluster "$out/cluster.json" \
 	--wall-s $(($(date +%s) - start)) "${srcs[@]}" || exit 1
 
 # The README shows full runs only, unless BENCH_README=1 asks.
