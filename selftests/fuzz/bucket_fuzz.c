@@ -85,9 +85,6 @@ static struct {
 	struct bi_ticket tk[NT];
 	s64 retired;
 	struct bi_policy pol;
-	struct bi_hnode h[3];
-	s64 h_t0[3];
-	struct bi_hticket ht[NT];
 	struct bi_global g;
 	s64 g_t0;
 	struct bi_local l[NCPU];
@@ -112,12 +109,6 @@ static void setup(struct in *in)
 		st.cls_t0[i] = st.cls[i].tokens;
 	}
 	bi_policy_priority(&st.pol, BI_CLASS_MID);
-	for (i = 0; i < 3; i++) {
-		st.h[i].parent = i ? &st.h[i - 1] : NULL;
-		bi_bucket_init(&st.h[i].b, get(in, 3), sget(in, 2, 1, 5000),
-			       sget(in, 2, -500, 5000), 0);
-		st.h_t0[i] = st.h[i].b.tokens;
-	}
 	bi_global_init(&st.g, get(in, 4), sget(in, 3, 1, 1 << 22),
 		       sget(in, 3, -(1 << 10), 1 << 22), 0);
 	st.g.threshold = sget(in, 1, -64, 64);
@@ -147,8 +138,6 @@ static void check_all(void)
 	for (i = 0; i < NT; i++)
 		held += bi_ticket_total(&st.tk[i]);
 	CHECK(lost == held);
-	for (i = 0; i < 3; i++)
-		check_bucket(&st.h[i].b, st.h_t0[i]);
 	check_bucket(&st.g.b, st.g_t0);
 	for (i = 0; i < NCPU; i++) {
 		const struct bi_local *l = &st.l[i];
@@ -214,10 +203,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 6:
+		case 7:	/* was bi_ticket_charge_to(), a chunk helper, removed */
 			bi_ticket_correct(st.cls, &st.tk[k % NT], x, &db, now);
-			break;
-		case 7:
-			bi_ticket_charge_to(st.cls, &st.tk[k % NT], x, now);
 			break;
 		case 8: {
 			struct bi_policy p = {
@@ -238,22 +225,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 9:
 			bi_admit_ready_at_ns(st.cls, &st.pol, x, now);
 			break;
-		case 10: {
-			struct bi_hticket *t = &st.ht[k % NT];
-
-			if (!t->from)
-				bi_hier_admit(&st.h[k % 3], (k >> 2) & 1, x % 50, x,
-					      BI_NO_FLOOR, now, t);
-			else
-				bi_hier_correct(t, sget(&in, 2, 0, 5000), &db, now);
-			break;
-		}
+		case 10:	/* was the second hierarchy (bi_hier_*), removed */
 		case 11:
-			bi_hier_charge(&st.h[k % 3], x, BI_NO_FLOOR, now);
-			break;
 		case 12:
-			bi_hier_ready_at_ns(&st.h[k % 3], k & 1, x % 100, now);
-			break;
 		case 13:
 		case 14: {
 			int b = k % NB;
