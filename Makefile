@@ -170,7 +170,8 @@ systemd-check: tools
 	@bash selftests/host/systemd.sh 6.1 | tee $(B)/results/systemd.log
 
 # Cluster-wide quotas (selftests/cluster): 16 simulated hosts' agents
-# against redis-servers of its own on 127.0.0.1 (~30 s).
+# against redis-servers of its own on 127.0.0.1 (~2 min: one failover runs
+# in real time).
 cluster-check: $(B)/cluster/cluster_test
 	@mkdir -p $(B)/results
 	@$(B)/cluster/cluster_test | tee $(B)/results/cluster.log

@@ -15,7 +15,8 @@
  * times: the server killed (and restarted empty later), or stopped with
  * SIGSTOP (and continued), or a Sentinel failover to the master's
  * replica (SENTINEL FAILOVER; the agents find the master through the
- * Sentinel).
+ * Sentinel).  One failover runs with the simulated clock paced to real
+ * time, so that the split brain until the old master is demoted shows.
  *
  * Figures per scenario: over-admission over sliding 10 s and 1 s windows
  * (admitted / (quota x window) - 1, from t = 2 s), the quota used, the
@@ -45,7 +46,7 @@
 #define MAX_S		60
 #define MS		BI_NSEC_PER_MSEC
 
-enum scen { SC_ONE, SC_UNIFORM, SC_SHIFT, SC_KILL, SC_PAUSE, SC_FAILOVER };
+enum scen { SC_ONE, SC_UNIFORM, SC_SHIFT, SC_KILL, SC_PAUSE, SC_FAILOVER, SC_FAILOVER_RT };
 
 struct host {
 	struct agent_conf c;		/* the sim's, with its own host_id */
@@ -70,6 +71,7 @@ struct sim {
 	pid_t redis;
 	pid_t replica, sentinel;	/* SC_FAILOVER: port + 1, port + 2 */
 	int failover_rc;
+	bool realtime;			/* SC_FAILOVER_RT: 1 simulated ms per real ms */
 	bool static_split;		/* baseline: cap quota / HOSTS, no agent */
 	char dir[64];
 	int secs;
@@ -193,6 +195,21 @@ static int failover(struct sim *s)
 	return cli_wait(s->port, "info replication", "role:slave");
 }
 
+/*
+ * SC_FAILOVER_RT: SENTINEL FAILOVER only; the hosts run on meanwhile in
+ * real time, those still connected to the old master drawing from its
+ * bucket until the Sentinel demotes it (split brain), which is what that
+ * scenario measures.
+ */
+static int failover_start(struct sim *s)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "redis-cli -p %d sentinel failover blkiso >/dev/null",
+		 s->port + 2);
+	return system(cmd) ? -1 : 0;
+}
+
 static void redis_stop(struct sim *s)
 {
 	pid_stop(&s->sentinel);
@@ -310,14 +327,25 @@ static void sim_run(struct sim *s, enum scen sc)
 	struct bi_io io = { .op = BI_OP_READ, .bytes = 4096, .prio_class = BI_PRIO_BE };
 	uint64_t ms, end = (uint64_t)s->secs * 1000, phase = s->c.interval_ms / HOSTS;
 	uint64_t check = s->c.interval_ms / AGENT_CHECKS;
+	struct timespec t0, due;
 	int i;
 
 	/* staggered: host i's first round at phase x i */
 	for (i = 0; i < HOSTS; i++)
 		s->h[i].at.to_round = phase * i / check;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (ms = 0; ms < end; ms++) {
 		uint64_t now = ms * MS;
+
+		if (s->realtime) {
+			/* each simulated ms no earlier than its real one */
+			due.tv_sec = t0.tv_sec + (t0.tv_nsec + now) / 1000000000ULL;
+			due.tv_nsec = (t0.tv_nsec + now) % 1000000000ULL;
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
+		}
+		if (sc == SC_FAILOVER_RT && ms == 20000)
+			s->failover_rc = failover_start(s);
 
 		if (sc == SC_KILL && ms == 20000)
 			redis_stop(s);
@@ -497,9 +525,14 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 	double o10, o1, used, rts;
 	long long ramp = -1;
 
-	ASSERT_EQ(0, sim_init(&s, sc == SC_SHIFT || sc == SC_KILL ? 40 : sc == SC_FAILOVER ? 60 : 30,
-			      sc == SC_FAILOVER, false));
+	ASSERT_EQ(0, sim_init(&s, sc == SC_SHIFT || sc == SC_KILL ? 40 :
+			      sc == SC_FAILOVER || sc == SC_FAILOVER_RT ? 60 : 30,
+			      sc == SC_FAILOVER || sc == SC_FAILOVER_RT, false));
+	s.realtime = sc == SC_FAILOVER_RT;
 	sim_run(&s, sc);
+	/* the real-time failover: it happened, the old master is a replica */
+	if (sc == SC_FAILOVER_RT && !s.failover_rc)
+		s.failover_rc = cli_wait(s.port, "info replication", "role:slave");
 	report(_metadata, &s, name, 2.0, &o10, &o1, &used, &rts);
 	if (getenv("CLUSTER_TRACE")) {
 		uint64_t t, n = 0;
@@ -512,8 +545,17 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 			}
 		}
 	}
-	EXPECT_LE(o10, 1.0);
-	EXPECT_LE(o1, 5.0);
+	/*
+	 * The accuracy goals hold everywhere the simulated clock runs; in a
+	 * real-time failover the split brain may break them (doc/cluster.md:
+	 * +1.04 % per 10 s and +7.84 % per 1 s in one run, +0.01 % and +0.08 %
+	 * in the next), and only the failure table's bound, <= 2 % over 60 s,
+	 * is asserted below.
+	 */
+	if (sc != SC_FAILOVER_RT) {
+		EXPECT_LE(o10, 1.0);
+		EXPECT_LE(o1, 5.0);
+	}
 	if (sc != SC_KILL && sc != SC_PAUSE)
 		EXPECT_GE(used, 97.0);
 	if (sc == SC_SHIFT) {
@@ -523,7 +565,7 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 		EXPECT_LE(ramp, 2LL * s.c.interval_ms);
 	}
 	figure(name, "agent", o10, o1, used, rts, ramp);
-	if (sc == SC_FAILOVER) {
+	if (sc == SC_FAILOVER || sc == SC_FAILOVER_RT) {
 		double all = used_pct(&s, 2000, s.secs * 1000ULL);
 
 		EXPECT_EQ(0, s.failover_rc);
@@ -608,5 +650,14 @@ TEST_F_TIMEOUT(cl, static_split_baseline, CL_TIMEOUT)
 }
 
 TEST_F_TIMEOUT(cl, sentinel_failover, CL_TIMEOUT) { scenario(_metadata, SC_FAILOVER, "failover"); }
+/*
+ * The same failover with the clock running in real time: hosts connected
+ * to the old master keep drawing from its bucket until the Sentinel
+ * demotes it, so this measures the split brain the simulated clock hides.
+ */
+TEST_F_TIMEOUT(cl, sentinel_failover_in_real_time, CL_TIMEOUT)
+{
+	scenario(_metadata, SC_FAILOVER_RT, "failover, real time");
+}
 
 TEST_HARNESS_MAIN
