@@ -1,7 +1,28 @@
 #!/bin/bash
-# summary.sh LOG... - add up the kselftest "# Totals:" lines of the given
-# logs and print one closing line "N passed, N failed[, N skipped]".
-awk '
+# summary.sh [--expect "NAME..."] LOG... - add up the kselftest "# Totals:"
+# lines of the given logs and print one closing line "N passed, N failed[,
+# N skipped]".  With --expect, each NAME must have a log NAME.log among
+# them that holds a Totals line: a stage that did not build or did not run
+# leaves none, and counts as one failure (named on stderr), so a check
+# cannot pass by skipping a stage silently.
+missing=0
+if [ "$1" = --expect ]; then
+	for name in $2; do
+		found=0
+		for log in "${@:3}"; do
+			if [ "$(basename "$log")" = "$name.log" ] &&
+			   grep -q '^# Totals: pass:' "$log"; then
+				found=1
+			fi
+		done
+		if [ "$found" = 0 ]; then
+			echo "summary: $name.log has no results (its stage did not build or did not run)" >&2
+			missing=$((missing + 1))
+		fi
+	done
+	shift 2
+fi
+awk -v missing="$missing" '
 /^# Totals: pass:/ {
 	for (i = 1; i <= NF; i++) {
 		split($i, kv, ":")
@@ -10,5 +31,5 @@ awk '
 		if (kv[1] == "skip") s += kv[2]
 	}
 }
-END { printf "%d passed, %d failed", p, f; if (s) printf ", %d skipped", s; printf "\n" }
+END { f += missing; printf "%d passed, %d failed", p, f; if (s) printf ", %d skipped", s; printf "\n" }
 ' "$@"
