@@ -51,7 +51,8 @@ for k in ("generated_utc", "machine", "guest_kernel", "caveat", "scenarios", "go
     assert d.get(k), "bench.json: no %s" % k
 ANCHORS = ["blkiso", "io.max", "iocost", "bfq", "none"]
 EXTRA = ["blkiso-cap", "blkiso-static", "io.max-static"]	# optional anchors (scen-noisy.sh, scen-buffered.sh)
-PATHS = ["raw", "dm-linear", "blkiso-no-quota", "blkiso", "io.max", "iocost"]
+PATHS = ["raw", "dm-linear", "blkiso-no-quota", "blkiso", "io.max", "iocost",
+         "io.max-lv", "iocost-lv", "bfq-lv"]
 NEED = {
     "accuracy": ["quota", "achieved", "err_run_pct", "err_win_mean_pct", "err_win_max_pct", "windows"],
     "noisy": ["isolation_mean_pct", "isolation_p05_pct", "isolation_p01_pct", "victim_p99_us",
@@ -146,7 +147,7 @@ o = {(r["anchor"], r["case"]): r["metrics"] for r in sc["overhead"]["runs"]}
 for e in ("psync", "io_uring"):
     ipi = {a: o[(a, e)]["instr_per_io"] for a in PATHS}
     assert ipi["raw"] < ipi["dm-linear"], (e, ipi)
-    for a in ("blkiso-no-quota", "blkiso"):
+    for a in ("blkiso-no-quota", "blkiso", "io.max-lv", "iocost-lv", "bfq-lv"):
         assert ipi[a] >= ipi["dm-linear"] - 400, (e, ipi)
     for a in ("io.max", "iocost"):
         assert ipi[a] >= ipi["raw"] - 400, (e, ipi)
