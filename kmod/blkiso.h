@@ -120,15 +120,25 @@ enum blkiso_stat {
 	BLKISO_NR_STATS,
 };
 
+/*
+ * What .end_io's out-of-line part keeps for the feedback tick when a
+ * tenant's controllers need it (blkiso_feedback_extremes()): per CPU in
+ * struct blkiso_fb_cpu, or under fb.lock in a counted-only tenant's
+ * struct blkiso_tenant_ctr.
+ */
+struct blkiso_fb_ext {
+	u64 lat_min_ns;		/* device latency extremes of tick lat_seq */
+	u64 lat_max_ns;
+	u64 units_sq;		/* mode=auto: sum of squared units per bio */
+	u32 lat_seq;
+};
+
 /* Per-CPU inputs of the feedback tick (kmod/blkiso_feedback.c). */
 struct blkiso_fb_cpu {
 	u64 dev_ns;		/* sum of device latencies, dispatch -> completion */
 	u64 missed;		/* completions over the tenant's latency target */
 	u64 throttled[BI_NR_DIRS];	/* bios parked by the buckets */
-	u64 lat_min_ns;		/* device latency extremes of tick lat_seq */
-	u64 lat_max_ns;
-	u32 lat_seq;
-	u64 units_sq;		/* mode=auto: sum of squared units per bio */
+	struct blkiso_fb_ext ext;
 };
 
 struct blkiso_tenant_pcpu {
@@ -143,6 +153,25 @@ struct blkiso_tenant_pcpu {
 	 */
 	long held;
 	struct blkiso_fb_cpu fb;
+};
+
+/*
+ * A tenant's counters while it has no per-CPU area (counted only: no line
+ * configures it, so no local buckets and no ancestor holds): the same
+ * counters as struct blkiso_tenant_pcpu's, shared by the CPUs, added to
+ * with atomics.  They stay when the area comes (a bio counted here at
+ * arrival may complete on the area): readers add both.  The extremes are
+ * under fb.lock (only a device in overload=ideal asks a counted-only
+ * tenant for them).
+ */
+struct blkiso_tenant_ctr {
+	atomic64_t stat[BLKISO_NR_STATS];
+	atomic64_t lat[BLKISO_LAT_BUCKETS];
+	atomic64_t lat_sum_ns;
+	atomic64_t dev_ns;
+	atomic64_t missed;
+	atomic64_t throttled[BI_NR_DIRS];
+	struct blkiso_fb_ext ext;	/* under fb.lock */
 };
 
 /* Ticks kept in the stats rings (sysfs "ring" files, BLKISO_IOC_RING). */
@@ -234,6 +263,12 @@ struct blkiso_tenant {
 	u64 cgid;
 	struct blkiso_dev *dev;
 	struct blkiso_tenant *parent;	/* nearest configured ancestor, or NULL */
+	/*
+	 * NULL until a line configures it (blkiso_tenant_pcpu_get()), then
+	 * kept until it is freed: published with a release store after its
+	 * initialisation, loaded once per use (READ_ONCE: the per-CPU
+	 * accesses depend on the address loaded).  A capped tenant has one.
+	 */
 	struct blkiso_tenant_pcpu __percpu *pcpu;
 	bool configured;		/* has a quota line (else: counted only) */
 	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
@@ -257,7 +292,29 @@ struct blkiso_tenant {
 	bool in_sysfs;			/* its directory exists */
 	/* on dev->sysfs_pending: a directory to make or remove (dev->lock) */
 	struct list_head sysfs_node;
+	/* written by every bio of a counted-only tenant: a line of its own */
+	struct blkiso_tenant_ctr ctr ____cacheline_aligned_in_smp;
 };
+
+/*
+ * Add @n to @t's counter @s: on this CPU when @t has a per-CPU area, else
+ * in its shared set (struct blkiso_tenant_ctr).  Any context.
+ */
+static __always_inline void blkiso_count_add(struct blkiso_tenant *t,
+					     enum blkiso_stat s, u64 n)
+{
+	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
+
+	if (likely(pc))
+		this_cpu_add(pc->stat[s], n);
+	else
+		atomic64_add(n, &t->ctr.stat[s]);
+}
+
+static __always_inline void blkiso_count(struct blkiso_tenant *t, enum blkiso_stat s)
+{
+	blkiso_count_add(t, s, 1);
+}
 
 struct blkiso_dev {
 	struct list_head node;		/* blkiso_devs, under blkiso_devs_mutex */
@@ -380,6 +437,7 @@ extern struct kobject *blkiso_sysfs_root;
 /* Live objects, for /sys/kernel/blkiso/objects (leak checks). */
 extern atomic_long_t blkiso_live_devices;
 extern atomic_long_t blkiso_live_tenants;
+extern atomic_long_t blkiso_live_tenant_pcpu;	/* of those, with a per-CPU area */
 extern atomic_long_t blkiso_live_parked;
 extern atomic_long_t blkiso_live_bio_ext;
 extern atomic_long_t blkiso_ext_failures;
@@ -432,10 +490,11 @@ int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 		       const char *want, char *name, size_t size, u64 *cgid);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
+int blkiso_tenant_pcpu_get(struct blkiso_tenant *t, gfp_t gfp);
 void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
 			 bool configured);
 void blkiso_meter_configure(struct blkiso_tenant *t);
-void blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf);
+int blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf);
 void blkiso_tenant_add_preset(struct blkiso_dev *dev, struct cgroup *cgrp,
 			      const struct bi_tenant_conf *conf);
 void blkiso_relink(struct blkiso_dev *dev);
@@ -525,8 +584,8 @@ static inline u32 blkiso_chunk_over(const struct bi_dev_conf *conf)
 /* blkiso_rules.c: device-level rules (quotas that follow cgroup paths) */
 struct blkiso_rules;
 void blkiso_rules_free(struct blkiso_dev *dev);
-void blkiso_rules_new_tenant(struct blkiso_dev *dev, struct blkiso_tenant *t,
-			     struct cgroup *cgrp);
+int blkiso_rules_new_tenant(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			    struct cgroup *cgrp);
 void blkiso_rules_eval_tenant(struct blkiso_dev *dev, struct blkiso_tenant *t);
 int blkiso_rule_set(struct blkiso_dev *dev, const char *glob, size_t glen,
 		    const char *line, size_t len, bool del, bool dry, char *msg);

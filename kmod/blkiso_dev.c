@@ -47,12 +47,17 @@ static struct kobj_type blkiso_dev_ktype = {
  */
 static bool blkiso_tenant_busy(struct blkiso_tenant *t)
 {
+	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
 	u64 stat[BLKISO_NR_STATS];
 	long held = 0;
 	int cpu;
 
-	for_each_possible_cpu(cpu)
-		held += READ_ONCE(per_cpu_ptr(t->pcpu, cpu)->held);
+	/* only a capped tenant is held, and it has a per-CPU area */
+	for_each_possible_cpu(cpu) {
+		if (!pc)
+			break;
+		held += READ_ONCE(per_cpu_ptr(pc, cpu)->held);
+	}
 	if (held)
 		return true;
 	blkiso_tenant_stats(t, stat, NULL, NULL);

@@ -62,10 +62,16 @@ void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		 struct bio *bio, u64 retry_ns)
 {
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
 	unsigned long flags;
 
-	this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
-	this_cpu_inc(t->pcpu->fb.throttled[pb->dir]);
+	if (pc) {
+		this_cpu_inc(pc->stat[BLKISO_PARKED]);
+		this_cpu_inc(pc->fb.throttled[pb->dir]);
+	} else {
+		atomic64_inc(&t->ctr.stat[BLKISO_PARKED]);
+		atomic64_inc(&t->ctr.throttled[pb->dir]);
+	}
 	trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
 	spin_lock_irqsave(&dev->lock, flags);
 	bio_list_add(&t->parked_bios[pb->cls], bio);
@@ -237,7 +243,7 @@ static void blkiso_release(struct blkiso_dev *dev, struct blkiso_tenant *t,
 
 	pb->dispatch_ns = now;
 	bio_list_add(out, bio);
-	this_cpu_inc(t->pcpu->stat[BLKISO_DISPATCHED]);
+	blkiso_count(t, BLKISO_DISPATCHED);
 	trace_blkiso_dispatch(dev->devt, t->cgid, pb->dir, pb->units);
 }
 
@@ -394,7 +400,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 				queue = t->nr_parked_cls[cls] > 1;
 				if (dev->draining) {
 					blkiso_charge(pb, true, queue, now, NULL);
-					this_cpu_inc(t->pcpu->stat[BLKISO_DEBT]);
+					blkiso_count(t, BLKISO_DEBT);
 				} else if ((s64)pb->units > t->deficit &&
 					   t->deficit < BLKISO_DEFICIT_MAX_UNITS) {
 					*starved = true;
@@ -438,7 +444,7 @@ static void blkiso_fail_dead(struct blkiso_dev *dev, struct bio *bio)
 		blkiso_levels_put(pb);
 	pb->tenant = NULL;	/* .end_io: nothing charged, counted rejected */
 	/* the bio's last access to @t (the lifetime rule, blkiso.h) */
-	this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
+	blkiso_count(t, BLKISO_REJECTED);
 	bio->bi_status = BLK_STS_IOERR;
 	bio_endio(bio);
 }

@@ -247,17 +247,49 @@ static void blkiso_fb_requeue(struct blkiso_dev *dev)
 	queue_delayed_work(dev->wq, &dev->fb.tick_work, dev->fb.due - now);
 }
 
-/* Fold @t's per-CPU counters into @v (cumulative) and the latency extremes. */
+/* @t's shared counters (a counted-only tenant's) into @v, as the per-CPU ones. */
+static void blkiso_fb_fold_shared(struct blkiso_tenant *t, u32 seq, u64 *v,
+				  u64 *lat_min, u64 *lat_max)
+{
+	const struct blkiso_tenant_ctr *c = &t->ctr;
+
+	v[BLKISO_FB_ROPS] = atomic64_read(&c->stat[BLKISO_RIOS]);
+	v[BLKISO_FB_WOPS] = atomic64_read(&c->stat[BLKISO_WIOS]);
+	v[BLKISO_FB_RUNITS] = atomic64_read(&c->stat[BLKISO_RUNITS]);
+	v[BLKISO_FB_WUNITS] = atomic64_read(&c->stat[BLKISO_WUNITS]);
+	v[BLKISO_FB_DEV_NS] = atomic64_read(&c->dev_ns);
+	v[BLKISO_FB_MISSED] = atomic64_read(&c->missed);
+	v[BLKISO_FB_RTHROTTLED] = atomic64_read(&c->throttled[BI_DIR_READ]);
+	v[BLKISO_FB_WTHROTTLED] = atomic64_read(&c->throttled[BI_DIR_WRITE]);
+	v[BLKISO_FB_UNITS_SQ] = READ_ONCE(c->ext.units_sq);
+	v[BLKISO_FB_ARRIVED] = atomic64_read(&c->stat[BLKISO_ARRIVED]);
+	v[BLKISO_FB_REFUSED] = atomic64_read(&c->stat[BLKISO_REJECTED]) +
+			       atomic64_read(&c->stat[BLKISO_REJECTED_NOWAIT]);
+	if (READ_ONCE(c->ext.lat_seq) == seq) {
+		*lat_min = READ_ONCE(c->ext.lat_min_ns);
+		*lat_max = READ_ONCE(c->ext.lat_max_ns);
+	}
+}
+
+/*
+ * Fold @t's counters into @v (cumulative) and the latency extremes: its
+ * shared set, and its per-CPU ones if it has them.
+ */
 static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
 			   u64 *lat_min, u64 *lat_max)
 {
+	struct blkiso_tenant_pcpu __percpu *pcpu = READ_ONCE(t->pcpu);
 	int cpu;
 
-	memset(v, 0, sizeof(u64) * BLKISO_FB_NR);
 	*lat_min = U64_MAX;
 	*lat_max = 0;
+	blkiso_fb_fold_shared(t, seq, v, lat_min, lat_max);
 	for_each_possible_cpu(cpu) {
-		struct blkiso_tenant_pcpu *pc = per_cpu_ptr(t->pcpu, cpu);
+		struct blkiso_tenant_pcpu *pc;
+
+		if (!pcpu)
+			break;
+		pc = per_cpu_ptr(pcpu, cpu);
 
 		v[BLKISO_FB_ROPS] += READ_ONCE(pc->stat[BLKISO_RIOS]);
 		v[BLKISO_FB_WOPS] += READ_ONCE(pc->stat[BLKISO_WIOS]);
@@ -267,13 +299,13 @@ static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
 		v[BLKISO_FB_MISSED] += READ_ONCE(pc->fb.missed);
 		v[BLKISO_FB_RTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_READ]);
 		v[BLKISO_FB_WTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_WRITE]);
-		v[BLKISO_FB_UNITS_SQ] += READ_ONCE(pc->fb.units_sq);
+		v[BLKISO_FB_UNITS_SQ] += READ_ONCE(pc->fb.ext.units_sq);
 		v[BLKISO_FB_ARRIVED] += READ_ONCE(pc->stat[BLKISO_ARRIVED]);
 		v[BLKISO_FB_REFUSED] += READ_ONCE(pc->stat[BLKISO_REJECTED]) +
 					READ_ONCE(pc->stat[BLKISO_REJECTED_NOWAIT]);
-		if (READ_ONCE(pc->fb.lat_seq) == seq) {
-			*lat_min = min(*lat_min, READ_ONCE(pc->fb.lat_min_ns));
-			*lat_max = max(*lat_max, READ_ONCE(pc->fb.lat_max_ns));
+		if (READ_ONCE(pc->fb.ext.lat_seq) == seq) {
+			*lat_min = min(*lat_min, READ_ONCE(pc->fb.ext.lat_min_ns));
+			*lat_max = max(*lat_max, READ_ONCE(pc->fb.ext.lat_max_ns));
 		}
 	}
 	v[BLKISO_FB_OPS] = v[BLKISO_FB_ROPS] + v[BLKISO_FB_WOPS];	/* completed */

@@ -12,6 +12,7 @@
 struct kobject *blkiso_sysfs_root;
 atomic_long_t blkiso_live_devices = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_tenants = ATOMIC_LONG_INIT(0);
+atomic_long_t blkiso_live_tenant_pcpu = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_parked = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_bio_ext = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_ext_failures = ATOMIC_LONG_INIT(0);
@@ -44,16 +45,20 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 static struct kobj_attribute version_attr = __ATTR_RO(version);
 
-/* Device states, tenants and parked bios alive: all 0 once every table is gone. */
+/*
+ * Device states, tenants (and those with a per-CPU area) and parked bios
+ * alive: all 0 once every table is gone.
+ */
 static ssize_t objects_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld bio_ext=%ld ext_failures=%ld\n",
+	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld bio_ext=%ld ext_failures=%ld tenant_pcpu=%ld\n",
 			  atomic_long_read(&blkiso_live_devices),
 			  atomic_long_read(&blkiso_live_tenants),
 			  atomic_long_read(&blkiso_live_parked),
 			  atomic_long_read(&blkiso_live_bio_ext),
-			  atomic_long_read(&blkiso_ext_failures));
+			  atomic_long_read(&blkiso_ext_failures),
+			  atomic_long_read(&blkiso_live_tenant_pcpu));
 }
 static struct kobj_attribute objects_attr = __ATTR_RO(objects);
 

@@ -116,28 +116,31 @@ static void blkiso_rules_ancestors(struct blkiso_dev *dev, const struct blkiso_r
 
 /*
  * .map, creating the tenant @t of @cgrp (not yet published): the best
- * rule's line, and the tenants of matching ancestors.  Caller holds
+ * rule's line, and the tenants of matching ancestors.  -ENOMEM: no memory
+ * for the line's per-CPU area; @t must not be published (a counted-only
+ * tenant would escape its rule), the next bio tries again.  Caller holds
  * rcu_read_lock(); never sleeps.
  */
-void blkiso_rules_new_tenant(struct blkiso_dev *dev, struct blkiso_tenant *t,
-			     struct cgroup *cgrp)
+int blkiso_rules_new_tenant(struct blkiso_dev *dev, struct blkiso_tenant *t,
+			    struct cgroup *cgrp)
 {
 	struct blkiso_rules *rs = rcu_dereference(dev->rules);
 	const struct blkiso_rule *r;
 	unsigned long flags;
-	int len;
+	int len, ret = 0;
 
 	if (!rs || !cgroup_parent(cgrp))
-		return;
+		return 0;
 	spin_lock_irqsave(&rs->path_lock, flags);
 	len = cgroup_path(cgrp, rs->path, sizeof(rs->path));
 	if (len > 0 && len < sizeof(rs->path)) {
 		r = blkiso_rules_best(rs, rs->path);
 		if (r)
-			blkiso_tenant_preset(t, &r->conf);
+			ret = blkiso_tenant_preset(t, &r->conf);
 		blkiso_rules_ancestors(dev, rs, cgrp, rs->path);
 	}
 	spin_unlock_irqrestore(&rs->path_lock, flags);
+	return ret;
 }
 
 /*
@@ -169,6 +172,11 @@ static void blkiso_rules_eval(struct blkiso_dev *dev, const struct blkiso_rules 
 	if (r) {
 		if (t->from_rule && !memcmp(&t->conf, &r->conf, sizeof(r->conf)))
 			return;
+		if (blkiso_tenant_pcpu_get(t, GFP_KERNEL)) {
+			pr_warn_ratelimited("blkiso: %s: tenant %llu: no memory for its per-CPU counters and buckets: rule not applied\n",
+					    dm_disk(dev->md)->disk_name, t->cgid);
+			return;
+		}
 		t->from_rule = true;
 		blkiso_tenant_apply(t, &r->conf, true);
 	} else if (t->from_rule) {

@@ -114,11 +114,15 @@ static const char * const blkiso_key_names[BI_NR_KEYS] = {
  */
 static s64 blkiso_key_tokens(struct blkiso_tenant *t, int key)
 {
+	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
 	s64 n = READ_ONCE(t->meter.key[key].b.tokens);
 	int cpu;
 
-	for_each_possible_cpu(cpu)
-		n += READ_ONCE(per_cpu_ptr(t->pcpu, cpu)->meter.local[key].tokens);
+	for_each_possible_cpu(cpu) {
+		if (!pc)
+			break;	/* never capped: no local buckets */
+		n += READ_ONCE(per_cpu_ptr(pc, cpu)->meter.local[key].tokens);
+	}
 	return n;
 }
 

@@ -533,7 +533,7 @@ static __always_inline void blkiso_admitted(struct blkiso_dev *dev,
 					    struct blkiso_tenant *t,
 					    struct blkiso_bio *pb)
 {
-	this_cpu_inc(t->pcpu->stat[BLKISO_ADMITTED]);
+	blkiso_count(t, BLKISO_ADMITTED);
 	if (trace_blkiso_charge_enabled())
 		trace_blkiso_charge(dev->devt, t->cgid, pb->dir, pb->units);
 }
@@ -551,12 +551,12 @@ static int blkiso_refuse(struct blkiso_dev *dev, struct bio *bio,
 		blkiso_ext_put(pb);
 	/* counted rejected: the bio's last access to @t */
 	if (bio->bi_opf & REQ_NOWAIT) {
-		this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED_NOWAIT]);
+		blkiso_count(t, BLKISO_REJECTED_NOWAIT);
 		bio->bi_status = BLK_STS_AGAIN;
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	}
-	this_cpu_inc(t->pcpu->stat[BLKISO_REJECTED]);
+	blkiso_count(t, BLKISO_REJECTED);
 	return DM_MAPIO_KILL;
 }
 
@@ -575,7 +575,7 @@ static int blkiso_pass(struct blkiso_dev *dev, struct bio *bio,
 	blkiso_slot_gate_locked(dev, t, bio, now, &out);
 	if (bio_list_empty(&out)) {
 		/* counted while held: once the lock goes, it may end at once */
-		this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
+		blkiso_count(t, BLKISO_PARKED);
 		trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
 		if (dev->draining)
 			queue_work(dev->wq, &dev->dispatch_work);
@@ -656,7 +656,7 @@ static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
 				blkiso_hold_locked(dev, t, bio, stage,
 						   now + blkiso_hold_ns(dev));
 				/* counted while held, as in blkiso_pass() */
-				this_cpu_inc(t->pcpu->stat[BLKISO_PARKED]);
+				blkiso_count(t, BLKISO_PARKED);
 				trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
 				spin_unlock_irqrestore(&dev->lock, flags);
 				return DM_MAPIO_SUBMITTED;
@@ -690,7 +690,7 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 		rcu_read_unlock();
 		return DM_MAPIO_REMAPPED;
 	}
-	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
+	blkiso_count(t, BLKISO_ARRIVED);
 	blkiso_fb_touch(t);
 	now = ktime_get_ns();
 	blkiso_prepare(pb, bio, t, now);
@@ -815,7 +815,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		return blkiso_map_new(dev, bio, pb);
 	}
 	pb->tenant = t;
-	this_cpu_inc(t->pcpu->stat[BLKISO_ARRIVED]);
+	blkiso_count(t, BLKISO_ARRIVED);
 	blkiso_fb_touch(t);
 	now = ktime_get_ns();
 	blkiso_prepare_common(pb, bio, now);
@@ -870,7 +870,7 @@ noinline void blkiso_complete_chain(struct blkiso_bio *pb, u64 now)
  * and the misses.  IRQs off.
  */
 static noinline void blkiso_feedback_extremes(struct blkiso_tenant *t,
-					      struct blkiso_fb_cpu *f, u64 dev_ns,
+					      struct blkiso_fb_ext *f, u64 dev_ns,
 					      u64 units)
 {
 	u32 seq = (u32)READ_ONCE(t->dev->fb.seq);
@@ -891,6 +891,36 @@ static noinline void blkiso_feedback_extremes(struct blkiso_tenant *t,
 	}
 }
 
+/*
+ * .end_io's counters for a counted-only tenant (no per-CPU area): the same
+ * as the per-CPU ones, in its shared set, "completed" last as well.
+ */
+static noinline void blkiso_end_io_shared(struct blkiso_tenant *t,
+					  struct blkiso_bio *pb, blk_status_t error,
+					  u64 lat_ns, u64 dev_ns)
+{
+	struct blkiso_tenant_ctr *c = &t->ctr;
+	bool read = pb->dir == BI_DIR_READ;
+	unsigned long flags;
+
+	atomic64_add(dev_ns, &c->dev_ns);
+	if (dev_ns > READ_ONCE(t->fb.target_ns))
+		atomic64_inc(&c->missed);
+	if (unlikely(READ_ONCE(t->fb.extremes))) {
+		spin_lock_irqsave(&t->fb.lock, flags);
+		blkiso_feedback_extremes(t, &c->ext, dev_ns, pb->units);
+		spin_unlock_irqrestore(&t->fb.lock, flags);
+	}
+	if (error)
+		atomic64_inc(&c->stat[BLKISO_ERRORS]);
+	atomic64_add(pb->io.bytes, &c->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES]);
+	atomic64_add(pb->units, &c->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS]);
+	atomic64_inc(&c->lat[min_t(u32, fls64(div_u64(lat_ns, NSEC_PER_USEC)),
+				   BLKISO_LAT_BUCKETS - 1)]);
+	atomic64_add(lat_ns, &c->lat_sum_ns);
+	atomic64_inc(&c->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
+}
+
 static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
@@ -907,7 +937,8 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	}
 	now = ktime_get_ns();
-	pc = t->pcpu;	/* once: each this_cpu op would load it again */
+	/* once: each this_cpu op would load it again; NULL: counted only */
+	pc = READ_ONCE(t->pcpu);
 	/*
 	 * A one-level charge without a ticket that took its units exactly at
 	 * submission corrects by 0 (bi_chain_settled()): nothing to do unless
@@ -936,23 +967,27 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		blkiso_levels_put(pb);
 	if (unlikely(pb->ext))
 		blkiso_ext_put(pb);
-	/* the feedback tick's inputs: device latency and misses (IRQ-safe ops) */
 	dev_ns = now - pb->dispatch_ns;
+	if (pb->slot >= 0)
+		blkiso_slot_put(t, pb);
+	lat_ns = now - pb->arrive_ns;
+	if (trace_blkiso_complete_enabled())
+		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
+				      lat_ns, blk_status_to_errno(*error));
+	if (unlikely(!pc)) {
+		blkiso_end_io_shared(t, pb, *error, lat_ns, dev_ns);
+		return DM_ENDIO_DONE;
+	}
+	/* the feedback tick's inputs: device latency and misses (IRQ-safe ops) */
 	this_cpu_add(pc->fb.dev_ns, dev_ns);
 	if (dev_ns > READ_ONCE(t->fb.target_ns))
 		this_cpu_inc(pc->fb.missed);
 	if (unlikely(READ_ONCE(t->fb.extremes))) {
 		local_irq_save(flags);
-		blkiso_feedback_extremes(t, this_cpu_ptr(&pc->fb), dev_ns, pb->units);
+		blkiso_feedback_extremes(t, this_cpu_ptr(&pc->fb.ext), dev_ns, pb->units);
 		local_irq_restore(flags);
 	}
-	if (pb->slot >= 0)
-		blkiso_slot_put(t, pb);
 	read = pb->dir == BI_DIR_READ;
-	lat_ns = now - pb->arrive_ns;
-	if (trace_blkiso_complete_enabled())
-		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
-				      lat_ns, blk_status_to_errno(*error));
 	if (*error)
 		this_cpu_inc(pc->stat[BLKISO_ERRORS]);
 	this_cpu_add(pc->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->io.bytes);

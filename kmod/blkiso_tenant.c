@@ -22,7 +22,10 @@ static void blkiso_tenant_release(struct kobject *kobj)
 {
 	struct blkiso_tenant *t = container_of(kobj, struct blkiso_tenant, kobj);
 
-	free_percpu(t->pcpu);
+	if (t->pcpu) {
+		free_percpu(t->pcpu);
+		atomic_long_dec(&blkiso_live_tenant_pcpu);
+	}
 	kfree(t);
 	atomic_long_dec(&blkiso_live_tenants);
 }
@@ -38,16 +41,12 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 {
 	struct blkiso_tenant *t;
 	u64 now = ktime_get_ns();
-	int cpu, i;
+	int i;
 
+	/* counted only: no per-CPU area until a line configures it */
 	t = kzalloc(sizeof(*t), gfp | __GFP_NOWARN);
 	if (!t)
 		return NULL;
-	t->pcpu = alloc_percpu_gfp(struct blkiso_tenant_pcpu, gfp | __GFP_NOWARN);
-	if (!t->pcpu) {
-		kfree(t);
-		return NULL;
-	}
 	atomic_long_inc(&blkiso_live_tenants);
 	t->dev = dev;
 	t->cgid = cgid;
@@ -59,13 +58,42 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	bi_meter_init(&t->meter, now);
 	/* unpublished: no reader, no grace period to wait for */
 	bi_meter_configure(&t->meter, &t->conf, &dev->conf, now);
-	for_each_possible_cpu(cpu)
-		bi_meter_init_cpu(&per_cpu_ptr(t->pcpu, cpu)->meter, now);
 	blkiso_fb_tenant_init(t);
 	t->fb.target_ns = (u64)t->conf.latency_us * NSEC_PER_USEC;
 	t->fb.extremes = dev->conf.overload == BI_OVERLOAD_IDEAL;
 	kobject_init(&t->kobj, &blkiso_tenant_ktype);
 	return t;
+}
+
+/*
+ * Give @t its per-CPU area (counters, local buckets, latency histogram),
+ * unless it has one: before a line configures it, so that a capped
+ * tenant always has one (charges and ancestor holds use it).  The
+ * counters already in its shared set stay there (readers add both), so
+ * no count is lost or doubled across the change, whatever is in flight.
+ * Kept until @t is freed: a bio may have loaded the pointer, and a tenant
+ * configured once is likely to be again.  Caller holds dev->conf_mutex,
+ * or @t is unpublished (.map's rule preset, @gfp GFP_NOWAIT).  -ENOMEM
+ * leaves @t as it was.
+ */
+int blkiso_tenant_pcpu_get(struct blkiso_tenant *t, gfp_t gfp)
+{
+	struct blkiso_tenant_pcpu __percpu *pc;
+	u64 now;
+	int cpu;
+
+	if (t->pcpu)
+		return 0;
+	pc = alloc_percpu_gfp(struct blkiso_tenant_pcpu, gfp | __GFP_NOWARN);
+	if (!pc)
+		return -ENOMEM;
+	now = ktime_get_ns();
+	for_each_possible_cpu(cpu)
+		bi_meter_init_cpu(&per_cpu_ptr(pc, cpu)->meter, now);
+	/* whole before any bio can see it; the meter's caps come after */
+	smp_store_release(&t->pcpu, pc);
+	atomic_long_inc(&blkiso_live_tenant_pcpu);
+	return 0;
 }
 
 /*
@@ -137,8 +165,12 @@ struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 		return t;
 	t = blkiso_tenant_alloc(dev, cgid, GFP_NOWAIT);
 	if (t && cgrp) {
-		blkiso_rules_new_tenant(dev, t, cgrp);
-		t->parent = blkiso_find_parent(dev, cgrp);
+		if (blkiso_rules_new_tenant(dev, t, cgrp)) {
+			kobject_put(&t->kobj);
+			t = NULL;
+		} else {
+			t->parent = blkiso_find_parent(dev, cgrp);
+		}
 	}
 	return blkiso_tenant_publish(dev, t, cgid);
 }
@@ -178,16 +210,20 @@ static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
 /*
  * A rule's line for the new, unpublished tenant @t (.map, never sleeps; no
  * one else sees @t yet, so conf_mutex is not needed, nor a grace period
- * before its meter's configuration: blkiso_meter_configure()).
+ * before its meter's configuration: blkiso_meter_configure()).  -ENOMEM:
+ * no per-CPU area, @t stays as it was.
  */
-void blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf)
+int blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf)
 {
+	if (blkiso_tenant_pcpu_get(t, GFP_NOWAIT))
+		return -ENOMEM;
 	t->conf = *conf;
 	t->configured = true;
 	t->from_rule = true;
 	blkiso_fb_mode_configure(t);
 	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
 	blkiso_fb_configure(t);
+	return 0;
 }
 
 /* A tenant for @cgrp configured by a rule's line (never sleeps). */
@@ -199,7 +235,10 @@ void blkiso_tenant_add_preset(struct blkiso_dev *dev, struct cgroup *cgrp,
 	t = blkiso_tenant_alloc(dev, cgroup_id(cgrp), GFP_NOWAIT);
 	if (!t)
 		return;
-	blkiso_tenant_preset(t, conf);
+	if (blkiso_tenant_preset(t, conf)) {
+		kobject_put(&t->kobj);	/* its first bio makes it again */
+		return;
+	}
 	t->parent = blkiso_find_parent(dev, cgrp);
 	blkiso_tenant_publish(dev, t, cgroup_id(cgrp));
 }
@@ -241,17 +280,28 @@ struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cg
 	return t;
 }
 
+/*
+ * @t's counters: its shared set plus, if it has one, every CPU's.  Each
+ * count is in one of them; one that moves from 0 to 1 between the two
+ * reads is not seen yet (counts only grow).
+ */
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us)
 {
-	u64 sum_ns = 0;
+	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
+	u64 sum_ns;
 	int cpu, i;
 
-	memset(stat, 0, sizeof(u64) * BLKISO_NR_STATS);
-	if (lat)
-		memset(lat, 0, sizeof(u64) * BLKISO_LAT_BUCKETS);
+	for (i = 0; i < BLKISO_NR_STATS; i++)
+		stat[i] = atomic64_read(&t->ctr.stat[i]);
+	for (i = 0; lat && i < BLKISO_LAT_BUCKETS; i++)
+		lat[i] = atomic64_read(&t->ctr.lat[i]);
+	sum_ns = atomic64_read(&t->ctr.lat_sum_ns);
 	for_each_possible_cpu(cpu) {
-		struct blkiso_tenant_pcpu *p = per_cpu_ptr(t->pcpu, cpu);
+		struct blkiso_tenant_pcpu *p;
 
+		if (!pc)
+			break;
+		p = per_cpu_ptr(pc, cpu);
 		for (i = 0; i < BLKISO_NR_STATS; i++)
 			stat[i] += READ_ONCE(p->stat[i]);
 		for (i = 0; lat && i < BLKISO_LAT_BUCKETS; i++)
@@ -387,6 +437,10 @@ int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
 	ret = blkiso_parse_errno(bi_conf_merge(conf, line, len, &err));
 	if (ret) {
 		blkiso_report(dev, "tenant", &err);
+	} else if (blkiso_tenant_pcpu_get(t, GFP_KERNEL)) {
+		pr_warn_ratelimited("blkiso: %s: tenant %llu: no memory for its per-CPU counters and buckets: line not applied\n",
+				    dm_disk(dev->md)->disk_name, t->cgid);
+		ret = -ENOMEM;
 	} else {
 		t->from_rule = false;
 		blkiso_tenant_apply(t, conf, true);

@@ -323,7 +323,7 @@ TEST_F_TIMEOUT(robust, rmmod_refused_in_use_then_no_leaks, GUEST_TIMEOUT)
 	EXPECT_EQ(0, count_dm_dirs());
 	/* and every device state, tenant and parked bio with it */
 	EXPECT_EQ(0, gu_read("/sys/kernel/blkiso/objects", out, sizeof(out)) < 0);
-	EXPECT_STREQ("devices=0 tenants=0 parked=0 bio_ext=0 ext_failures=0", out);
+	EXPECT_STREQ("devices=0 tenants=0 parked=0 bio_ext=0 ext_failures=0 tenant_pcpu=0", out);
 	EXPECT_EQ(0, gu_sh("rmmod blkiso"));
 	EXPECT_NE(0, access("/sys/kernel/blkiso", F_OK));
 	gu_sh_out(out, sizeof(out), "dmesg | grep -iE 'Objects remaining|leak|kmem_cache|"
