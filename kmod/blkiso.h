@@ -476,6 +476,8 @@ int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
 		    void *arg);
 
 /* blkiso_tenant.c: tenants and their configuration */
+int blkiso_tenant_cache_init(void);
+void blkiso_tenant_cache_exit(void);
 struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 					   struct cgroup *cgrp);
 struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cgid);

@@ -76,9 +76,14 @@ static int __init blkiso_init(void)
 {
 	int ret;
 
+	ret = blkiso_tenant_cache_init();
+	if (ret)
+		return ret;
 	blkiso_sysfs_root = kobject_create_and_add("blkiso", kernel_kobj);
-	if (!blkiso_sysfs_root)
-		return -ENOMEM;
+	if (!blkiso_sysfs_root) {
+		ret = -ENOMEM;
+		goto exit_cache;
+	}
 	ret = sysfs_create_group(blkiso_sysfs_root, &blkiso_root_group);
 	if (ret)
 		goto put_root;
@@ -94,6 +99,8 @@ exit_target:
 	blkiso_target_exit();
 put_root:
 	kobject_put(blkiso_sysfs_root);
+exit_cache:
+	blkiso_tenant_cache_exit();
 	return ret;
 }
 
@@ -102,6 +109,7 @@ static void __exit blkiso_exit(void)
 	blkiso_ioctl_exit();
 	blkiso_target_exit();
 	kobject_put(blkiso_sysfs_root);
+	blkiso_tenant_cache_exit();
 }
 
 module_init(blkiso_init);
