@@ -895,7 +895,7 @@ static noinline void blkiso_feedback_extremes(struct blkiso_tenant *t,
  * .end_io's counters for a counted-only tenant (no per-CPU area): the same
  * as the per-CPU ones, in its shared set, "completed" last as well.
  */
-static noinline void blkiso_end_io_shared(struct blkiso_tenant *t,
+static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 					  struct blkiso_bio *pb, blk_status_t error,
 					  u64 lat_ns, u64 dev_ns)
 {
