@@ -8,10 +8,12 @@
 # Memory does not depend on timing: the ordinary mode with 4 vCPUs (-c 4)
 # is the figure (the deterministic mode runs 4 vCPUs in turns, too slowly).
 # N cgroups (default 10000) each read 4 KiB with O_DIRECT from a dm-linear
-# device, then from a blkiso device, both over one null_blk device: the
-# first pass costs what any bio-based dm device costs a cgroup (its blkg),
-# the second that plus blkiso's counted-only tenant, so the tenant's share
-# is the second growth minus the first.  One process moves itself from
+# device (unmeasured: a cgroup's first I/O makes its blkcg's per-CPU
+# statistics), from a second dm-linear device, then from a blkiso device,
+# all over one null_blk device: the second pass costs what any bio-based
+# dm device costs a cgroup (its blkg), the third that plus blkiso's
+# counted-only tenant, so the tenant's share is the third growth minus the
+# second.  One process moves itself from
 # cgroup to cgroup (no fork per cgroup).  Then a line configures every
 # tenant (riops=1000000: never bites), which gives each its per-CPU area:
 # that growth over N is a configured tenant's per-CPU part.  Prints the
@@ -42,6 +44,7 @@ mkdir $nb
 echo 64 > $nb/size
 echo 1 > $nb/power
 sectors=$(blockdev --getsz /dev/memdev)
+dmsetup create mem-warm --table "0 $sectors linear /dev/memdev 0"
 dmsetup create mem-lin --table "0 $sectors linear /dev/memdev 0"
 dmsetup create mem-iso --table "0 $sectors blkiso /dev/memdev 0"
 
@@ -65,6 +68,8 @@ with open("/sys/fs/cgroup/cgroup.procs", "w") as f:
 EOF
 }
 
+# a cgroup's first I/O anywhere makes its blkcg's own per-CPU statistics
+pass /dev/mapper/mem-warm
 settle
 p0=$(meminfo_kb Percpu) s0=$(meminfo_kb Slab)
 t_lin0=$(date +%s.%N)
