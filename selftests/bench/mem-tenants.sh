@@ -33,6 +33,7 @@ TOL=${3:-10}
 CG=/sys/fs/cgroup/memt
 CPUS=$(nproc)
 
+uptime_s() { cut -d' ' -f1 /proc/uptime; }	# busybox date has no %N
 meminfo_kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 settle() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 
@@ -50,6 +51,7 @@ dmsetup create mem-iso --table "0 $sectors blkiso /dev/memdev 0"
 
 mkdir $CG
 echo +io > /sys/fs/cgroup/cgroup.subtree_control
+echo +io > $CG/cgroup.subtree_control	# else every c<N> is $CG to the io controller
 for ((i = 0; i < N; i++)); do mkdir $CG/c$i; done
 
 pass() {	# device: every cgroup reads 4 KiB from it, one process
@@ -72,13 +74,13 @@ EOF
 pass /dev/mapper/mem-warm
 settle
 p0=$(meminfo_kb Percpu) s0=$(meminfo_kb Slab)
-t_lin0=$(date +%s.%N)
+t_lin0=$(uptime_s)
 pass /dev/mapper/mem-lin
-t_lin1=$(date +%s.%N)
+t_lin1=$(uptime_s)
 settle
 p1=$(meminfo_kb Percpu) s1=$(meminfo_kb Slab)
 pass /dev/mapper/mem-iso
-t_iso1=$(date +%s.%N)
+t_iso1=$(uptime_s)
 settle
 p2=$(meminfo_kb Percpu) s2=$(meminfo_kb Slab)
 objects=$(cat /sys/kernel/blkiso/objects)
@@ -86,10 +88,10 @@ tenants=$(sed -n 's/.*tenants=\([0-9]*\).*/\1/p' /sys/kernel/blkiso/objects)
 
 # every tenant configured: a line each, through the device's tenant file
 dir=/sys/kernel/blkiso/dm-$(dmsetup info -c --noheadings -o minor mem-iso)
-t_cfg0=$(date +%s.%N)
+t_cfg0=$(uptime_s)
 for ((i = 0; i < N; i++)); do echo "/memt/c$i riops=1000000"; done |
 	while read -r line; do echo "$line" > "$dir/tenant"; done
-t_cfg1=$(date +%s.%N)
+t_cfg1=$(uptime_s)
 settle
 p3=$(meminfo_kb Percpu) s3=$(meminfo_kb Slab)
 objects_cfg=$(cat /sys/kernel/blkiso/objects)
