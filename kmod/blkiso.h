@@ -68,7 +68,15 @@
  * and a charge that does not fit go to a struct blkiso_bio_ext taken from a
  * mempool only by the bios that need one.  The fields .map reads on every
  * bio share no cache line with those parking and dispenses write (struct
- * blkiso_dev, struct blkiso_tenant, bi_meter.key[]).
+ * blkiso_dev, struct blkiso_tenant, bi_meter.key[]).  A tenant (from a
+ * kmem_cache of its own) gets its per-CPU area (struct
+ * blkiso_tenant_pcpu: counters, latency histogram, local buckets) only
+ * when a line first configures it; until then it is counted in its shared
+ * atomic set (struct blkiso_tenant_ctr, its own cache line at the
+ * tenant's end).  Every count goes to one of the two and every reader adds
+ * both, so the change, with bios in flight or parked, loses or doubles
+ * no count; the area is published before the caps that use it, and kept
+ * until the tenant is freed (blkiso_tenant_pcpu_get()).
  *
  * Lock order: blkiso_devs_mutex -> dev->conf_mutex -> the rule set's
  * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb.lock |
