@@ -42,8 +42,8 @@ FIXTURE_SETUP(agent)
 
 	snprintf(self->top, sizeof(self->top), "%s", top ? top : ".");
 	self->skip = true;
-	if (!gu_icount())
-		SKIP(return, "asserts a rate: runs in the deterministic mode");
+	if (gu_no_rate())
+		SKIP(return, "%s", gu_no_rate());
 	if (gu_sh("command -v redis-server >/dev/null"))
 		SKIP(return, "no redis-server (make deps)");
 	self->skip = false;

@@ -411,8 +411,8 @@ static void fid_run(struct __test_metadata *_metadata, FIXTURE_DATA(fid) *self,
  */
 TEST_F_TIMEOUT(fid, caps_agree_with_the_simulator_within_5pct, GUEST_TIMEOUT)
 {
-	if (!gu_icount())
-		SKIP(return, "asserts rates: runs in the deterministic mode");
+	if (gu_no_rate())
+		SKIP(return, "%s", gu_no_rate());
 	fid_run(_metadata, self, "fidelity.sim");
 }
 
@@ -422,8 +422,8 @@ TEST_F_TIMEOUT(fid, caps_agree_with_the_simulator_within_5pct, GUEST_TIMEOUT)
  */
 TEST_F_TIMEOUT(fid, allocations_agree_with_the_simulator_within_5pct, GUEST_TIMEOUT)
 {
-	if (!gu_icount())
-		SKIP(return, "asserts rates: runs in the deterministic mode");
+	if (gu_no_rate())
+		SKIP(return, "%s", gu_no_rate());
 	fid_run(_metadata, self, "fidelity_alloc.sim");
 }
 

@@ -192,8 +192,8 @@ TEST_F_TIMEOUT(lease, floor_plus_lease_then_floor, GUEST_TIMEOUT)
 	struct blkiso_ioc_lease a;
 	unsigned long long n;
 
-	if (!gu_icount())
-		SKIP(return, "asserts a rate: runs in the deterministic mode");
+	if (gu_no_rate())
+		SKIP(return, "%s", gu_no_rate());
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=100"));
 	/* 2000 requests for 4 s; fio runs 4 s from its start, past the deadline */
 	lease_arg(&a, self, BLKISO_LEASE_RIOS, 2000, 4000);

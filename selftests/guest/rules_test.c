@@ -159,8 +159,8 @@ TEST_F_TIMEOUT(rules, restarted_container_is_under_its_rule_from_its_first_bio, 
 	unsigned long long id;
 	int life;
 
-	if (!gu_icount())
-		SKIP(return, "asserts a rate: runs in the deterministic mode");
+	if (gu_no_rate())
+		SKIP(return, "%s", gu_no_rate());
 	/* burst_limit=1: a new life's full bucket is one read, not 5 % */
 	snprintf(line, sizeof(line), "/" CG "/ctr* riops=%d burst_limit=1", RIOPS);
 	ASSERT_EQ(0, rule(self->dir, line));

@@ -41,8 +41,8 @@
 #define DIRTY_BG_BYTES	(8 << 20)
 
 #define NEED_ICOUNT() do { \
-	if (!gu_icount()) \
-		SKIP(return, "asserts a rate: runs in the deterministic mode"); \
+	if (gu_no_rate()) \
+		SKIP(return, "%s", gu_no_rate()); \
 } while (0)
 
 #define NEED_FULL() do { \
