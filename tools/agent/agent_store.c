@@ -26,7 +26,13 @@
  * Bookworm's hiredis has no Sentinel API: the master's address comes from
  * SENTINEL get-master-addr-by-name, asked of each Sentinel in turn, on
  * every (re)connection.  Any error (no connection, timeout, READONLY from
- * a demoted master) drops the connection; the next call reconnects.
+ * a demoted master, NOREPLICAS from a fenced one) drops the connection;
+ * the next call reconnects.  With Sentinels the script is given that
+ * address and keeps it in the bucket: the first call a new master gets
+ * for a bucket written under another one does not refill it for the time
+ * since its last replicated write, which the old master granted (or the
+ * hosts leased in fail static) until it was fenced; a bucket refilled for
+ * the same time twice would over-admit it.
  */
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -46,11 +52,14 @@ static const char agent_lua[] =
 	"  local t = redis.call('TIME')\n"
 	"  now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"end\n"
-	"local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rsv', 'rsv_end')\n"
+	"local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rsv', 'rsv_end', 'master')\n"
 	"local tokens = tonumber(b[1]) or 0\n"
 	"local ts = tonumber(b[2]) or now\n"
 	"local rsv = tonumber(b[3]) or 0\n"
 	"local rsv_end = tonumber(b[4]) or 0\n"
+	"local master = ARGV[11]\n"
+	"if master == '' then master = b[5] or '' end\n"
+	"if b[5] and b[5] ~= '' and b[5] ~= master then ts = now end\n"
 	"if now > ts then\n"
 	"  local add = math.min(rate * (now - ts) / 1000000, max - tokens)\n"
 	"  if add > 0 then tokens = tokens + add end\n"
@@ -67,13 +76,13 @@ static const char agent_lua[] =
 	"  rsv = math.max(rsv - debt, 0)\n"
 	"end\n"
 	"tokens = math.min(tokens + tonumber(ARGV[8]), max)\n"
-"local grant = 0\n"
+	"local grant = 0\n"
 	"if tokens > thr and tokens >= 1 then\n"
 	"  grant = math.floor(math.min(ask, tokens))\n"
 	"  tokens = tokens - grant\n"
 	"end\n"
 	"redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(ts),\n"
-	"  'rsv', tostring(rsv), 'rsv_end', tostring(rsv_end))\n"
+	"  'rsv', tostring(rsv), 'rsv_end', tostring(rsv_end), 'master', master)\n"
 	"redis.call('ZADD', KEYS[2], now, ARGV[7])\n"
 	"redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))\n"
 	"return {grant, math.floor(tokens), redis.call('ZCARD', KEYS[2])}\n";
@@ -82,6 +91,7 @@ struct agent_store {
 	const struct agent_conf *c;
 	redisContext *ctx;
 	char sha[48];
+	char master[80];	/* "host:port" the Sentinels named, "" without them */
 	uint64_t round_trips;
 };
 
@@ -186,6 +196,8 @@ static int store_ensure(struct agent_store *s)
 		snprintf(host, sizeof(host), "%s", s->c->redis.host);
 		port = s->c->redis.port;
 	}
+	if (s->c->nr_sentinels)
+		snprintf(s->master, sizeof(s->master), "%s:%d", host, port);
 	s->ctx = store_connect(s, host, port);
 	if (!s->ctx || store_load(s)) {
 		store_drop(s);
@@ -210,13 +222,13 @@ int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
 			return -1;
 		s->round_trips++;
 		r = redisCommand(s->ctx,
-				 "EVALSHA %s 2 %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu %llu",
+				 "EVALSHA %s 2 %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu %llu %s",
 				 s->sha, key, hkey, (unsigned long long)rate,
 				 (unsigned long long)max, (unsigned long long)ask,
 				 (unsigned long long)threshold, (unsigned long long)now_us,
 				 (unsigned long long)window_us, s->c->host_id,
 				 (unsigned long long)give, (unsigned long long)debt,
-				 (unsigned long long)reserve_us);
+				 (unsigned long long)reserve_us, s->master);
 		if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 3) {
 			g->granted = (uint64_t)r->element[0]->integer;
 			g->left = (uint64_t)r->element[1]->integer;
