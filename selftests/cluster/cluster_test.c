@@ -804,6 +804,49 @@ TEST_F_TIMEOUT(cl, static_split_baseline, CL_TIMEOUT)
 	}
 }
 
+/*
+ * The script's rule for a new master: a bucket last written under another
+ * master (as the Sentinels named it) is not refilled for the time since
+ * that write, which the old master granted; later calls refill as usual.
+ * The store client through the Sentinel against the fenced master, the
+ * bucket's master field rewritten as a failover would leave it; bucket
+ * rate 10,000/s, capacity 5,000, simulated clock.
+ */
+TEST_F_TIMEOUT(cl, new_master_does_not_refill_the_old_masters_time, CL_TIMEOUT)
+{
+	static struct sim s;
+	struct agent_store *st;
+	struct agent_grant g;
+	char cmd[256];
+	int i;
+	static const struct { uint64_t now_us; bool other_master; uint64_t want; } step[] = {
+		{ 1000000, false, 0 },		/* a new bucket starts empty */
+		{ 1200000, false, 2000 },	/* 200 ms refilled, same master */
+		{ 1400000, true, 0 },		/* 200 ms the other master's */
+		{ 1500000, false, 1000 },	/* 100 ms refilled under this one */
+	};
+
+	ASSERT_EQ(0, sim_init(&s, 1, true, false));
+	st = s.h[0].store;
+	for (i = 0; i < 4; i++) {
+		if (step[i].other_master) {
+			snprintf(cmd, sizeof(cmd),
+				 "redis-cli -p %d hset blkiso:bucket:m%d master 192.0.2.1:6379 >/dev/null",
+				 s.port, getpid());
+			ASSERT_EQ(0, system(cmd));
+		}
+		snprintf(cmd, sizeof(cmd), "m%d", getpid());
+		ASSERT_EQ(0, agent_store_lease(st, cmd, 10000, 5000, 1000000, 0, step[i].now_us,
+					       1500000, 0, 0, 500000, &g));
+		TH_LOG("at %llu ms%s: granted %llu (expected %llu)",
+		       (unsigned long long)step[i].now_us / 1000,
+		       step[i].other_master ? ", bucket last written by another master" : "",
+		       (unsigned long long)g.granted, (unsigned long long)step[i].want);
+		EXPECT_EQ(step[i].want, g.granted);
+	}
+	sim_free(&s);
+}
+
 TEST_F_TIMEOUT(cl, sentinel_failover, CL_TIMEOUT) { scenario(_metadata, SC_FAILOVER, "failover"); }
 /*
  * The same failover with the clock running in real time: hosts connected
