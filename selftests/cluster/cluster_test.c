@@ -775,7 +775,7 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 		/*
 		 * each went once more through a fresh connection: none fails
 		 * static for the cut (without that retry all of them did), though
-		 * a call may still time out on a loaded machine (one host in one of 6 runs)
+		 * a call may still time out on a loaded machine (one host in one of 7 runs)
 		 */
 		EXPECT_LE(cut, s.cut / 4);
 	}
