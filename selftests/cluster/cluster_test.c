@@ -388,7 +388,20 @@ static void redis_stop(struct sim *s)
 	s->redis = -1;
 }
 
-static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
+static void sim_free(struct sim *s)
+{
+	char cmd[128];
+	int i;
+
+	redis_stop(s);
+	for (i = 0; i < HOSTS; i++)
+		agent_store_free(s->h[i].store);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
+	if (system(cmd))
+		perror("rm");
+}
+
+static int sim_setup(struct sim *s, int secs, bool sentinel, bool static_split)
 {
 	struct bi_dev_conf dev;
 	int i;
@@ -456,18 +469,15 @@ static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
 	return 0;
 }
 
-static void sim_free(struct sim *s)
+/* Set up, or leave no server and no directory behind (an ASSERT returns at once). */
+static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
 {
-	char cmd[128];
-	int i;
-
-	redis_stop(s);
-	for (i = 0; i < HOSTS; i++)
-		agent_store_free(s->h[i].store);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
-	if (system(cmd))
-		perror("rm");
+	if (!sim_setup(s, secs, sentinel, static_split))
+		return 0;
+	sim_free(s);
+	return -1;
 }
+
 
 /* Demand of host @i at @ms, requests/s: 1.5x the quota in all. */
 static double demand(enum scen sc, int i, uint64_t ms)
