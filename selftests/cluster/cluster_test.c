@@ -13,10 +13,13 @@
  * only difference from production.  Hosts run their rounds at staggered
  * phases of the refresh interval.  Faults are injected at simulated
  * times: the server killed (and restarted empty later), or stopped with
- * SIGSTOP (and continued), or a Sentinel failover to the master's
- * replica (SENTINEL FAILOVER; the agents find the master through the
- * Sentinel).  One failover runs with the simulated clock paced to real
- * time, so that the split brain until the old master is demoted shows.
+ * SIGSTOP (and continued), or a Sentinel failover to one of the master's
+ * two replicas (SENTINEL FAILOVER; the agents find the master through the
+ * Sentinel; every data node fenced by min-replicas-to-write 1).  One
+ * failover runs with the simulated clock paced to real time and half the
+ * hosts' connections to the old master cut once the Sentinel names the
+ * new one, so that a split brain until the old master is demoted would
+ * show (CLUSTER_UNFENCED=1: the same without the fence).
  *
  * Figures per scenario: over-admission over sliding 10 s and 1 s windows
  * (admitted / (quota x window) - 1, from t = 2 s), the quota used, the
@@ -46,7 +49,7 @@
 #define MAX_S		60
 #define MS		BI_NSEC_PER_MSEC
 
-enum scen { SC_ONE, SC_UNIFORM, SC_SHIFT, SC_KILL, SC_PAUSE, SC_FAILOVER, SC_FAILOVER_RT };
+enum scen { SC_ONE, SC_UNIFORM, SC_SHIFT, SC_KILL, SC_PAUSE, SC_FAILOVER, SC_FAILOVER_RT, SC_CUT };
 
 struct host {
 	struct agent_conf c;		/* the sim's, with its own host_id */
@@ -67,11 +70,18 @@ struct sim {
 	struct agent_conf c;
 	struct host h[HOSTS];
 	uint64_t per_ms[MAX_S * 1000];	/* admitted, all hosts */
+	/* CLUSTER_TRACE, per 100 ms: hosts fail static, tokens granted and leased in fail static */
+	uint64_t tr_static_hosts[MAX_S * 10], tr_granted[MAX_S * 10], tr_static[MAX_S * 10];
 	int port;
 	pid_t redis;
 	pid_t replica, sentinel;	/* SC_FAILOVER: port + 1, port + 2 */
+	pid_t replica2;			/* port + 3 */
+	bool fenced;			/* min-replicas-to-write 1 on every data node */
 	int failover_rc;
-	char failover_log[160];		/* each step's real time, or the one that failed */
+	char failover_log[512];		/* each step's real time, or the one that failed */
+	uint64_t failover_t0;		/* real ms of SENTINEL FAILOVER */
+	pid_t watcher;			/* SC_FAILOVER_RT: runs failover() meanwhile */
+	int cut;			/* SC_CUT: connections closed */
 	bool realtime;			/* SC_FAILOVER_RT: 1 simulated ms per real ms */
 	bool static_split;		/* baseline: cap quota / HOSTS, no agent */
 	char dir[64];
@@ -106,10 +116,20 @@ static int cli_wait(int port, const char *cmd, const char *want)
 	return cli_wait_for(port, cmd, want, 10);
 }
 
-/* redis-server on @port (a replica of @master if not 0), or the Sentinel. */
+/*
+ * redis-server on @port (a replica of @master if not 0), or the Sentinel.
+ * Fenced (doc/cluster.md, the deployment choice): every data node has
+ * min-replicas-to-write 1, so a master that lost its replicas (one of
+ * them promoted, the other moved to the new master) refuses the bucket's
+ * writes with NOREPLICAS; min-replicas-max-lag (s) below the Sentinel's
+ * down-after-milliseconds, so that a master cut off from its replicas
+ * stops granting before one of them can be promoted.
+ */
 static pid_t server_start(struct sim *s, int port, int master, bool sentinel)
 {
 	char p[16], m[16], conf[128];
+	const char *argv[20];
+	int n = 0;
 	pid_t pid;
 	FILE *f;
 
@@ -122,10 +142,36 @@ static pid_t server_start(struct sim *s, int port, int master, bool sentinel)
 			return -1;
 		fprintf(f, "port %d\nbind 127.0.0.1\ndir %s\n"
 			"sentinel monitor blkiso 127.0.0.1 %d 1\n"
-			"sentinel down-after-milliseconds blkiso 1000\n"
+			"sentinel down-after-milliseconds blkiso 2000\n"
 			"sentinel failover-timeout blkiso 10000\n", port, s->dir, master);
 		fclose(f);
+		argv[n++] = "redis-sentinel";
+		argv[n++] = conf;
+	} else {
+		argv[n++] = "redis-server";
+		argv[n++] = "--port";
+		argv[n++] = p;
+		argv[n++] = "--bind";
+		argv[n++] = "127.0.0.1";
+		argv[n++] = "--dir";
+		argv[n++] = s->dir;
+		argv[n++] = "--save";
+		argv[n++] = "";
+		argv[n++] = "--appendonly";
+		argv[n++] = "no";
+		if (master) {
+			argv[n++] = "--replicaof";
+			argv[n++] = "127.0.0.1";
+			argv[n++] = m;
+		}
+		if (s->fenced) {
+			argv[n++] = "--min-replicas-to-write";
+			argv[n++] = "1";
+			argv[n++] = "--min-replicas-max-lag";
+			argv[n++] = "2";
+		}
 	}
+	argv[n] = NULL;
 	pid = fork();
 	if (!pid) {
 		int fd = open("/dev/null", O_WRONLY);
@@ -133,15 +179,7 @@ static pid_t server_start(struct sim *s, int port, int master, bool sentinel)
 		/* no pipe of the test's held open by a server left behind */
 		dup2(fd, 1);
 		dup2(fd, 2);
-		if (sentinel)
-			execlp("redis-sentinel", "redis-sentinel", conf, NULL);
-		else if (master)
-			execlp("redis-server", "redis-server", "--port", p, "--bind", "127.0.0.1",
-			       "--dir", s->dir, "--save", "", "--appendonly", "no",
-			       "--replicaof", "127.0.0.1", m, NULL);
-		else
-			execlp("redis-server", "redis-server", "--port", p, "--bind", "127.0.0.1",
-			       "--dir", s->dir, "--save", "", "--appendonly", "no", NULL);
+		execvp(argv[0], (char * const *)argv);
 		_exit(127);
 	}
 	if (cli_wait(port, "ping", "PONG")) {
@@ -166,17 +204,37 @@ static void pid_stop(pid_t *pid)
 	*pid = -1;
 }
 
+/* a step of a failover or its setup: at most this long (real seconds) */
+#define FAILOVER_WAIT_S	60
+
 /*
- * The master's replica and a Sentinel watching it; the agents then find
- * the master through the Sentinel.
+ * The master's two replicas and a Sentinel watching it; the agents then
+ * find the master through the Sentinel.
  */
 static int failover_setup(struct sim *s)
 {
+	char want[16];
+
 	s->replica = server_start(s, s->port + 1, s->port, false);
-	if (s->replica < 0 || cli_wait(s->port + 1, "info replication", "master_link_status:up"))
+	if (s->replica < 0 ||
+	    cli_wait_for(s->port + 1, "info replication", "master_link_status:up", FAILOVER_WAIT_S))
+		return -1;
+	s->replica2 = server_start(s, s->port + 3, s->port, false);
+	if (s->replica2 < 0 ||
+	    cli_wait_for(s->port + 3, "info replication", "master_link_status:up", FAILOVER_WAIT_S))
+		return -1;
+	/* fenced: the master grants once a replica has acknowledged */
+	if (s->fenced && cli_wait_for(s->port, "info replication", "min_slaves_good_slaves:[12]",
+				      FAILOVER_WAIT_S))
 		return -1;
 	s->sentinel = server_start(s, s->port + 2, s->port, true);
-	if (s->sentinel < 0 || cli_wait(s->port + 2, "sentinel replicas blkiso", "slave"))
+	if (s->sentinel < 0)
+		return -1;
+	snprintf(want, sizeof(want), "^%d$", s->port + 1);
+	if (cli_wait(s->port + 2, "sentinel replicas blkiso", want))
+		return -1;
+	snprintf(want, sizeof(want), "^%d$", s->port + 3);
+	if (cli_wait(s->port + 2, "sentinel replicas blkiso", want))
 		return -1;
 	s->c.nr_sentinels = 1;
 	snprintf(s->c.sentinel[0].host, sizeof(s->c.sentinel[0].host), "127.0.0.1");
@@ -191,64 +249,137 @@ static int failover_setup(struct sim *s)
  * (every 10 s for a replica): 8 to 20 s of real time, longer on a loaded
  * machine.  Each step waits up to FAILOVER_WAIT_S and its time is logged.
  */
-#define FAILOVER_WAIT_S	60
 
 static int failover_step(struct sim *s, int port, const char *cmd, const char *want,
 			 const char *what)
 {
-	uint64_t t0 = real_ms();
 	size_t n = strlen(s->failover_log);
 	int rc = cli_wait_for(port, cmd, want, FAILOVER_WAIT_S);
 
-	snprintf(s->failover_log + n, sizeof(s->failover_log) - n, "%s%s %s %llu ms",
-		 n ? ", " : "", what, rc ? "NOT within" : "in",
-		 (unsigned long long)(real_ms() - t0));
+	snprintf(s->failover_log + n, sizeof(s->failover_log) - n, "%s%s %s +%llu ms",
+		 n ? ", " : "", what, rc ? "NOT by" : "at",
+		 (unsigned long long)(real_ms() - s->failover_t0));
 	return rc;
 }
 
 /*
- * SC_FAILOVER_RT: SENTINEL FAILOVER only; the hosts run on meanwhile in
- * real time, those still connected to the old master drawing from its
- * bucket until the Sentinel demotes it (split brain), which is what that
- * scenario measures.
+ * A network blip at half the hosts: every second agent connection on the
+ * old master is closed (CLIENT KILL; the agents set no client name, the
+ * Sentinel's connections have one).  Those hosts' next round asks the
+ * Sentinel, which now names the new master: without the fence they would
+ * draw from it while the other half stays on the old master until it is
+ * demoted (split brain, the case of the +7.84 % run before the fence).
  */
-static int failover_start(struct sim *s)
+static int blip(struct sim *s)
 {
-	return failover_step(s, s->port + 2, "sentinel failover blkiso", "^OK",
-			     "SENTINEL FAILOVER accepted");
+	char sh[256];
+	int id, n = 0;
+	FILE *f;
+
+	snprintf(sh, sizeof(sh),
+		 "redis-cli -p %d client list type normal | awk '/ name= / && !/cmd=client/ { if (n++ %% 2 == 0) { sub(\"id=\", \"\", $1); print $1 } }'",
+		 s->port);
+	f = popen(sh, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%d", &id) == 1) {
+		snprintf(sh, sizeof(sh), "redis-cli -p %d client kill id %d | grep -q '^1$'",
+			 s->port, id);
+		n += !system(sh);
+	}
+	return pclose(f) ? -1 : n;
 }
 
 /*
  * SENTINEL FAILOVER (retried while the Sentinel answers an error, e.g.
- * -NOGOODSLAVE before the replica's INFO is fresh), and wait (bounded) until
- * the replica is the master.
+ * -NOGOODSLAVE before the replica's INFO is fresh), and wait (bounded)
+ * for each step, logging its real time from the command: the Sentinel
+ * names a replica (and, with @blip, half the hosts lose their connection
+ * to the old master), the old master fenced (it lost both replicas: the
+ * promoted one, and the other moved to the new master), the new master
+ * promoted and with a replica that acknowledged (fenced, it grants only
+ * then), the old master demoted.
  */
-static int failover(struct sim *s)
+static int failover(struct sim *s, bool with_blip)
 {
-	char want[32];
+	char want[48];
+	int promoted;
 
-	if (failover_start(s))
+	s->failover_t0 = real_ms();
+	if (failover_step(s, s->port + 2, "sentinel failover blkiso", "^OK",
+			  "SENTINEL FAILOVER accepted"))
+		return -1;
+	snprintf(want, sizeof(want), "^\\(%d\\|%d\\)$", s->port + 1, s->port + 3);
+	if (failover_step(s, s->port + 2, "sentinel get-master-addr-by-name blkiso", want,
+			  "the Sentinel names a replica"))
+		return -1;
+	if (with_blip && blip(s) < HOSTS / 4)
 		return -1;
 	snprintf(want, sizeof(want), "^%d$", s->port + 1);
-	if (failover_step(s, s->port + 2, "sentinel get-master-addr-by-name blkiso", want,
-			  "sentinel names the replica"))
+	promoted = cli_wait_for(s->port + 2, "sentinel get-master-addr-by-name blkiso", want, 0) ?
+		   s->port + 3 : s->port + 1;
+	if (s->fenced && failover_step(s, s->port, "info replication", "min_slaves_good_slaves:0",
+				       "old master fenced"))
 		return -1;
-	if (failover_step(s, s->port + 1, "info replication", "role:master", "replica promoted"))
+	if (failover_step(s, promoted, "info replication", "role:master", "replica promoted"))
+		return -1;
+	if (s->fenced && failover_step(s, promoted, "info replication",
+				       "min_slaves_good_slaves:[12]", "new master has a replica"))
 		return -1;
 	/*
-	 * ... and until the Sentinel has demoted the old master.  The
-	 * simulated clock does not run meanwhile: hosts still connected to
-	 * the old master would otherwise draw from a second bucket for
-	 * minutes of simulated time.  In real time that split lasts those
-	 * seconds (doc/cluster.md).
+	 * ... and until the Sentinel has demoted the old master.  In
+	 * SC_FAILOVER the simulated clock does not run meanwhile; in
+	 * SC_FAILOVER_RT the hosts run on in real time (doc/cluster.md).
 	 */
 	return failover_step(s, s->port, "info replication", "role:slave", "old master demoted");
+}
+
+/*
+ * SC_FAILOVER_RT: the failover's steps in a child process, so that the
+ * hosts run on in real time meanwhile; its log goes to a file read after
+ * the run (failover_end).
+ */
+static void failover_begin(struct sim *s)
+{
+	s->watcher = fork();
+	if (!s->watcher) {
+		char path[96];
+		int rc = failover(s, true);
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/failover.log", s->dir);
+		f = fopen(path, "w");
+		if (f) {
+			fputs(s->failover_log, f);
+			fclose(f);
+		}
+		_exit(rc ? 1 : 0);
+	}
+}
+
+static int failover_end(struct sim *s)
+{
+	char path[96];
+	int status;
+	FILE *f;
+
+	if (s->watcher < 0 || waitpid(s->watcher, &status, 0) != s->watcher)
+		return -1;
+	snprintf(path, sizeof(path), "%s/failover.log", s->dir);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(s->failover_log, sizeof(s->failover_log), f))
+			s->failover_log[0] = '\0';
+		fclose(f);
+	}
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
 }
 
 static void redis_stop(struct sim *s)
 {
 	pid_stop(&s->sentinel);
 	pid_stop(&s->replica);
+	pid_stop(&s->replica2);
 	if (s->redis > 0) {
 		kill(s->redis, SIGCONT);
 		kill(s->redis, SIGKILL);
@@ -257,24 +388,40 @@ static void redis_stop(struct sim *s)
 	s->redis = -1;
 }
 
-static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
+static void sim_free(struct sim *s)
+{
+	char cmd[128];
+	int i;
+
+	redis_stop(s);
+	for (i = 0; i < HOSTS; i++)
+		agent_store_free(s->h[i].store);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
+	if (system(cmd))
+		perror("rm");
+}
+
+static int sim_setup(struct sim *s, int secs, bool sentinel, bool static_split)
 {
 	struct bi_dev_conf dev;
 	int i;
 
 	memset(s, 0, sizeof(*s));
 	s->static_split = static_split;
+	/* CLUSTER_UNFENCED=1: the failover without the fence, to measure it */
+	s->fenced = sentinel && !getenv("CLUSTER_UNFENCED");
+	s->replica = s->replica2 = s->sentinel = s->watcher = -1;
 	s->secs = secs;
 	snprintf(s->dir, sizeof(s->dir), "/tmp/blkiso-cluster-XXXXXX");
 	if (!mkdtemp(s->dir))
 		return -1;
-	/* private ports: none of port..port+2 in use, and our server up */
+	/* private ports: none of port..port+3 in use, and our server up */
 	for (i = 0, s->redis = -1; i < 10 && s->redis < 0; i++) {
 		char cmd[160];
 
 		s->port = 20000 + (getpid() * 7 + i * 1009) % 40000;
-		snprintf(cmd, sizeof(cmd), "for p in %d %d %d; do redis-cli -p $p ping 2>/dev/null | grep -q PONG && exit 1; done; exit 0",
-			 s->port, s->port + 1, s->port + 2);
+		snprintf(cmd, sizeof(cmd), "for p in %d %d %d %d; do redis-cli -p $p ping 2>/dev/null | grep -q PONG && exit 1; done; exit 0",
+			 s->port, s->port + 1, s->port + 2, s->port + 3);
 		if (system(cmd))
 			continue;
 		s->redis = redis_start(s);
@@ -287,8 +434,14 @@ static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
 	s->c.redis.port = s->port;
 	s->c.interval_ms = 500;
 	s->c.ttl_ms = 1500;
-	s->c.timeout_ms = 20;
-	s->c.fail_static_ms = 5000;
+	/* the agent's default: 16 hosts in one process on a loaded machine time out at 20 ms */
+	s->c.timeout_ms = 100;
+	/*
+	 * Past 5 s the kill scenario's floors show; a failover's fenced
+	 * stretch (until the new master has a replica that acknowledged,
+	 * seconds) is fail static, the agent's default 30 s.
+	 */
+	s->c.fail_static_ms = sentinel ? 30000 : 5000;
 	s->c.burst_ms = 500;
 	s->c.nr_tenants = 1;
 	snprintf(s->c.tenant[0].name, sizeof(s->c.tenant[0].name), "t%d", getpid());
@@ -296,7 +449,6 @@ static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
 	s->c.tenant[0].quota = QUOTA;
 	s->c.tenant[0].floor = FLOOR;
 	s->c.tenant[0].hosts = HOSTS;
-	s->replica = s->sentinel = -1;
 	if (sentinel && failover_setup(s))
 		return -1;
 	bi_dev_conf_init(&dev);
@@ -317,18 +469,15 @@ static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
 	return 0;
 }
 
-static void sim_free(struct sim *s)
+/* Set up, or leave no server and no directory behind (an ASSERT returns at once). */
+static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
 {
-	char cmd[128];
-	int i;
-
-	redis_stop(s);
-	for (i = 0; i < HOSTS; i++)
-		agent_store_free(s->h[i].store);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
-	if (system(cmd))
-		perror("rm");
+	if (!sim_setup(s, secs, sentinel, static_split))
+		return 0;
+	sim_free(s);
+	return -1;
 }
+
 
 /* Demand of host @i at @ms, requests/s: 1.5x the quota in all. */
 static double demand(enum scen sc, int i, uint64_t ms)
@@ -380,7 +529,7 @@ static void sim_run(struct sim *s, enum scen sc)
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
 		}
 		if (sc == SC_FAILOVER_RT && ms == 20000)
-			s->failover_rc = failover_start(s);
+			failover_begin(s);
 
 		if (sc == SC_KILL && ms == 20000)
 			redis_stop(s);
@@ -390,8 +539,10 @@ static void sim_run(struct sim *s, enum scen sc)
 			kill(s->redis, SIGSTOP);
 		if (sc == SC_PAUSE && ms == 23000)
 			kill(s->redis, SIGCONT);
+		if (sc == SC_CUT && ms == 20000)
+			s->cut = blip(s);
 		if (sc == SC_FAILOVER && ms == 20000)
-			s->failover_rc = failover(s);
+			s->failover_rc = failover(s, false);
 		for (i = 0; i < HOSTS; i++) {
 			struct host *h = &s->h[i];
 			double d = demand(sc, i, ms);
@@ -431,6 +582,11 @@ static void sim_run(struct sim *s, enum scen sc)
 				if (n)
 					bi_meter_lease(&h->m, BI_KEY_RREQS, n,
 						       (u64)s->c.ttl_ms * MS, now, NULL);
+			}
+			if (ms % 100 == 99) {
+				s->tr_static_hosts[ms / 100] += h->at.src == AGENT_SRC_FAIL_STATIC;
+				s->tr_granted[ms / 100] += h->at.granted;
+				s->tr_static[ms / 100] += h->at.static_leased;
 			}
 			if (ms % s->c.interval_ms == phase * i) {
 				/* active: demand now or during the last interval */
@@ -566,9 +722,8 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 	s.realtime = sc == SC_FAILOVER_RT;
 	sim_run(&s, sc);
 	/* the real-time failover: it happened, the old master is a replica */
-	if (sc == SC_FAILOVER_RT && !s.failover_rc)
-		s.failover_rc = failover_step(&s, s.port, "info replication", "role:slave",
-					      "old master demoted (after the run)");
+	if (sc == SC_FAILOVER_RT)
+		s.failover_rc = failover_end(&s);
 	report(_metadata, &s, name, 2.0, &o10, &o1, &used, &rts);
 	if (getenv("CLUSTER_TRACE")) {
 		uint64_t t, n = 0;
@@ -576,22 +731,27 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 		for (t = 0; t < s.secs * 1000ULL; t++) {
 			n += s.per_ms[t];
 			if (t % 100 == 99) {
-				fprintf(stderr, "%s %.1f %llu\n", name, t / 1000.0, (unsigned long long)n);
+				uint64_t k = t / 100;
+
+				/* admitted; hosts fail static; granted, leased in fail static */
+				fprintf(stderr, "%s %.1f %llu %llu %llu %llu\n", name, t / 1000.0,
+					(unsigned long long)n,
+					(unsigned long long)s.tr_static_hosts[k],
+					(unsigned long long)(s.tr_granted[k] - (k ? s.tr_granted[k - 1] : 0)),
+					(unsigned long long)(s.tr_static[k] - (k ? s.tr_static[k - 1] : 0)));
 				n = 0;
 			}
 		}
 	}
 	/*
-	 * The accuracy goals hold everywhere the simulated clock runs; in a
-	 * real-time failover the split brain may break them (doc/cluster.md:
-	 * +1.04 % per 10 s and +7.84 % per 1 s in one run, +0.01 % and +0.08 %
-	 * in the next), and only the failure table's bound, <= 2 % over 60 s,
-	 * is asserted below.
+	 * The accuracy goals, everywhere: in the real-time failover too,
+	 * where only the fence (min-replicas-to-write on the data nodes)
+	 * keeps the hosts that lost their connection to the old master from
+	 * drawing from the new one's bucket while the others still draw from
+	 * the old one's (CLUSTER_UNFENCED=1 shows it: doc/cluster.md).
 	 */
-	if (sc != SC_FAILOVER_RT) {
-		EXPECT_LE(o10, 1.0);
-		EXPECT_LE(o1, 5.0);
-	}
+	EXPECT_LE(o10, 1.0);
+	EXPECT_LE(o1, 5.0);
 	if (sc != SC_KILL && sc != SC_PAUSE)
 		EXPECT_GE(used, 97.0);
 	if (sc == SC_SHIFT) {
@@ -610,6 +770,24 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 		       name, all);
 		EXPECT_LE(all, 102.0);
 		EXPECT_GE(all, 95.0);
+	}
+	if (sc == SC_CUT) {
+		uint64_t leased = 0;
+		int i, cut = 0;
+
+		for (i = 0; i < HOSTS; i++) {
+			leased += s.h[i].at.static_leased;
+			cut += s.h[i].at.static_leased > 0;
+		}
+		TH_LOG("%s: %d connections closed; %d hosts failed a round, %llu tokens leased in fail static",
+		       name, s.cut, cut, (unsigned long long)leased);
+		EXPECT_GE(s.cut, HOSTS / 4);
+		/*
+		 * each went once more through a fresh connection: none fails
+		 * static for the cut (without that retry all of them did), though
+		 * a call may still time out on a loaded machine (one host in one of 7 runs)
+		 */
+		EXPECT_LE(cut, s.cut / 4);
 	}
 	if (sc == SC_KILL || sc == SC_PAUSE) {
 		uint64_t from = 20000, to = sc == SC_KILL ? 25000 : 23000;
@@ -653,6 +831,17 @@ TEST_F_TIMEOUT(cl, demand_shifting_every_5s, CL_TIMEOUT) { scenario(_metadata, S
 TEST_F_TIMEOUT(cl, server_killed_fail_static_then_floor, CL_TIMEOUT) { scenario(_metadata, SC_KILL, "kill"); }
 TEST_F_TIMEOUT(cl, server_paused_fail_static, CL_TIMEOUT) { scenario(_metadata, SC_PAUSE, "SIGSTOP"); }
 /*
+ * Half the hosts lose their connection at 20 s (CLIENT KILL) while the
+ * others go on: their next call finds it closed and goes once more
+ * through a fresh one, so none of them leases in fail static (which,
+ * while the others draw the whole bucket, over-admits: +9.14 % over 1 s
+ * with the debts carried, before that retry).
+ */
+TEST_F_TIMEOUT(cl, half_the_hosts_lose_their_connection, CL_TIMEOUT)
+{
+	scenario(_metadata, SC_CUT, "connections cut");
+}
+/*
  * The baseline every user would otherwise pick: a static split, each host
  * capped at quota / 16 (riops=1000), no agent.  The quota used under each
  * skew, next to the agent's (the scenarios above): the agent must beat it
@@ -684,6 +873,92 @@ TEST_F_TIMEOUT(cl, static_split_baseline, CL_TIMEOUT)
 		figure(c[i].name, "static_split", o10, o1, used, 0, -1);
 		sim_free(&s);
 	}
+}
+
+/*
+ * The bucket script's rules, call by call: one store client, bucket rate
+ * 10,000/s, capacity 5,000, every call asking for more than there is;
+ * the simulated clock.  @other_master: the bucket's master field first
+ * rewritten as a failover leaves it (a bucket last written under another
+ * master); @debt: the call repays credit leased in fail static.
+ */
+struct script_step {
+	uint64_t now_us;
+	bool other_master;
+	uint64_t debt;
+	uint64_t want;		/* tokens granted */
+};
+
+static void script_steps(struct __test_metadata *_metadata, struct sim *s,
+			 const struct script_step *step, int n)
+{
+	struct agent_grant g;
+	char cmd[256], bucket[32];
+	int i;
+
+	snprintf(bucket, sizeof(bucket), "m%d", getpid());
+	for (i = 0; i < n; i++) {
+		if (step[i].other_master) {
+			snprintf(cmd, sizeof(cmd),
+				 "redis-cli -p %d hset blkiso:bucket:%s master 192.0.2.1:6379 >/dev/null",
+				 s->port, bucket);
+			ASSERT_EQ(0, system(cmd));
+		}
+		ASSERT_EQ(0, agent_store_lease(s->h[0].store, bucket, 10000, 5000, 1000000, 0,
+					       step[i].now_us, 1500000, 0, step[i].debt, 500000, &g));
+		TH_LOG("at %llu ms%s, debt %llu: granted %llu (expected %llu)",
+		       (unsigned long long)step[i].now_us / 1000,
+		       step[i].other_master ? ", bucket last written by another master" : "",
+		       (unsigned long long)step[i].debt, (unsigned long long)g.granted,
+		       (unsigned long long)step[i].want);
+		EXPECT_EQ(step[i].want, g.granted);
+	}
+}
+
+/*
+ * A new master does not refill a bucket written under another one for
+ * the time since that write (the old master granted it); later calls
+ * refill as usual.  Through the Sentinel, against the fenced master.
+ */
+TEST_F_TIMEOUT(cl, new_master_does_not_refill_the_old_masters_time, CL_TIMEOUT)
+{
+	static const struct script_step step[] = {
+		{ 1000000, false, 0, 0 },	/* a new bucket starts empty */
+		{ 1200000, false, 0, 2000 },	/* 200 ms refilled, same master */
+		{ 1400000, true, 0, 0 },	/* 200 ms the other master's */
+		{ 1500000, false, 0, 1000 },	/* 100 ms refilled under this one */
+	};
+	static struct sim s;
+
+	ASSERT_EQ(0, sim_init(&s, 1, true, false));
+	script_steps(_metadata, &s, step, 4);
+	sim_free(&s);
+}
+
+/*
+ * A host back from failing alone (a timeout) while the others drew the
+ * bucket repays its debt from what the bucket gathered since its last
+ * write (50 ms: 500), and the rest (1,000) is carried: the next 100 ms
+ * of refill pay it before anything is granted.  After an outage of the
+ * whole store the same debt is covered by what the bucket would have
+ * gathered (2 s: 20,000), and grants start from the refill after.
+ */
+TEST_F_TIMEOUT(cl, a_debt_beyond_what_the_bucket_gathered_is_carried, CL_TIMEOUT)
+{
+	static const struct script_step step[] = {
+		{ 1000000, false, 0, 0 },
+		{ 1200000, false, 0, 2000 },
+		{ 1250000, false, 1500, 0 },	/* gathered 500, 1,000 carried */
+		{ 1350000, false, 0, 0 },	/* the refill pays it */
+		{ 1450000, false, 0, 1000 },
+		{ 3450000, false, 1500, 0 },	/* 2 s away: covered, tokens from 0 */
+		{ 3550000, false, 0, 1000 },
+	};
+	static struct sim s;
+
+	ASSERT_EQ(0, sim_init(&s, 1, false, false));
+	script_steps(_metadata, &s, step, 7);
+	sim_free(&s);
 }
 
 TEST_F_TIMEOUT(cl, sentinel_failover, CL_TIMEOUT) { scenario(_metadata, SC_FAILOVER, "failover"); }

@@ -73,7 +73,9 @@ void agent_store_free(struct agent_store *s);
  * One round trip: the bucket's lazy refill and a grant of up to @ask
  * (0 when below the threshold).  @now_us: 0 = Redis's TIME (production);
  * else the simulated clock (test mode).  0 or -1 (unreachable, timed out,
- * not a master: reconnects at the next call).
+ * not a master or fenced: reconnects at the next call; a connection the
+ * server had closed: once more at once).  Round trips count the calls the
+ * store ran or may have run (not those on a closed connection).
  */
 int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
 		      uint64_t max, uint64_t ask, uint64_t threshold, uint64_t now_us,

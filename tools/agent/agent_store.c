@@ -12,13 +12,19 @@
  * took back unused (capped at the bucket's capacity) and repays what a
  * host leased on its own while the store was away (fail static), so that
  * an outage does not add to the quota: the first repayment after an
- * outage sets what the bucket gathered meanwhile apart as a reserve for
- * the debts, for one interval (reserve_us; every host's round comes
- * within it), and grants come only from what refills after.  Later
- * repayments draw on the reserve alone, never on that refill (the hosts
- * that come back later would otherwise starve the ones already back); a
- * debt beyond the reserve is forgiven (the hosts leased no more than the
- * quota meanwhile), and what the debts leave of the reserve is dropped
+ * outage sets apart as a reserve, for one interval (reserve_us; every
+ * host's round comes within it), what the bucket would have gathered
+ * since its last write without its cap, and when that passed the cap
+ * (no host drew it: an outage of the whole store) also what refills
+ * during that interval, while the other hosts are still away and lease
+ * on their own (everything, for a bucket lost with its server); grants
+ * come only from what refills after.
+ * Later repayments draw on the reserve alone, never on that refill (the
+ * hosts that come back later would otherwise starve the ones already
+ * back).  A debt beyond the reserve is carried: the bucket goes below
+ * zero until the refill has paid it, so that hosts that failed alone (a
+ * timeout) while the others drew the bucket do not add to the quota;
+ * what the debts leave of the reserve is dropped
  * (an outage leaves no burst behind).  The time is Redis's TIME, or in test mode
  * the simulator's clock passed as an argument (the only difference).
  * A new bucket starts empty, so a cluster never starts with a burst.
@@ -26,9 +32,17 @@
  * Bookworm's hiredis has no Sentinel API: the master's address comes from
  * SENTINEL get-master-addr-by-name, asked of each Sentinel in turn, on
  * every (re)connection.  Any error (no connection, timeout, READONLY from
- * a demoted master) drops the connection; the next call reconnects.
+ * a demoted master, NOREPLICAS from a fenced one) drops the connection;
+ * the next call reconnects.  With Sentinels the script is given that
+ * address and keeps it in the bucket: the first call a new master gets
+ * for a bucket written under another one does not refill it for the time
+ * since its last replicated write, which the old master granted (or the
+ * hosts leased in fail static) until it was fenced; a bucket refilled for
+ * the same time twice would over-admit it.
  */
+#include <errno.h>
 #include <hiredis/hiredis.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +60,18 @@ static const char agent_lua[] =
 	"  local t = redis.call('TIME')\n"
 	"  now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"end\n"
-	"local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rsv', 'rsv_end')\n"
+	"local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'rsv', 'rsv_end', 'master')\n"
 	"local tokens = tonumber(b[1]) or 0\n"
 	"local ts = tonumber(b[2]) or now\n"
 	"local rsv = tonumber(b[3]) or 0\n"
 	"local rsv_end = tonumber(b[4]) or 0\n"
+	"local master = ARGV[11]\n"
+	"if master == '' then master = b[5] or '' end\n"
+	"local gathered = b[2] and tokens + rate * math.max(now - ts, 0) / 1000000 or 1e15\n"
+	"if gathered > max then\n"
+	"  gathered = gathered + rate * tonumber(ARGV[10]) / 1000000\n"
+	"end\n"
+	"if b[5] and b[5] ~= '' and b[5] ~= master then ts = now end\n"
 	"if now > ts then\n"
 	"  local add = math.min(rate * (now - ts) / 1000000, max - tokens)\n"
 	"  if add > 0 then tokens = tokens + add end\n"
@@ -60,28 +81,33 @@ static const char agent_lua[] =
 	"if now >= rsv_end then rsv = 0 end\n"
 	"if debt > 0 then\n"
 	"  if now >= rsv_end then\n"
-	"    rsv = tokens\n"
+	"    rsv = gathered\n"
 	"    tokens = 0\n"
 	"    rsv_end = now + tonumber(ARGV[10])\n"
 	"  end\n"
-	"  rsv = math.max(rsv - debt, 0)\n"
+	"  rsv = rsv - debt\n"
+	"  if rsv < 0 then\n"
+	"    tokens = tokens + rsv\n"
+	"    rsv = 0\n"
+	"  end\n"
 	"end\n"
 	"tokens = math.min(tokens + tonumber(ARGV[8]), max)\n"
-"local grant = 0\n"
+	"local grant = 0\n"
 	"if tokens > thr and tokens >= 1 then\n"
 	"  grant = math.floor(math.min(ask, tokens))\n"
 	"  tokens = tokens - grant\n"
 	"end\n"
 	"redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(ts),\n"
-	"  'rsv', tostring(rsv), 'rsv_end', tostring(rsv_end))\n"
+	"  'rsv', tostring(rsv), 'rsv_end', tostring(rsv_end), 'master', master)\n"
 	"redis.call('ZADD', KEYS[2], now, ARGV[7])\n"
 	"redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))\n"
-	"return {grant, math.floor(tokens), redis.call('ZCARD', KEYS[2])}\n";
+	"return {grant, math.max(math.floor(tokens), 0), redis.call('ZCARD', KEYS[2])}\n";
 
 struct agent_store {
 	const struct agent_conf *c;
 	redisContext *ctx;
 	char sha[48];
+	char master[80];	/* "host:port" the Sentinels named, "" without them */
 	uint64_t round_trips;
 };
 
@@ -186,6 +212,8 @@ static int store_ensure(struct agent_store *s)
 		snprintf(host, sizeof(host), "%s", s->c->redis.host);
 		port = s->c->redis.port;
 	}
+	if (s->c->nr_sentinels)
+		snprintf(s->master, sizeof(s->master), "%s:%d", host, port);
 	s->ctx = store_connect(s, host, port);
 	if (!s->ctx || store_load(s)) {
 		store_drop(s);
@@ -200,23 +228,41 @@ int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
 		      struct agent_grant *g)
 {
 	char key[128], hkey[128];
+	bool closed, retried = false;
 	redisReply *r;
 	int tries;
 
 	snprintf(key, sizeof(key), "blkiso:bucket:%s", bucket);
 	snprintf(hkey, sizeof(hkey), "blkiso:hosts:%s", bucket);
-	for (tries = 0; tries < 2; tries++) {
+	for (tries = 0; tries < 3; tries++) {
 		if (store_ensure(s))
 			return -1;
-		s->round_trips++;
 		r = redisCommand(s->ctx,
-				 "EVALSHA %s 2 %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu %llu",
+				 "EVALSHA %s 2 %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu %llu %s",
 				 s->sha, key, hkey, (unsigned long long)rate,
 				 (unsigned long long)max, (unsigned long long)ask,
 				 (unsigned long long)threshold, (unsigned long long)now_us,
 				 (unsigned long long)window_us, s->c->host_id,
 				 (unsigned long long)give, (unsigned long long)debt,
-				 (unsigned long long)reserve_us);
+				 (unsigned long long)reserve_us, s->master);
+		/*
+		 * A connection the server had closed (killed, reset): the call
+		 * never ran, and it is no round trip; it goes once more through
+		 * a fresh connection (the Sentinels asked again), so that a host
+		 * whose connection alone broke does not lease in fail static
+		 * while the others draw the bucket.  Not after a timeout: that
+		 * call may have run.
+		 */
+		closed = !r && (s->ctx->err == REDIS_ERR_EOF ||
+				(s->ctx->err == REDIS_ERR_IO && errno != EAGAIN &&
+				 errno != EWOULDBLOCK));
+		if (!closed)
+			s->round_trips++;
+		if (closed && !retried) {
+			retried = true;
+			store_drop(s);
+			continue;
+		}
 		if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 3) {
 			g->granted = (uint64_t)r->element[0]->integer;
 			g->left = (uint64_t)r->element[1]->integer;
