@@ -507,6 +507,10 @@ static void tenant_pump(struct sim *s, struct sim_tenant *t)
 			}
 			io->admitted = true;
 		}
+		if (t->above && !bi_depth_allows(s->depth.limit, t->inflight)) {
+			mark_held(t, io);
+			break;		/* issue 20's depth limit: a completion pumps again */
+		}
 		if (t->conf.alloc) {
 			slot = bi_iso_slot_get(&t->iso, &t->iso_p, io->units, io->iso_flags,
 					       s->now, &delay);
@@ -589,6 +593,8 @@ static void dev_done(struct sim *s, struct sim_io *io)
 	t->total->ios_dir[io->dir]++;
 	t->sec->bytes += io->bytes;
 	hist_add(&t->sec->lat, lat);
+	if (getenv("DBG") && t == s->tenants && lat > 300000)
+		fprintf(stderr, "%llu lat %llu dev %llu busy %u ninfl %u lim %u\n", (unsigned long long)s->now/1000, (unsigned long long)lat/1000, (unsigned long long)dev_lat/1000, s->dev_busy, s->tenants[1].inflight, s->depth.limit);
 	t->total->ios++;
 	t->total->bytes += io->bytes;
 	hist_add(&t->total->lat, lat);
@@ -741,13 +747,20 @@ static void tenant_tick(struct sim *s, struct sim_tenant *t)
 
 static void sim_ovl_params(struct sim *s)
 {
+	u32 i;
+
 	bi_fb_ovl_params(&s->ovl_p, &s->dconf);
+	/* depth_limit decides which tenants are judged on their own window */
+	for (i = 0; i < s->nr_tenants; i++)
+		s->tenants[i].ovl.threshold_permille =
+			bi_fb_tenant_threshold(&s->tenants[i].conf, &s->dconf);
 }
 
 static BI_NOINLINE void sim_tick(struct sim *s)
 {
 	struct timespec a, b;
 	struct sim_tenant *t, **pp;
+	struct bi_depth_stats ds = { 0 };
 	bool signal = false, above = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -755,6 +768,10 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 	for (t = s->active; t; t = t->next_active) {
 		if (bi_ovl_tenant_tick(&t->ovl, &s->ovl_p, t->is.ops, t->t_missed))
 			signal = true;
+		if (bi_fb_depth_protected(&t->conf, &s->dconf) && (t->is.ops || t->inflight)) {
+			ds.protected_active = true;
+			ds.missed |= bi_fb_depth_missed(&t->ovl, t->is.ops, t->t_missed);
+		}
 		t->t_missed = 0;
 	}
 	bi_ovl_tick(&s->ovl, &s->ovl_p, &s->os, signal, s->now);
@@ -767,7 +784,10 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 		bool busy = t->is.ops || t->queued || t->inflight;
 
 		tenant_tick(s, t);
-		above |= tenant_above_commit(t, busy);
+		t->above = tenant_above_commit(t, busy);
+		above |= t->above;
+		if (t->above)
+			ds.inflight_max = (u32)bi_max_u64(ds.inflight_max, t->inflight);
 		tenant_pump(s, t);
 		if (!t->queued && !t->inflight && !t->outstanding &&
 		    ++t->idle_ticks > s->ovl_p.window_ticks) {
@@ -780,6 +800,10 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 		pp = &t->next_active;
 	}
 	s->ovl.any_above_commit = above;
+	if (s->dconf.depth_limit)
+		bi_depth_tick(&s->depth, &s->depth_p, &ds, s->now);
+	else if (s->depth.limit)
+		bi_depth_init(&s->depth);
 	s->ticks++;
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	s->tick_ns_spent += (u64)(b.tv_sec - a.tv_sec) * BI_NSEC_PER_SEC +
@@ -810,6 +834,8 @@ int sim_run(struct sim *s)
 	next_second = BI_NSEC_PER_SEC;
 	sim_ovl_params(s);
 	bi_ovl_init(&s->ovl, &s->ovl_p);
+	bi_depth_params_init(&s->depth_p);
+	bi_depth_init(&s->depth);
 	s->os.slack_min_ns = BI_OVL_NO_SLACK;
 	if (s->dev.cap_mrps)
 		bi_bucket_init(&s->dev_req, s->dev.cap_mrps, 3 * BI_MRPS_PER_RPS,
