@@ -26,6 +26,7 @@ void bi_depth_init(struct bi_depth *d)
 	d->loose_ns = 0;
 	d->probe_shift = 0;
 	d->probed = 0;
+	d->settle = 0;
 	d->raised = false;
 	d->loose = false;
 }
@@ -39,6 +40,19 @@ static u32 bi_depth_stop(struct bi_depth *d)
 	return BI_DEPTH_OFF;
 }
 
+/*
+ * Halve @depth, or cut it to the share of the queue the protected tenant
+ * can wait behind: depth x target / latency, when that is smaller.
+ */
+static u32 bi_depth_cut(u32 depth, u32 over_permille)
+{
+	u64 cut = depth / 2;
+
+	if (over_permille > 2000)
+		cut = bi_min_u64(cut, bi_div_u64((u64)depth * 1000, over_permille));
+	return (u32)bi_max_u64(1, cut);
+}
+
 /* A miss at the current limit: step under it. */
 static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 			    u64 now_ns)
@@ -47,9 +61,10 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 	d->loose = false;
 	if (d->limit == BI_DEPTH_OFF) {
 		/* the episode starts from what the floods have in the device */
-		d->limit = (u32)bi_max_u64(1, s->inflight_max / 2);
+		d->limit = bi_depth_cut(s->inflight_max, s->over_permille);
 		d->ceiling = 0;
 		d->raised = false;
+		d->settle = 1;
 		d->episodes++;
 		return;
 	}
@@ -61,15 +76,25 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 		d->ceiling_ns = now_ns;
 		d->limit = (u32)bi_max_u64(1, d->limit - 1);
 		d->raised = false;
+		d->settle = 1;
 		return;
 	}
-	/* bios sent before the limit are still draining: wait for them */
-	if (s->inflight_max > d->limit)
+	/*
+	 * Misses of bios sent before the last step (they complete a tick
+	 * later), or while bios sent before the limit still drain, say
+	 * nothing of the limit: wait for them.
+	 */
+	if (d->settle) {
+		d->settle--;
+		return;
+	}
+	if (s->inflight_max > d->limit || d->limit == 1)
 		return;
 	d->ceiling = d->limit;
 	d->ceiling_ns = now_ns;
 	d->probe_shift = 0;
-	d->limit = (u32)bi_max_u64(1, d->limit / 2);
+	d->limit = bi_depth_cut(d->limit, s->over_permille);
+	d->settle = 1;
 }
 
 /*
@@ -85,8 +110,9 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		bi_depth_missed(d, s, now_ns);
 		return d->limit;
 	}
-	if (d->limit == BI_DEPTH_OFF)
-		return BI_DEPTH_OFF;
+	if (d->limit == BI_DEPTH_OFF || !s->completed)
+		return d->limit;
+	d->settle = 0;
 	d->clean_ticks++;
 	if (s->inflight_max < d->limit) {
 		/* nobody is held back: raising proves nothing; let go in time */

@@ -15,13 +15,20 @@
  * (above its threshold) as the signal:
  *
  *   not limiting, missed    limit = half the deepest above-commit tenant's
- *                           in flight (at least 1): the episode starts
+ *                           in flight, or less in proportion when the
+ *                           protected tenant's mean device latency is more
+ *                           than twice its target (the queue ahead of it
+ *                           must shrink that much): the episode starts
  *   limiting, missed        the limit missed: if it was reached by a raise
  *                           (the ceiling is known), limit - 1, and the
  *                           missing value becomes the ceiling; otherwise
- *                           halve it, but only once the tenants' in flight
- *                           is down to it (bios sent before the limit are
- *                           still draining: anti-windup)
+ *                           halve it (or cut it in proportion, as above),
+ *                           but not in the tick after a step
+ *                           (its misses are the bios sent before it) nor
+ *                           while the tenants' in flight is above it (bios
+ *                           sent before the limit still drain): anti-windup
+ *   limiting, nothing       hold: a protected bio stuck in a deep queue
+ *   completed               completes late, and its tick is not clean
  *   limiting, clean         + 1 every release_ticks up to one below the
  *                           ceiling; the ceiling itself is tried again
  *                           after probe_ns clean, twice as long after each
@@ -40,20 +47,22 @@
 #include "bi_shim.h"
 
 #define BI_DEPTH_OFF			0	/* limit value: no limit */
-#define BI_DEPTH_RELEASE_TICKS_DEF	1
+#define BI_DEPTH_RELEASE_TICKS_DEF	2
 #define BI_DEPTH_PROBE_NS_DEF		BI_NSEC_PER_SEC
 #define BI_DEPTH_PROBE_SHIFT_MAX	3	/* a failing probe waits up to 8x longer */
 
 struct bi_depth_params {
-	u32 release_ticks;	/* clean ticks per +1 below the ceiling */
+	u32 release_ticks;	/* clean ticks (with protected completions) per + 1 */
 	u64 probe_ns;		/* clean time before the ceiling is tried again */
 };
 
 /* One tick's inputs, folded by the caller. */
 struct bi_depth_stats {
 	bool protected_active;	/* some tenant with a latency target had I/O */
+	bool completed;		/* one of them completed a bio in the tick */
 	bool missed;		/* one of them missed above its threshold in the tick */
 	u32 inflight_max;	/* deepest above-commit tenant's bios in flight now */
+	u32 over_permille;	/* worst missing tenant's mean device latency / target */
 };
 
 struct bi_depth {
@@ -64,6 +73,7 @@ struct bi_depth {
 	u64 loose_ns;		/* when the limit stopped binding */
 	u32 probe_shift;	/* probes of this ceiling that failed (backoff) */
 	u32 probed;		/* the ceiling being tried again, 0 = none */
+	u32 settle;		/* missed ticks to ignore after a step down */
 	bool raised;		/* the last change was a raise */
 	bool loose;		/* the above-commit tenants kept below the limit */
 	u64 episodes;		/* limit switched on (stats) */

@@ -127,3 +127,26 @@ bool bi_fb_depth_missed(const struct bi_ovl_tenant *ovl, u64 completed, u64 miss
 	return ovl->threshold_permille && completed &&
 	       missed * 1000 > completed * ovl->threshold_permille;
 }
+
+/*
+ * Fold one protected tenant's tick into the depth controller's inputs:
+ * its completions, whether it missed, and by how much its mean device
+ * latency (@dev_ns over @completed) passes its target.
+ */
+void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *conf,
+		      const struct bi_ovl_tenant *ovl, u64 completed, u64 missed,
+		      u64 dev_ns)
+{
+	u64 target_ns = (u64)conf->latency_us * BI_NSEC_PER_USEC;
+	u64 over;
+
+	ds->protected_active = true;
+	if (!completed)
+		return;
+	ds->completed = true;
+	if (!bi_fb_depth_missed(ovl, completed, missed))
+		return;
+	ds->missed = true;
+	over = bi_div_u64(bi_div_u64(dev_ns, completed) * 1000, target_ns ? target_ns : 1);
+	ds->over_permille = (u32)bi_max_u64(ds->over_permille, bi_min_u64(over, U32_MAX));
+}

@@ -29,6 +29,9 @@ u32 bi_fb_tenant_window(const struct bi_tenant_conf *conf);
 u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
 			   const struct bi_dev_conf *dev);
 bool bi_fb_depth_missed(const struct bi_ovl_tenant *ovl, u64 completed, u64 missed);
+void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *conf,
+		      const struct bi_ovl_tenant *ovl, u64 completed, u64 missed,
+		      u64 dev_ns);
 bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *iso,
 			const struct bi_rate_ctl *rate,
 			const struct bi_rate_params *rate_p, bool active);

@@ -593,8 +593,6 @@ static void dev_done(struct sim *s, struct sim_io *io)
 	t->total->ios_dir[io->dir]++;
 	t->sec->bytes += io->bytes;
 	hist_add(&t->sec->lat, lat);
-	if (getenv("DBG") && t == s->tenants && lat > 300000)
-		fprintf(stderr, "%llu lat %llu dev %llu busy %u ninfl %u lim %u\n", (unsigned long long)s->now/1000, (unsigned long long)lat/1000, (unsigned long long)dev_lat/1000, s->dev_busy, s->tenants[1].inflight, s->depth.limit);
 	t->total->ios++;
 	t->total->bytes += io->bytes;
 	hist_add(&t->total->lat, lat);
@@ -768,10 +766,9 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 	for (t = s->active; t; t = t->next_active) {
 		if (bi_ovl_tenant_tick(&t->ovl, &s->ovl_p, t->is.ops, t->t_missed))
 			signal = true;
-		if (bi_fb_depth_protected(&t->conf, &s->dconf) && (t->is.ops || t->inflight)) {
-			ds.protected_active = true;
-			ds.missed |= bi_fb_depth_missed(&t->ovl, t->is.ops, t->t_missed);
-		}
+		if (bi_fb_depth_protected(&t->conf, &s->dconf) && (t->is.ops || t->inflight))
+			bi_fb_depth_fold(&ds, &t->conf, &t->ovl, t->is.ops, t->t_missed,
+					 t->is.dev_ns);
 		t->t_missed = 0;
 	}
 	bi_ovl_tick(&s->ovl, &s->ovl_p, &s->os, signal, s->now);
@@ -820,6 +817,13 @@ static void sim_second(struct sim *s, u32 second)
 		sim_stats_reset(s->tenants[i].sec);
 	s->dev_ios_sec = 0;
 	s->dev_bytes_sec = 0;
+	if (s->warmup_ns == (u64)(second + 1) * BI_NSEC_PER_SEC) {
+		/* -w: the totals leave out the warm-up */
+		for (i = 0; i < s->nr_tenants; i++)
+			memset(s->tenants[i].total, 0, sizeof(*s->tenants[i].total));
+		s->dev_ios = 0;
+		s->dev_bytes = 0;
+	}
 }
 
 /*

@@ -134,6 +134,7 @@ struct sim {
 	struct sim_device dev;
 	struct bi_dev_conf dconf;
 	u64 duration_ns;
+	u64 warmup_ns;		/* whole seconds the totals leave out (-w) */
 	u32 nr_tenants;
 	struct sim_tenant *tenants;
 	struct sim_stats *stats;	/* 2 per tenant: second, total */

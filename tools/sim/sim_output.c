@@ -90,7 +90,7 @@ void sim_print_second(FILE *f, struct sim *s, u32 second, bool json, bool first)
 /* Whole-run totals (rates over the duration). */
 void sim_print_totals(FILE *f, struct sim *s, bool json)
 {
-	double secs = s->duration_ns / 1e9;
+	double secs = (s->duration_ns - s->warmup_ns) / 1e9;
 	u32 i;
 
 	if (json) {
