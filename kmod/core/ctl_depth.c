@@ -29,6 +29,7 @@ void bi_depth_init(struct bi_depth *d)
 	d->settle = 0;
 	d->raised = false;
 	d->loose = false;
+	d->episodes = 0;
 }
 
 static u32 bi_depth_stop(struct bi_depth *d)
@@ -114,8 +115,12 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		return d->limit;
 	d->settle = 0;
 	d->clean_ticks++;
-	if (s->inflight_max < d->limit) {
-		/* nobody is held back: raising proves nothing; let go in time */
+	if (s->inflight_max < d->limit / 2) {
+		/*
+		 * Nobody comes near the limit (a sample at the tick: a flood at
+		 * it may show one or two below): raising proves nothing; let
+		 * go in time.
+		 */
 		if (!d->loose) {
 			d->loose = true;
 			d->loose_ns = now_ns;

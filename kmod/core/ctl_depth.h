@@ -36,8 +36,8 @@
  *                           limit hovers just under the depth that misses,
  *                           seeds 002 and 003), and forgotten if it holds
  *   no protected tenant     limit off
- *   limit not binding       (the above-commit tenants keep fewer in
- *                           flight) for probe_ns: limit off
+ *   limit not binding       (the above-commit tenants keep fewer than
+ *                           half of it in flight) for probe_ns: limit off
  *
  * Scales: bios in flight; times in ns.
  */
