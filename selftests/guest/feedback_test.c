@@ -1108,11 +1108,14 @@ static long long dev_stat(const char *dir, const char *key)
  * B an unconfigured flood of 128k reads at QD64.  Without the limit the
  * device's window never sees A's misses (the flood's completions dilute
  * them) and A's own ring shows about 17 % missed (doc/controllers.md).
- * Both modes: the limit comes on while both run (depth_episodes >= 1, a
- * limit of 1..64) and the ledger holds.  Deterministic mode: from 2 s on,
- * A's last 16 ticks missed at most 2 % of its bios (its own ring), A keeps
- * 2000 IOPS +-5 % (fio), and B moves at least half of what it moved alone
- * (measured 88 % in blkiso-sim, slotbound_depth.sim).
+ * Both modes: the limit comes on while both run (depth_episodes >= 1)
+ * and the ledger holds.  Deterministic mode: from 2 s on the limit is in
+ * force (1..64), A's last 16 ticks missed at most 2 % of its bios (its own
+ * ring), A keeps 2000 IOPS +-5 % (fio), and B moves at least half of what
+ * it moved alone (measured 72 %: 14,496 -> 10,386 IOPS, the limit at 3; 88 %
+ * in blkiso-sim, slotbound_depth.sim).  In the ordinary mode on a loaded
+ * host A misses its 400 us whatever B does, and the limit holds B at one
+ * bio (logged, not asserted: doc/controllers.md).
  */
 TEST_F_TIMEOUT(fb, depth_limit_bounds_an_unconfigured_flood, GUEST_TIMEOUT)
 {
@@ -1150,11 +1153,11 @@ TEST_F_TIMEOUT(fb, depth_limit_bounds_an_unconfigured_flood, GUEST_TIMEOUT)
 	       dev_stat(self->dir, "depth_episodes"), fa.read.iops,
 	       fa.read.clat_p99_ns / 1e3, missed, done, n);
 	EXPECT_LE(1, dev_stat(self->dir, "depth_episodes"));
-	EXPECT_LE(1, limit);
-	EXPECT_GE(64, limit);
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 	if (!gu_icount())
 		return;
+	EXPECT_LE(1, limit);
+	EXPECT_GE(64, limit);
 	EXPECT_LE(1000 * missed, 20 * done);
 	EXPECT_TRUE(values_close(fa.read.iops, 2000, 5));
 	EXPECT_GE(beside, alone / 2);
