@@ -1112,7 +1112,7 @@ static long long dev_stat(const char *dir, const char *key)
  * and the ledger holds.  Deterministic mode: from 2 s on the limit is in
  * force (1..64), A's last 16 ticks missed at most 2 % of its bios (its own
  * ring), A keeps 2000 IOPS +-5 % (fio), and B moves at least half of what
- * it moved alone (measured 72 %: 14,496 -> 10,386 IOPS, the limit at 3; 88 %
+ * it moved alone (measured 70 %: 14,747 -> 10,386 IOPS, the limit at 3; 88 %
  * in blkiso-sim, slotbound_depth.sim).  In the ordinary mode on a loaded
  * host A misses its 400 us whatever B does, and the limit holds B at one
  * bio (logged, not asserted: doc/controllers.md).
