@@ -105,6 +105,13 @@
 
 #define BLKISO_VERSION		"0.2.0"
 
+/*
+ * pb->slot of a bio that passed the slot gate for the depth limit alone
+ * (issue 20: no allocation, so no isolation slot): above every isolation
+ * slot index, it counts only in the tenant's depth_inflight.
+ */
+#define BLKISO_SLOT_DEPTH	BI_ISO_MAX_SLOTS
+
 /* The kernel tenant's id: cgroup ids start at 1 (the root). */
 #define BLKISO_KERNEL_CGID	0ULL
 
@@ -214,6 +221,9 @@ struct blkiso_fb {
 	struct bi_iso iso;
 	struct bi_iso_params iso_p;
 	bool iso_on;			/* has an allocation: every bio takes a slot */
+	/* issue 20: above its commitment while the device's depth limit is on */
+	bool depth_on;
+	u32 depth_inflight;		/* bios sent through the slot gate, fb lock */
 	bool above;			/* above its commitment (S2-09), per tick */
 	bool extremes;			/* .end_io's out-of-line part: extremes, squares */
 	bool mode_auto;			/* mode=auto: .end_io sums squared units */
@@ -245,6 +255,8 @@ struct blkiso_fb {
 struct blkiso_dev_fb {
 	struct bi_ovl ovl;		/* under the device lock */
 	struct bi_ovl_params ovl_p;
+	struct bi_depth depth;		/* issue 20's depth limit, under the device lock */
+	struct bi_depth_params depth_p;
 	struct delayed_work tick_work;
 	struct list_head active;	/* the tenants the tick visits, dev->lock */
 	unsigned int nr_active;
@@ -422,7 +434,7 @@ struct blkiso_bio {
 	bool anc_held;			/* holds its ancestor levels (their ->held) */
 	u8 dir;
 	u8 cls;				/* class in its own tenant: its queue */
-	s8 slot;			/* isolation slot held, -1 = none */
+	s8 slot;			/* isolation slot held, -1 = none, BLKISO_SLOT_DEPTH */
 	u8 stage;			/* enum blkiso_stage, while held */
 };
 

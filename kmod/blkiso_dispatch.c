@@ -134,8 +134,34 @@ static u32 blkiso_iso_flags(const struct blkiso_bio *pb)
 }
 
 /*
- * The slot gate of a charged bio of a tenant with an allocation
- * (ctl_isolation): a free slot without delay sends it to @out; a delayed
+ * A slot for @pb, fb lock held: the depth limit first (issue 20: a
+ * tenant above its commitment while the device limits depth), then the
+ * isolation slot of an allocation (or BLKISO_SLOT_DEPTH without one).
+ * Returns -1 (wait for a completion) or the slot; @delay as
+ * bi_iso_slot_get().  The device lock is held (the limit is the tick's).
+ */
+static int blkiso_slot_take(struct blkiso_dev *dev, struct blkiso_fb *fb,
+			    const struct blkiso_bio *pb, u64 now, u64 *delay)
+{
+	int slot = BLKISO_SLOT_DEPTH;
+
+	lockdep_assert_held(&dev->lock);
+	if (fb->depth_on && !bi_depth_allows(dev->fb.depth.limit, fb->depth_inflight))
+		return -1;
+	if (fb->iso_on) {
+		slot = bi_iso_slot_get(&fb->iso, &fb->iso_p, (u32)min_t(u64, pb->units, U32_MAX),
+				       blkiso_iso_flags(pb), now, delay);
+		if (slot < 0)
+			return -1;
+	}
+	fb->depth_inflight++;
+	return slot;
+}
+
+/*
+ * The slot gate of a charged bio of a tenant with an allocation, or above
+ * its commitment under the depth limit
+ * (ctl_isolation, ctl_depth): a free slot without delay sends it to @out; a delayed
  * slot holds it on the timed list; no slot (or others waiting before it)
  * queues it on the slot-wait FIFO, which a completion wakes.  The slot
  * state is under the tenant's fb lock, so that a completion freeing a slot
@@ -153,8 +179,7 @@ void blkiso_slot_gate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	lockdep_assert_held(&dev->lock);
 	spin_lock(&fb->lock);
 	if (!fb->nr_slot_wait)
-		slot = bi_iso_slot_get(&fb->iso, &fb->iso_p, (u32)min_t(u64, pb->units, U32_MAX),
-				       blkiso_iso_flags(pb), now, &delay);
+		slot = blkiso_slot_take(dev, fb, pb, now, &delay);
 	if (slot < 0) {
 		bio->bi_opf &= ~REQ_NOWAIT;	/* as blkiso_hold_locked() */
 		bio_list_add(&fb->slot_wait, bio);
@@ -180,7 +205,9 @@ void blkiso_slot_put(struct blkiso_tenant *t, struct blkiso_bio *pb)
 	bool wake;
 
 	spin_lock_irqsave(&t->fb.lock, flags);
-	bi_iso_slot_put(&t->fb.iso, pb->slot, blkiso_iso_flags(pb));
+	if (pb->slot != BLKISO_SLOT_DEPTH)
+		bi_iso_slot_put(&t->fb.iso, pb->slot, blkiso_iso_flags(pb));
+	t->fb.depth_inflight--;
 	wake = t->fb.nr_slot_wait;
 	spin_unlock_irqrestore(&t->fb.lock, flags);
 	pb->slot = -1;
@@ -309,10 +336,8 @@ static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_
 		u64 delay = 0;
 		int slot = -1;
 
-		if (!dev->draining && fb->iso_on && !blkiso_lower_dead(bio)) {
-			slot = bi_iso_slot_get(&fb->iso, &fb->iso_p,
-					       (u32)min_t(u64, pb->units, U32_MAX),
-					       blkiso_iso_flags(pb), now, &delay);
+		if (!dev->draining && (fb->iso_on || fb->depth_on) && !blkiso_lower_dead(bio)) {
+			slot = blkiso_slot_take(dev, fb, pb, now, &delay);
 			if (slot < 0)
 				break;
 		}
@@ -362,7 +387,8 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 
 	lockdep_assert_held(&dev->lock);
 	list_for_each_entry_safe(t, tmp, &dev->parked, park) {
-		bool gate = READ_ONCE(t->fb.iso_on) && !dev->draining;
+		bool gate = (READ_ONCE(t->fb.iso_on) || READ_ONCE(t->fb.depth_on)) &&
+			    !dev->draining;
 
 		if (n >= budget) {
 			*starved = true;

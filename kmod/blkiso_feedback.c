@@ -19,8 +19,10 @@
  *     (bi_iso_tick: slot limit, delay, mode), then wakes the tenant's slot
  *     waiters, whose limit may have grown;
  *  5. notes which tenants are above their commitment (victim preference,
- *     S2-09), opens or closes the device's victim gate, and writes one
- *     record to the device's ring and one to each active tenant's ring;
+ *     S2-09), with depth_limit=1 moves the depth limit on them from the
+ *     protected tenants' misses (bi_depth_tick, issue 20), opens or closes
+ *     the device's victim gate, and writes one record to the device's ring
+ *     and one to each active tenant's ring;
  *  6. out of the device lock, reconfigures the meter of each tenant whose
  *     selector switched between work and request tokens.
  *
@@ -206,6 +208,7 @@ void blkiso_fb_deactivate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t
 	list_del_init(&t->fb.active_node);
 	dev->fb.nr_active--;
 	WRITE_ONCE(t->fb.active, false);
+	WRITE_ONCE(t->fb.depth_on, false);	/* idle: nothing to bound */
 }
 
 /* The device line changed (conf_mutex held). */
@@ -226,6 +229,8 @@ void blkiso_fb_dev_init(struct blkiso_dev *dev)
 {
 	bi_fb_ovl_params(&dev->fb.ovl_p, &dev->conf);
 	bi_ovl_init(&dev->fb.ovl, &dev->fb.ovl_p);
+	bi_depth_params_init(&dev->fb.depth_p);
+	bi_depth_init(&dev->fb.depth);
 	INIT_LIST_HEAD(&dev->fb.active);
 	INIT_DELAYED_WORK(&dev->fb.tick_work, blkiso_fb_tick);
 }
@@ -435,6 +440,45 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 	spin_unlock(&fb->lock);
 }
 
+/*
+ * @t's bios sent down and not completed, from the folded counters (what
+ * arrived, less what completed, was refused or waits here).  Tick only.
+ */
+static u32 blkiso_fb_inflight(const struct blkiso_tenant *t)
+{
+	const struct blkiso_fb *fb = &t->fb;
+	s64 n = (s64)(fb->prev[BLKISO_FB_ARRIVED] - fb->prev[BLKISO_FB_OPS] -
+		      fb->prev[BLKISO_FB_REFUSED]) - blkiso_tenant_queued(t);
+
+	return (u32)clamp_t(s64, n, 0, U32_MAX);
+}
+
+/*
+ * Issue 20's depth limit (ctl_depth): the tick's limit from the protected
+ * tenants' misses (@ds), then which tenants it binds: those above their
+ * commitment.  A tenant it no longer binds, or whose limit grew, has its
+ * waiting bios looked at again.  Device lock held.
+ */
+static void blkiso_fb_depth_tick(struct blkiso_dev *dev, struct bi_depth_stats *ds,
+				 u64 now, bool *wake)
+{
+	struct blkiso_tenant *t;
+	u32 limit = BI_DEPTH_OFF;
+
+	if (dev->conf.depth_limit)
+		limit = bi_depth_tick(&dev->fb.depth, &dev->fb.depth_p, ds, now);
+	else if (dev->fb.depth.limit)
+		bi_depth_init(&dev->fb.depth);
+	list_for_each_entry(t, &dev->fb.active, fb.active_node) {
+		bool on = limit != BI_DEPTH_OFF && t->fb.above;
+
+		if (on != t->fb.depth_on)
+			WRITE_ONCE(t->fb.depth_on, on);
+		if (t->fb.nr_slot_wait)
+			*wake = true;
+	}
+}
+
 /* Would an empty tick leave request-rate controller @d of @fb as it is? */
 static bool blkiso_fb_rate_at_rest(const struct blkiso_fb *fb, u32 d, u64 now)
 {
@@ -480,6 +524,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	struct blkiso_dev *dev = container_of(to_delayed_work(work), struct blkiso_dev,
 					      fb.tick_work);
 	struct bi_ovl_stats os = { .slack_min_ns = BI_OVL_NO_SLACK };
+	struct bi_depth_stats ds = { 0 };
 	struct blkiso_tick_rec *rec;
 	struct blkiso_tenant *t, *tmp;
 	bool signal = false, wake = false, flipped, switched = false;
@@ -503,6 +548,10 @@ static void blkiso_fb_tick(struct work_struct *work)
 		if (bi_ovl_tenant_tick(&s->ovl, &dev->fb.ovl_p, s->d[BLKISO_FB_OPS],
 				       s->d[BLKISO_FB_MISSED]))
 			signal = true;
+		if (bi_fb_depth_protected(&t->conf, &dev->conf) &&
+		    (s->d[BLKISO_FB_OPS] || blkiso_fb_inflight(t)))
+			bi_fb_depth_fold(&ds, &t->conf, &s->ovl, s->d[BLKISO_FB_OPS],
+					 s->d[BLKISO_FB_MISSED], s->d[BLKISO_FB_DEV_NS]);
 		os.completed += s->d[BLKISO_FB_OPS];
 		os.missed += s->d[BLKISO_FB_MISSED];
 		if (s->lat_max)
@@ -530,8 +579,10 @@ static void blkiso_fb_tick(struct work_struct *work)
 	dev->fb.ovl.any_above_commit = false;
 	list_for_each_entry_safe(t, tmp, &dev->fb.active, fb.active_node) {
 		blkiso_fb_tenant_tick(dev, t, now, &wake);
-		if (t->fb.above)
+		if (t->fb.above) {
 			dev->fb.ovl.any_above_commit = true;
+			ds.inflight_max = max(ds.inflight_max, blkiso_fb_inflight(t));
+		}
 		if (t->configured || t->fb.d[BLKISO_FB_OPS] || t->fb.victims)
 			blkiso_fb_record(t, rec);
 		if (t->fb.mode_changed)
@@ -542,6 +593,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 			blkiso_fb_deactivate_locked(dev, t);
 		t->fb.victims = 0;
 	}
+	blkiso_fb_depth_tick(dev, &ds, now, &wake);
 	flipped = dev->fb.overloaded != dev->fb.ovl.overloaded;
 	WRITE_ONCE(dev->fb.overloaded, dev->fb.ovl.overloaded);
 	/* victims while M > 0 (not in shed mode), shedding while overloaded */

@@ -567,7 +567,8 @@ static int blkiso_pass(struct blkiso_dev *dev, struct bio *bio,
 	struct bio_list out = BIO_EMPTY_LIST;
 	unsigned long flags;
 
-	if (likely(!READ_ONCE(t->fb.iso_on)) || READ_ONCE(dev->draining)) {
+	if (likely(!(READ_ONCE(t->fb.iso_on) | READ_ONCE(t->fb.depth_on))) ||
+	    READ_ONCE(dev->draining)) {
 		blkiso_admitted(dev, t, pb);
 		return DM_MAPIO_REMAPPED;
 	}
@@ -716,7 +717,8 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	struct bi_meter_cpu *cpu;
 	bool ok;
 
-	if (unlikely(READ_ONCE(t->fb.iso_on) | READ_ONCE(dev->fb.gated))) {
+	if (unlikely(READ_ONCE(t->fb.iso_on) | READ_ONCE(t->fb.depth_on) |
+		     READ_ONCE(dev->fb.gated))) {
 		local_irq_restore(flags);
 		blkiso_leave_fast(pb, bio, data_dir);
 		return blkiso_map_gated(dev, bio, pb, t, now);

@@ -164,6 +164,7 @@ struct bi_dev_conf {
 	u32 hold_ms;			/* victim/shed hold, 0 = one tick (S2-07) */
 	u32 dispense_hold_ms;		/* negative-cache hold, 0 = one tick (S4-07) */
 	u32 chunk_bytes;		/* a data bio cut to pieces of this, 0 = off (S0-28) */
+	u8 depth_limit;			/* 1: bound above-commit tenants' depth on a miss (issue 20) */
 };
 
 /* Why a line was refused; err->msg says it in words, naming the token. */

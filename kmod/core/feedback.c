@@ -74,10 +74,18 @@ u32 bi_fb_tenant_window(const struct bi_tenant_conf *conf)
 	return conf->window_ticks;
 }
 
-/* S2-16: a tenant threshold other than the device's is an override; 0 = none. */
+/*
+ * S2-16: a tenant threshold other than the device's is an override; 0 =
+ * none.  With depth_limit=1 a protected tenant (bi_fb_depth_protected) is
+ * always judged on its own window, at its own miss_pct: the device's
+ * window counts a flood's completions, which have no target and never
+ * miss, and dilutes the tenant's misses (issue 20).
+ */
 u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
 			   const struct bi_dev_conf *dev)
 {
+	if (bi_fb_depth_protected(conf, dev))
+		return conf->miss_pct * 10;
 	return conf->miss_pct != dev->overload_pct ? conf->miss_pct * 10 : 0;
 }
 
@@ -106,4 +114,39 @@ bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *
 			return true;
 	}
 	return !committed && active;
+}
+
+/*
+ * Issue 20: did a protected tenant miss above its own threshold in the
+ * newest tick (@completed, @missed)?  The depth limit steps on the tick,
+ * not the window: the window keeps a miss for W ticks after the limit
+ * cured it (the overload controller's anti-windup, for the same reason).
+ */
+bool bi_fb_depth_missed(const struct bi_ovl_tenant *ovl, u64 completed, u64 missed)
+{
+	return ovl->threshold_permille && completed &&
+	       missed * 1000 > completed * ovl->threshold_permille;
+}
+
+/*
+ * Fold one protected tenant's tick into the depth controller's inputs:
+ * its completions, whether it missed, and by how much its mean device
+ * latency (@dev_ns over @completed) passes its target.
+ */
+void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *conf,
+		      const struct bi_ovl_tenant *ovl, u64 completed, u64 missed,
+		      u64 dev_ns)
+{
+	u64 target_ns = (u64)conf->latency_us * BI_NSEC_PER_USEC;
+	u64 over;
+
+	ds->protected_active = true;
+	if (!completed)
+		return;
+	ds->completed = true;
+	if (!bi_fb_depth_missed(ovl, completed, missed))
+		return;
+	ds->missed = true;
+	over = bi_div_u64(bi_div_u64(dev_ns, completed) * 1000, target_ns ? target_ns : 1);
+	ds->over_permille = (u32)bi_max_u64(ds->over_permille, bi_min_u64(over, U32_MAX));
 }

@@ -13,6 +13,7 @@
 
 #include "bi_shim.h"
 #include "conf.h"
+#include "ctl_depth.h"
 #include "ctl_isolation.h"
 #include "ctl_overload.h"
 #include "ctl_rate.h"
@@ -27,6 +28,10 @@ u64 bi_fb_initial_cap_mrps(const struct bi_tenant_conf *conf, u64 committed_ups,
 u32 bi_fb_tenant_window(const struct bi_tenant_conf *conf);
 u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
 			   const struct bi_dev_conf *dev);
+bool bi_fb_depth_missed(const struct bi_ovl_tenant *ovl, u64 completed, u64 missed);
+void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *conf,
+		      const struct bi_ovl_tenant *ovl, u64 completed, u64 missed,
+		      u64 dev_ns);
 bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *iso,
 			const struct bi_rate_ctl *rate,
 			const struct bi_rate_params *rate_p, bool active);
@@ -46,6 +51,17 @@ static inline u64 bi_fb_done(const struct bi_tenant_conf *conf, u64 ops, u64 uni
 static inline bool bi_fb_overload_episode(const struct bi_ovl *o)
 {
 	return o->overloaded || o->m;
+}
+
+/*
+ * Issue 20: with depth_limit=1, a tenant holding a promise of service (an
+ * allocation) is protected: its misses of latency_us, on its own window,
+ * bound the depth of the tenants above their commitment (ctl_depth.h).
+ */
+static inline bool bi_fb_depth_protected(const struct bi_tenant_conf *conf,
+					 const struct bi_dev_conf *dev)
+{
+	return dev->depth_limit && conf->alloc;
 }
 
 /* Does the overload gate hold victims (not off, not shedding only)? */

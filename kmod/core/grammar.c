@@ -1204,6 +1204,8 @@ static const struct bi_key bi_dev_keys[] = {
 	{ .name = "chunk_bytes", BI_D(chunk_bytes), .kind = BI_K_NUM,
 	  .flags = BI_KF_BYTES | BI_KF_SECTOR, .unset = "off", .unset_val = 0,
 	  .min = 4096, .max = 1 << 30, .def = 0 },
+	{ .name = "depth_limit", BI_D(depth_limit), .kind = BI_K_WORD,
+	  BI_WORDS(bi_bool_words), .def = 0 },
 };
 
 static int bi_dev_validate(const void *p, struct bi_pctx *ctx)

@@ -6,6 +6,7 @@ BLKISO_CORE_SRCS += admit.c
 BLKISO_CORE_SRCS += bucket.c
 BLKISO_CORE_SRCS += classify.c
 BLKISO_CORE_SRCS += conf.c
+BLKISO_CORE_SRCS += ctl_depth.c
 BLKISO_CORE_SRCS += ctl_isolation.c
 BLKISO_CORE_SRCS += ctl_overload.c
 BLKISO_CORE_SRCS += ctl_rate.c

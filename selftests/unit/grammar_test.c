@@ -122,6 +122,7 @@ static const struct tkey dev_keys[] = {
 	NUMU("hold_ms", "auto", 1, 60000, "200"),
 	NUMU("dispense_hold_ms", "auto", 1, 60000, "5"),
 	{ "chunk_bytes", TK_NUM, 2, 4096, 1LL << 30, "off", { 0 }, "256K", "262144" },
+	WORD("depth_limit", "1", "0", "1"),
 };
 
 #define NR(a)	(sizeof(a) / sizeof((a)[0]))

@@ -244,6 +244,7 @@ static const struct walk dev_walk[] = {
 	CORE("dispense_hold_ms", "", "dispense_hold_ms=5"),
 	GLUE("chunk_bytes", "chunk_bytes=256K",
 	     "iomax_test.c:chunk_bytes_sends_a_large_write_in_pieces"),
+	CORE("depth_limit", "", "depth_limit=1"),
 };
 
 /* Does selftests/guest/@file define @test? (cwd: the repository's top.) */

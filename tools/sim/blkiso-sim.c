@@ -2,7 +2,7 @@
 /*
  * blkiso-sim - try a blkiso policy on a simulated device before deploying it.
  *
- *   blkiso-sim [-j] [-q] [-b] [-d DURATION] SCENARIO.sim
+ *   blkiso-sim [-j] [-q] [-b] [-d DURATION] [-w SECONDS] SCENARIO.sim
  *   blkiso-sim -h | --help | -V | --version
  *
  * Reads a scenario (doc/sim.md), runs it through the decision core and
@@ -37,9 +37,10 @@ static void on_second(struct sim *s, u32 second, void *arg)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: blkiso-sim [-j] [-q] [-b] [-d DURATION] SCENARIO.sim\n"
+	fprintf(f, "usage: blkiso-sim [-j] [-q] [-b] [-d DURATION] [-w SECONDS] SCENARIO.sim\n"
 		"  -j  JSON output\n  -q  totals only\n"
 		"  -b  benchmark figures on stderr\n  -d  override the duration (e.g. 20s)\n"
+		"  -w  leave the first SECONDS (whole) out of the totals\n"
 		"  -h, --help  this text;  -V, --version  the version\n");
 }
 
@@ -52,11 +53,13 @@ int main(int argc, char **argv)
 	};
 	struct out_ctx o = { false, false, true };
 	const char *dur = NULL;
+	unsigned long warmup = 0;
+	char *end;
 	bool bench = false;
 	struct sim s;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jqbd:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jqbd:w:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o.json = true;
@@ -69,6 +72,13 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			dur = optarg;
+			break;
+		case 'w':
+			warmup = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || warmup > 86400) {
+				usage(stderr);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -100,6 +110,12 @@ int main(int argc, char **argv)
 			sim_free(&s);
 			return 2;
 		}
+	}
+	s.warmup_ns = (u64)warmup * BI_NSEC_PER_SEC;
+	if (s.warmup_ns >= s.duration_ns) {
+		fprintf(stderr, "blkiso-sim: -w %lu: not shorter than the run\n", warmup);
+		sim_free(&s);
+		return 2;
 	}
 	s.on_second = on_second;
 	s.on_second_arg = &o;

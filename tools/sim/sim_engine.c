@@ -507,6 +507,10 @@ static void tenant_pump(struct sim *s, struct sim_tenant *t)
 			}
 			io->admitted = true;
 		}
+		if (t->above && !bi_depth_allows(s->depth.limit, t->inflight)) {
+			mark_held(t, io);
+			break;		/* issue 20's depth limit: a completion pumps again */
+		}
 		if (t->conf.alloc) {
 			slot = bi_iso_slot_get(&t->iso, &t->iso_p, io->units, io->iso_flags,
 					       s->now, &delay);
@@ -741,13 +745,20 @@ static void tenant_tick(struct sim *s, struct sim_tenant *t)
 
 static void sim_ovl_params(struct sim *s)
 {
+	u32 i;
+
 	bi_fb_ovl_params(&s->ovl_p, &s->dconf);
+	/* depth_limit decides which tenants are judged on their own window */
+	for (i = 0; i < s->nr_tenants; i++)
+		s->tenants[i].ovl.threshold_permille =
+			bi_fb_tenant_threshold(&s->tenants[i].conf, &s->dconf);
 }
 
 static BI_NOINLINE void sim_tick(struct sim *s)
 {
 	struct timespec a, b;
 	struct sim_tenant *t, **pp;
+	struct bi_depth_stats ds = { 0 };
 	bool signal = false, above = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -755,6 +766,9 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 	for (t = s->active; t; t = t->next_active) {
 		if (bi_ovl_tenant_tick(&t->ovl, &s->ovl_p, t->is.ops, t->t_missed))
 			signal = true;
+		if (bi_fb_depth_protected(&t->conf, &s->dconf) && (t->is.ops || t->inflight))
+			bi_fb_depth_fold(&ds, &t->conf, &t->ovl, t->is.ops, t->t_missed,
+					 t->is.dev_ns);
 		t->t_missed = 0;
 	}
 	bi_ovl_tick(&s->ovl, &s->ovl_p, &s->os, signal, s->now);
@@ -767,7 +781,10 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 		bool busy = t->is.ops || t->queued || t->inflight;
 
 		tenant_tick(s, t);
-		above |= tenant_above_commit(t, busy);
+		t->above = tenant_above_commit(t, busy);
+		above |= t->above;
+		if (t->above)
+			ds.inflight_max = (u32)bi_max_u64(ds.inflight_max, t->inflight);
 		tenant_pump(s, t);
 		if (!t->queued && !t->inflight && !t->outstanding &&
 		    ++t->idle_ticks > s->ovl_p.window_ticks) {
@@ -780,6 +797,10 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 		pp = &t->next_active;
 	}
 	s->ovl.any_above_commit = above;
+	if (s->dconf.depth_limit)
+		bi_depth_tick(&s->depth, &s->depth_p, &ds, s->now);
+	else if (s->depth.limit)
+		bi_depth_init(&s->depth);
 	s->ticks++;
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	s->tick_ns_spent += (u64)(b.tv_sec - a.tv_sec) * BI_NSEC_PER_SEC +
@@ -796,6 +817,13 @@ static void sim_second(struct sim *s, u32 second)
 		sim_stats_reset(s->tenants[i].sec);
 	s->dev_ios_sec = 0;
 	s->dev_bytes_sec = 0;
+	if (s->warmup_ns == (u64)(second + 1) * BI_NSEC_PER_SEC) {
+		/* -w: the totals leave out the warm-up */
+		for (i = 0; i < s->nr_tenants; i++)
+			memset(s->tenants[i].total, 0, sizeof(*s->tenants[i].total));
+		s->dev_ios = 0;
+		s->dev_bytes = 0;
+	}
 }
 
 /*
@@ -810,6 +838,8 @@ int sim_run(struct sim *s)
 	next_second = BI_NSEC_PER_SEC;
 	sim_ovl_params(s);
 	bi_ovl_init(&s->ovl, &s->ovl_p);
+	bi_depth_params_init(&s->depth_p);
+	bi_depth_init(&s->depth);
 	s->os.slack_min_ns = BI_OVL_NO_SLACK;
 	if (s->dev.cap_mrps)
 		bi_bucket_init(&s->dev_req, s->dev.cap_mrps, 3 * BI_MRPS_PER_RPS,

@@ -103,6 +103,7 @@ struct sim_tenant {
 	struct sim_io *q_head[BI_NR_DIRS], *q_tail[BI_NR_DIRS];	/* per direction */
 	u32 rr;			/* direction to serve first */
 	u32 queued, inflight, outstanding;
+	bool above;		/* above its commitment at the last tick (S2-09) */
 	bool arrival_blocked;
 	bool wl_changed;	/* a phase replaced the workload */
 	bool touched;		/* a phase changed quota or workload */
@@ -133,6 +134,7 @@ struct sim {
 	struct sim_device dev;
 	struct bi_dev_conf dconf;
 	u64 duration_ns;
+	u64 warmup_ns;		/* whole seconds the totals leave out (-w) */
 	u32 nr_tenants;
 	struct sim_tenant *tenants;
 	struct sim_stats *stats;	/* 2 per tenant: second, total */
@@ -146,6 +148,8 @@ struct sim {
 	struct bi_bucket dev_req;	/* S0-35 device cap, milli-requests */
 	struct bi_ovl_stats os;		/* this tick */
 	struct bi_iso_stats dev_is;	/* this tick, whole device */
+	struct bi_depth depth;		/* issue 20: depth_limit=1 */
+	struct bi_depth_params depth_p;
 
 	/* engine */
 	u64 now;

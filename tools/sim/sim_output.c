@@ -66,10 +66,11 @@ void sim_print_second(FILE *f, struct sim *s, u32 second, bool json, bool first)
 
 	if (json) {
 		fprintf(f, "%s{\"t\":%u,\"device\":{\"iops\":%llu,\"mbps\":%.3f,"
-			"\"multiplier\":%u,\"overloaded\":%s,\"miss_permille\":%u},"
-			"\"tenants\":[", first ? "" : ",\n", second + 1,
+			"\"multiplier\":%u,\"overloaded\":%s,\"miss_permille\":%u,"
+			"\"depth_limit\":%u},\"tenants\":[", first ? "" : ",\n", second + 1,
 			(unsigned long long)s->dev_ios_sec, mbps(s->dev_bytes_sec, 1),
-			s->ovl.m, s->ovl.overloaded ? "true" : "false", s->ovl.miss_permille);
+			s->ovl.m, s->ovl.overloaded ? "true" : "false", s->ovl.miss_permille,
+			s->depth.limit);
 		for (i = 0; i < s->nr_tenants; i++) {
 			if (i)
 				fputc(',', f);
@@ -89,7 +90,7 @@ void sim_print_second(FILE *f, struct sim *s, u32 second, bool json, bool first)
 /* Whole-run totals (rates over the duration). */
 void sim_print_totals(FILE *f, struct sim *s, bool json)
 {
-	double secs = s->duration_ns / 1e9;
+	double secs = (s->duration_ns - s->warmup_ns) / 1e9;
 	u32 i;
 
 	if (json) {

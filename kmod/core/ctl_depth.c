@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctl_depth.c - the depth limit on tenants above their commitment while a
+ * protected tenant misses (issue 20).
+ *
+ * One job: once per tick, move the device's limit on the bios in flight of
+ * each tenant above its commitment from whether a protected tenant missed
+ * its latency target in the tick.  See ctl_depth.h for the rules.
+ */
+#include "ctl_depth.h"
+
+/* Concurrency: any context; @p is owned by the caller. */
+void bi_depth_params_init(struct bi_depth_params *p)
+{
+	p->release_ticks = BI_DEPTH_RELEASE_TICKS_DEF;
+	p->probe_ns = BI_DEPTH_PROBE_NS_DEF;
+}
+
+/* Concurrency: under the caller's tick serialisation (device lock). */
+void bi_depth_init(struct bi_depth *d)
+{
+	d->limit = BI_DEPTH_OFF;
+	d->ceiling = 0;
+	d->clean_ticks = 0;
+	d->ceiling_ns = 0;
+	d->loose_ns = 0;
+	d->probe_shift = 0;
+	d->probed = 0;
+	d->settle = 0;
+	d->raised = false;
+	d->loose = false;
+	d->episodes = 0;
+}
+
+static u32 bi_depth_stop(struct bi_depth *d)
+{
+	u64 episodes = d->episodes;
+
+	bi_depth_init(d);
+	d->episodes = episodes;
+	return BI_DEPTH_OFF;
+}
+
+/*
+ * Halve @depth, or cut it to the share of the queue the protected tenant
+ * can wait behind: depth x target / latency, when that is smaller.
+ */
+static u32 bi_depth_cut(u32 depth, u32 over_permille)
+{
+	u64 cut = depth / 2;
+
+	if (over_permille > 2000)
+		cut = bi_min_u64(cut, bi_div_u64((u64)depth * 1000, over_permille));
+	return (u32)bi_max_u64(1, cut);
+}
+
+/* A miss at the current limit: step under it. */
+static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
+			    u64 now_ns)
+{
+	d->clean_ticks = 0;
+	d->loose = false;
+	if (d->limit == BI_DEPTH_OFF) {
+		/* the episode starts from what the floods have in the device */
+		d->limit = bi_depth_cut(s->inflight_max, s->over_permille);
+		d->ceiling = 0;
+		d->raised = false;
+		d->settle = 1;
+		d->episodes++;
+		return;
+	}
+	if (d->raised) {
+		/* the last raise went one too far: hover just under it */
+		if (d->limit == d->probed && d->probe_shift < BI_DEPTH_PROBE_SHIFT_MAX)
+			d->probe_shift++;
+		d->ceiling = d->limit;
+		d->ceiling_ns = now_ns;
+		d->limit = (u32)bi_max_u64(1, d->limit - 1);
+		d->raised = false;
+		d->settle = 1;
+		return;
+	}
+	/*
+	 * Misses of bios sent before the last step (they complete a tick
+	 * later), or while bios sent before the limit still drain, say
+	 * nothing of the limit: wait for them.
+	 */
+	if (d->settle) {
+		d->settle--;
+		return;
+	}
+	if (s->inflight_max > d->limit || d->limit == 1)
+		return;
+	d->ceiling = d->limit;
+	d->ceiling_ns = now_ns;
+	d->probe_shift = 0;
+	d->limit = bi_depth_cut(d->limit, s->over_permille);
+	d->settle = 1;
+}
+
+/*
+ * One tick: returns the limit for the next tick (0 = none).
+ * Concurrency: the tick (device tick serialisation); @d is the device's.
+ */
+u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
+		  const struct bi_depth_stats *s, u64 now_ns)
+{
+	if (!s->protected_active)
+		return d->limit ? bi_depth_stop(d) : BI_DEPTH_OFF;
+	if (s->missed) {
+		bi_depth_missed(d, s, now_ns);
+		return d->limit;
+	}
+	if (d->limit == BI_DEPTH_OFF || !s->completed)
+		return d->limit;
+	d->settle = 0;
+	d->clean_ticks++;
+	if (s->inflight_max < d->limit / 2) {
+		/*
+		 * Nobody comes near the limit (a sample at the tick: a flood at
+		 * it may show one or two below): raising proves nothing; let
+		 * go in time.
+		 */
+		if (!d->loose) {
+			d->loose = true;
+			d->loose_ns = now_ns;
+		}
+		if (now_ns - d->loose_ns >= p->probe_ns)
+			return bi_depth_stop(d);
+		return d->limit;
+	}
+	d->loose = false;
+	if (d->clean_ticks < p->release_ticks)
+		return d->limit;
+	d->clean_ticks = 0;
+	if (d->ceiling && d->limit + 1 >= d->ceiling) {
+		if (now_ns - d->ceiling_ns < p->probe_ns << d->probe_shift)
+			return d->limit;	/* hover under the depth that missed */
+		d->probed = d->ceiling;		/* try it again */
+		d->ceiling = 0;
+	} else if (d->limit + 1 > d->probed) {
+		d->probed = 0;			/* past the old ceiling: it held */
+		d->probe_shift = 0;
+	}
+	d->limit++;
+	d->raised = true;
+	return d->limit;
+}

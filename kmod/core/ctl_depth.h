@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ctl_depth.h - the depth limit on tenants above their commitment while a
+ * protected tenant misses its latency target (issue 20).
+ *
+ * Per device.  A protected tenant is one with a latency target; it is
+ * judged on its own window and threshold (S2-16, struct bi_ovl_tenant), so
+ * a flood's completions, which have no target and never miss, do not
+ * dilute its misses.  While it misses, every tenant above its commitment
+ * (S2-09: a best-effort flood with no line of its own included) may have
+ * at most `limit` bios in flight: the device queue the protected tenant
+ * waits behind stays short, and the flood keeps the rest of the device.
+ *
+ * Once per tick, with "a protected tenant missed in the newest tick"
+ * (above its threshold) as the signal:
+ *
+ *   not limiting, missed    limit = half the deepest above-commit tenant's
+ *                           in flight, or less in proportion when the
+ *                           protected tenant's mean device latency is more
+ *                           than twice its target (the queue ahead of it
+ *                           must shrink that much): the episode starts
+ *   limiting, missed        the limit missed: if it was reached by a raise
+ *                           (the ceiling is known), limit - 1, and the
+ *                           missing value becomes the ceiling; otherwise
+ *                           halve it (or cut it in proportion, as above),
+ *                           but not in the tick after a step
+ *                           (its misses are the bios sent before it) nor
+ *                           while the tenants' in flight is above it (bios
+ *                           sent before the limit still drain): anti-windup
+ *   limiting, nothing       hold: a protected bio stuck in a deep queue
+ *   completed               completes late, and its tick is not clean
+ *   limiting, clean         + 1 every release_ticks up to one below the
+ *                           ceiling; the ceiling itself is tried again
+ *                           after probe_ns clean, twice as long after each
+ *                           probe that missed (up to 8x: slow release, the
+ *                           limit hovers just under the depth that misses,
+ *                           seeds 002 and 003), and forgotten if it holds
+ *   no protected tenant     limit off
+ *   limit not binding       (the above-commit tenants keep fewer than
+ *                           half of it in flight) for probe_ns: limit off
+ *
+ * Scales: bios in flight; times in ns.
+ */
+#ifndef BLKISO_CTL_DEPTH_H
+#define BLKISO_CTL_DEPTH_H
+
+#include "bi_shim.h"
+
+#define BI_DEPTH_OFF			0	/* limit value: no limit */
+#define BI_DEPTH_RELEASE_TICKS_DEF	2
+#define BI_DEPTH_PROBE_NS_DEF		BI_NSEC_PER_SEC
+#define BI_DEPTH_PROBE_SHIFT_MAX	3	/* a failing probe waits up to 8x longer */
+
+struct bi_depth_params {
+	u32 release_ticks;	/* clean ticks (with protected completions) per + 1 */
+	u64 probe_ns;		/* clean time before the ceiling is tried again */
+};
+
+/* One tick's inputs, folded by the caller. */
+struct bi_depth_stats {
+	bool protected_active;	/* some tenant with a latency target had I/O */
+	bool completed;		/* one of them completed a bio in the tick */
+	bool missed;		/* one of them missed above its threshold in the tick */
+	u32 inflight_max;	/* deepest above-commit tenant's bios in flight now */
+	u32 over_permille;	/* worst missing tenant's mean device latency / target */
+};
+
+struct bi_depth {
+	u32 limit;		/* output: bios in flight per above-commit tenant, 0 = none */
+	u32 ceiling;		/* the lowest limit that missed since the last raise, 0 = none */
+	u32 clean_ticks;	/* ticks since the last miss */
+	u64 ceiling_ns;		/* when the ceiling was set */
+	u64 loose_ns;		/* when the limit stopped binding */
+	u32 probe_shift;	/* probes of this ceiling that failed (backoff) */
+	u32 probed;		/* the ceiling being tried again, 0 = none */
+	u32 settle;		/* missed ticks to ignore after a step down */
+	bool raised;		/* the last change was a raise */
+	bool loose;		/* the above-commit tenants kept below the limit */
+	u64 episodes;		/* limit switched on (stats) */
+};
+
+void bi_depth_params_init(struct bi_depth_params *p);
+void bi_depth_init(struct bi_depth *d);
+u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
+		  const struct bi_depth_stats *s, u64 now_ns);
+
+/*
+ * May a tenant above its commitment with @inflight bios in flight send one
+ * more?  Any context; @limit read once by the caller.
+ */
+static inline bool bi_depth_allows(u32 limit, u32 inflight)
+{
+	return limit == BI_DEPTH_OFF || inflight < limit;
+}
+
+#endif /* BLKISO_CTL_DEPTH_H */

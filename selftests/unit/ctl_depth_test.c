@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctl_depth_test.c - issue 20's depth limit on tenants above their
+ * commitment (ctl_depth.c) and the per-tenant detection that feeds it
+ * (feedback.c): the rules of ctl_depth.h, tick by tick, on the injected
+ * clock.
+ */
+#include <string.h>
+#include "ctl_depth.h"
+#include "feedback.h"
+#include "kselftest_harness.h"
+
+#define TICK_NS		(10 * BI_NSEC_PER_MSEC)
+
+struct rig {
+	struct bi_depth d;
+	struct bi_depth_params p;
+	u64 now;
+};
+
+static void rig_init(struct rig *r)
+{
+	memset(&r->d, 0xa5, sizeof(r->d));
+	bi_depth_params_init(&r->p);
+	bi_depth_init(&r->d);
+	r->now = 0;
+}
+
+/* One tick: a protected tenant completed bios, missed or not. */
+static u32 tick(struct rig *r, bool missed, u32 inflight, u32 over_permille)
+{
+	struct bi_depth_stats s = {
+		.protected_active = true, .completed = true, .missed = missed,
+		.inflight_max = inflight, .over_permille = over_permille,
+	};
+
+	r->now += TICK_NS;
+	return bi_depth_tick(&r->d, &r->p, &s, r->now);
+}
+
+/* Clean ticks with the floods at the limit until the limit moves. */
+static u32 ticks_to_raise(struct rig *r)
+{
+	u32 from = r->d.limit, n = 0;
+
+	while (r->d.limit == from && n < 100000) {
+		tick(r, false, r->d.limit, 0);
+		n++;
+	}
+	return n;
+}
+
+TEST(init_from_garbage_is_off)
+{
+	struct rig r;
+
+	rig_init(&r);
+	ASSERT_EQ(BI_DEPTH_OFF, r.d.limit);
+	ASSERT_EQ(0U, r.d.ceiling);
+	ASSERT_EQ(0U, r.d.settle);
+	ASSERT_EQ(0U, r.d.episodes);
+	ASSERT_EQ(2U, r.p.release_ticks);
+	ASSERT_EQ(BI_NSEC_PER_SEC, r.p.probe_ns);
+	/* off: anything goes; on: strictly below the limit */
+	ASSERT_TRUE(bi_depth_allows(BI_DEPTH_OFF, 1000));
+	ASSERT_TRUE(bi_depth_allows(3, 2));
+	ASSERT_FALSE(bi_depth_allows(3, 3));
+}
+
+TEST(clean_ticks_start_nothing)
+{
+	struct rig r;
+	u32 i;
+
+	rig_init(&r);
+	for (i = 0; i < 50; i++)
+		ASSERT_EQ(BI_DEPTH_OFF, tick(&r, false, 256, 0));
+	ASSERT_EQ(0U, r.d.episodes);
+}
+
+TEST(a_miss_starts_at_half_the_deepest_flood)
+{
+	struct rig r;
+
+	rig_init(&r);
+	ASSERT_EQ(128U, tick(&r, true, 256, 1500));
+	ASSERT_EQ(1U, r.d.episodes);
+	/* a flood of one bio still gets a limit of one */
+	rig_init(&r);
+	ASSERT_EQ(1U, tick(&r, true, 1, 1500));
+	ASSERT_EQ(1U, tick(&r, true, 0, 1500));
+}
+
+TEST(a_deep_queue_is_cut_in_proportion_to_the_latency)
+{
+	struct rig r;
+
+	rig_init(&r);
+	/* 64x the target: 256 x 1/64 = 4, well under half */
+	ASSERT_EQ(4U, tick(&r, true, 256, 64000));
+	/* up to 2x the target the cut is a halving */
+	rig_init(&r);
+	ASSERT_EQ(128U, tick(&r, true, 256, 2000));
+	rig_init(&r);
+	ASSERT_EQ(85U, tick(&r, true, 256, 3000));
+}
+
+TEST(misses_after_a_step_wait_one_tick_and_for_the_drain)
+{
+	struct rig r;
+
+	rig_init(&r);
+	ASSERT_EQ(128U, tick(&r, true, 256, 1500));
+	/* the tick after the step: its misses are the old bios' */
+	ASSERT_EQ(128U, tick(&r, true, 200, 1500));
+	/* the floods still have more in flight than the limit: draining */
+	ASSERT_EQ(128U, tick(&r, true, 129, 1500));
+	ASSERT_EQ(64U, tick(&r, true, 128, 1500));
+	ASSERT_EQ(128U, r.d.ceiling);
+	/* at one there is nothing lower */
+	rig_init(&r);
+	ASSERT_EQ(1U, tick(&r, true, 2, 1500));
+	ASSERT_EQ(1U, tick(&r, true, 1, 1500));
+	ASSERT_EQ(1U, tick(&r, true, 1, 1500));
+}
+
+TEST(clean_ticks_with_completions_raise_one_every_release_ticks)
+{
+	struct bi_depth_stats idle = { .protected_active = true, .inflight_max = 4 };
+	struct rig r;
+	u32 i;
+
+	rig_init(&r);
+	ASSERT_EQ(4U, tick(&r, true, 8, 1500));
+	ASSERT_EQ(4U, tick(&r, false, 4, 0));
+	/* a tick in which the protected tenant completed nothing proves nothing */
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(4U, bi_depth_tick(&r.d, &r.p, &idle, r.now += TICK_NS));
+	ASSERT_EQ(5U, tick(&r, false, 4, 0));
+	ASSERT_TRUE(r.d.raised);
+	ASSERT_EQ(2U, ticks_to_raise(&r));
+	ASSERT_EQ(6U, r.d.limit);
+}
+
+TEST(a_raise_that_misses_steps_back_and_hovers_under_it)
+{
+	struct rig r;
+	u64 t0;
+
+	rig_init(&r);
+	ASSERT_EQ(3U, tick(&r, true, 6, 1500));
+	ticks_to_raise(&r);
+	ticks_to_raise(&r);
+	ASSERT_EQ(5U, r.d.limit);
+	/* 5 misses: back to 4, and 5 is the ceiling */
+	ASSERT_EQ(4U, tick(&r, true, 5, 1500));
+	ASSERT_EQ(5U, r.d.ceiling);
+	t0 = r.now;
+	/* the late misses of the bios sent at 5 do not halve it */
+	ASSERT_EQ(4U, tick(&r, true, 4, 1500));
+	/* hover at 4 for probe_ns, then try 5 again */
+	ticks_to_raise(&r);
+	ASSERT_EQ(5U, r.d.limit);
+	ASSERT_GE(r.now - t0, r.p.probe_ns);
+	ASSERT_LT(r.now - t0, r.p.probe_ns + 3 * TICK_NS);
+	/* it misses again: the next try waits twice as long */
+	ASSERT_EQ(4U, tick(&r, true, 5, 1500));
+	ASSERT_EQ(1U, r.d.probe_shift);
+	t0 = r.now;
+	ticks_to_raise(&r);
+	ASSERT_GE(r.now - t0, 2 * r.p.probe_ns);
+	ASSERT_LT(r.now - t0, 2 * r.p.probe_ns + 3 * TICK_NS);
+	/* this time it holds: past it, the ceiling and the backoff are gone */
+	ASSERT_EQ(2U, ticks_to_raise(&r));
+	ASSERT_EQ(6U, r.d.limit);
+	ASSERT_EQ(0U, r.d.ceiling);
+	ASSERT_EQ(0U, r.d.probe_shift);
+}
+
+TEST(failed_probes_back_off_to_eight_times)
+{
+	struct rig r;
+	u32 i;
+	u64 t0;
+
+	rig_init(&r);
+	tick(&r, true, 4, 1500);
+	ticks_to_raise(&r);
+	ASSERT_EQ(3U, r.d.limit);
+	tick(&r, true, 3, 1500);
+	for (i = 0; i < 6; i++) {
+		ticks_to_raise(&r);
+		ASSERT_EQ(3U, r.d.limit);
+		tick(&r, true, 3, 1500);
+	}
+	ASSERT_EQ((u32)BI_DEPTH_PROBE_SHIFT_MAX, r.d.probe_shift);
+	t0 = r.now;
+	ticks_to_raise(&r);
+	ASSERT_GE(r.now - t0, r.p.probe_ns << BI_DEPTH_PROBE_SHIFT_MAX);
+}
+
+TEST(a_limit_nobody_reaches_lets_go_after_probe_ns)
+{
+	struct rig r;
+	u32 n = 0;
+
+	rig_init(&r);
+	ASSERT_EQ(8U, tick(&r, true, 16, 1500));
+	/* 4 of 8 in flight still binds (a sample), and raises */
+	ASSERT_EQ(8U, tick(&r, false, 4, 0));
+	ASSERT_EQ(9U, tick(&r, false, 4, 0));
+	/* the floods keep 2 in flight: no raise, and off after probe_ns */
+	while (tick(&r, false, 2, 0) != BI_DEPTH_OFF)
+		ASSERT_LT(++n, 1000U);
+	/* the first loose tick starts the clock: probe_ns after it */
+	ASSERT_EQ(r.p.probe_ns / TICK_NS + 1, n + 1);
+	ASSERT_EQ(1U, r.d.episodes);
+}
+
+TEST(no_protected_tenant_no_limit)
+{
+	struct bi_depth_stats gone = { .protected_active = false, .missed = true,
+				       .inflight_max = 64 };
+	struct rig r;
+
+	rig_init(&r);
+	ASSERT_EQ(32U, tick(&r, true, 64, 1500));
+	ASSERT_EQ(BI_DEPTH_OFF, bi_depth_tick(&r.d, &r.p, &gone, r.now += TICK_NS));
+	ASSERT_EQ(0U, r.d.ceiling);
+	ASSERT_EQ(1U, r.d.episodes);
+	ASSERT_EQ(BI_DEPTH_OFF, bi_depth_tick(&r.d, &r.p, &gone, r.now += TICK_NS));
+}
+
+/* feedback.c: who is judged on its own window, and what the tick folds */
+TEST(depth_limit_judges_an_allocation_on_its_own_window)
+{
+	struct bi_tenant_conf victim, flood;
+	struct bi_dev_conf dev;
+	struct bi_ovl_tenant ovl;
+
+	bi_dev_conf_init(&dev);
+	bi_tenant_conf_init(&victim);
+	bi_tenant_conf_init(&flood);
+	victim.alloc = 2400;
+	victim.latency_us = 400;
+	/* miss_pct equal to the device's: no override without the key */
+	ASSERT_EQ(dev.overload_pct, victim.miss_pct);
+	ASSERT_EQ(0U, bi_fb_tenant_threshold(&victim, &dev));
+	dev.depth_limit = 1;
+	ASSERT_TRUE(bi_fb_depth_protected(&victim, &dev));
+	ASSERT_EQ(victim.miss_pct * 10, bi_fb_tenant_threshold(&victim, &dev));
+	/* a tenant promised nothing is not protected */
+	ASSERT_FALSE(bi_fb_depth_protected(&flood, &dev));
+	ASSERT_EQ(0U, bi_fb_tenant_threshold(&flood, &dev));
+
+	bi_ovl_tenant_init(&ovl);
+	ovl.threshold_permille = 100;
+	ASSERT_FALSE(bi_fb_depth_missed(&ovl, 100, 10));
+	ASSERT_TRUE(bi_fb_depth_missed(&ovl, 100, 11));
+	ASSERT_FALSE(bi_fb_depth_missed(&ovl, 0, 0));
+	ovl.threshold_permille = 0;
+	ASSERT_FALSE(bi_fb_depth_missed(&ovl, 100, 100));
+}
+
+TEST(the_fold_measures_the_latency_over_the_target)
+{
+	struct bi_depth_stats ds = { 0 };
+	struct bi_tenant_conf c;
+	struct bi_ovl_tenant ovl;
+
+	bi_tenant_conf_init(&c);
+	c.latency_us = 400;
+	bi_ovl_tenant_init(&ovl);
+	ovl.threshold_permille = 100;
+	/* nothing completed: active, nothing else */
+	bi_fb_depth_fold(&ds, &c, &ovl, 0, 0, 0);
+	ASSERT_TRUE(ds.protected_active);
+	ASSERT_FALSE(ds.completed);
+	/* clean: completed, no miss, no ratio */
+	bi_fb_depth_fold(&ds, &c, &ovl, 10, 0, 10 * 300 * BI_NSEC_PER_USEC);
+	ASSERT_TRUE(ds.completed);
+	ASSERT_FALSE(ds.missed);
+	ASSERT_EQ(0U, ds.over_permille);
+	/* 4 of 10 missed, mean 1.2 ms against 400 us: 3000 permille */
+	bi_fb_depth_fold(&ds, &c, &ovl, 10, 4, 10 * 1200 * BI_NSEC_PER_USEC);
+	ASSERT_TRUE(ds.missed);
+	ASSERT_EQ(3000U, ds.over_permille);
+	/* the worst tenant counts */
+	bi_fb_depth_fold(&ds, &c, &ovl, 10, 4, 10 * 800 * BI_NSEC_PER_USEC);
+	ASSERT_EQ(3000U, ds.over_permille);
+}
+
+TEST_HARNESS_MAIN
