@@ -145,8 +145,7 @@ static u64 bi_meter_request_mode_rate(const struct bi_tenant_conf *conf,
 
 	if (c == BI_CONF_UNLIMITED)
 		return BI_CONF_UNLIMITED;
-	rate = bi_rate_initial_cap_mrps(BI_RATE_INIT_FRAC, c, 0,
-					BI_RATE_INIT_B_PERMILLE_DEF) / BI_MRPS_PER_RPS;
+	rate = bi_rate_initial_cap_mrps(c, BI_RATE_INIT_B_PERMILLE_DEF) / BI_MRPS_PER_RPS;
 	rate = bi_max_u64(rate, 1);
 	*cap = conf->burst_limit ? conf->burst_limit :
 	       bi_max_u64(BI_BURST_LIMIT_MIN, rate * BI_BURST_LIMIT_PCT / 100);
