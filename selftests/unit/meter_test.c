@@ -720,6 +720,78 @@ TEST(refund_gives_back_every_charge)
 	EXPECT_EQ(0, ch.ticket.nr);
 }
 
+/*
+ * A refused admission gives back exactly what it took and nothing more,
+ * whichever key refuses and whatever the charge record held before (the
+ * kernel's record is on the stack, not zeroed): the work key refusing
+ * first (runits drained), and the request key refusing after the work key
+ * admitted (riops=10: a burst of 3).  Every key's tokens, global and
+ * local, are what they were.
+ */
+TEST(a_refusal_gives_back_only_what_it_took)
+{
+	struct rig r;
+	struct bi_io rd = io_of(BI_OP_READ, 65536, 0);
+	struct bi_chain_charge cc;
+	struct bi_charge ch;
+	struct snap a, b;
+	u64 retry;
+	int i;
+
+	ASSERT_EQ(0, rig_init(&r, "runits=10000"));
+	for (i = 0; i < 100; i++) {
+		bi_meter_classify(&r.m, &rd, &ch);
+		if (!bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry))
+			break;
+		bi_meter_complete(&r.m, &r.cpu, &ch, 0);
+	}
+	ASSERT_LT(i, 100);
+	snap_take(&a, &r.m, &r.cpu, 1);
+	memset(&cc, 0xff, sizeof(cc));
+	cc.queue = false;
+	ASSERT_FALSE(bi_meter_admit_one(&r.m, &r.cpu, &rd, 32, &cc, 0, &retry));
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+	EXPECT_EQ(0, cc.lvl[0].keys);
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+
+	ASSERT_EQ(0, rig_init(&r, "riops=10 runits=100000"));
+	for (i = 0; i < 3; i++) {
+		bi_meter_classify(&r.m, &rd, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	}
+	snap_take(&a, &r.m, &r.cpu, 1);
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+}
+
+/*
+ * A-36: a key's local share is local_max_pct (6 %) of its capacity, but at
+ * least two batches of 32 small (4 KiB) bios and at most the capacity; a
+ * waiting local bucket's batch is that share, at most a quarter of the
+ * capacity.  runits=10000: capacity 500 units, 6 % is 30, two batches of
+ * 4 KiB (2 units) 128, batch 125; runits=100000: 5000, 300, batch 300;
+ * riops=1000: capacity 50 (5 %), two batches 64 -> 50, batch 12.
+ */
+TEST(a_36_local_share_of_each_key)
+{
+	struct rig r;
+
+	ASSERT_EQ(0, rig_init(&r, "runits=10000 riops=1000"));
+	EXPECT_EQ(128, r.m.key[BI_KEY_RUNITS].local_max);
+	EXPECT_EQ(125, r.m.key[BI_KEY_RUNITS].min_batch);
+	EXPECT_EQ(50, r.m.key[BI_KEY_RREQS].local_max);
+	EXPECT_EQ(12, r.m.key[BI_KEY_RREQS].min_batch);
+	ASSERT_EQ(0, rig_init(&r, "wunits=100000"));
+	EXPECT_EQ(300, r.m.key[BI_KEY_WUNITS].local_max);
+	EXPECT_EQ(300, r.m.key[BI_KEY_WUNITS].min_batch);
+}
+
 TEST(class_policies_as_applied)
 {
 	struct rig r;
