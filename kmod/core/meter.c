@@ -276,7 +276,10 @@ static inline s64 bi_work_initial(const struct bi_charge *ch)
 	return ch->init;
 }
 
-/* Give back what the keys were charged (an exact undo at the same time). */
+/*
+ * Give back what the keys were charged (an exact undo at the same time):
+ * a key not charged has an initial of 0, a correction of 0 changes nothing.
+ */
 static void bi_meter_keys_undo(struct bi_meter *m, struct bi_meter_cpu *cpu,
 			       struct bi_charge *ch, u64 now_ns)
 {
@@ -285,9 +288,8 @@ static void bi_meter_keys_undo(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	for (i = 0; i < 2; i++) {
 		u8 key = bi_dir_keys[ch->dir][i];
 
-		if (ch->keys & (1U << key))
-			bi_local_correct(&cpu->local[key], &m->key[key],
-					 bi_charge_initial(ch, key), 0, NULL, now_ns);
+		bi_local_correct(&cpu->local[key], &m->key[key],
+				 bi_charge_initial(ch, key), 0, NULL, now_ns);
 	}
 	ch->keys = 0;
 }

@@ -1734,4 +1734,74 @@ TEST(a_reader_sees_the_old_or_the_new_configuration_never_a_mix)
 	EXPECT_GT(r.seen[1], 0ULL);
 }
 
+/*
+ * The class stage is one lock's (cls_lock): its buckets and policies are
+ * configured, charged, corrected and refunded under it, since classes are
+ * shared by every CPU (no per-CPU part).  Each of those calls, run on a
+ * thread while the test holds the lock, has not returned 200 ms later and
+ * returns once the lock is released.  A call that skipped the lock would
+ * return within microseconds; one not scheduled for 200 ms could hide that,
+ * never fail a correct build.
+ */
+enum cls_call { CLS_CONFIGURE, CLS_ADMIT, CLS_COMPLETE, CLS_REFUND, CLS_NR };
+
+struct cls_job {
+	struct rig *r;
+	struct bi_charge ch;
+	enum cls_call what;
+	int done;
+};
+
+static void *cls_job_fn(void *arg)
+{
+	struct cls_job *j = arg;
+	u64 retry;
+
+	switch (j->what) {
+	case CLS_CONFIGURE:
+		bi_meter_configure(&j->r->m, &j->r->conf, &j->r->dev, 0);
+		break;
+	case CLS_ADMIT:
+		bi_meter_admit(&j->r->m, &j->r->cpu, &j->ch, 0, &retry);
+		break;
+	case CLS_COMPLETE:
+		bi_meter_complete(&j->r->m, &j->r->cpu, &j->ch, 0);
+		break;
+	default:
+		bi_meter_refund(&j->r->m, &j->r->cpu, &j->ch, 0);
+		break;
+	}
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(the_class_stage_waits_for_its_lock)
+{
+	struct timespec wait = { 0, 200 * 1000 * 1000 };
+	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);
+	struct cls_job j;
+	unsigned long flags;
+	pthread_t th;
+	struct rig r;
+	u64 retry;
+	int what;
+
+	for (what = 0; what < CLS_NR; what++) {
+		ASSERT_EQ(0, rig_init(&r, "hi.units=2000 runits=5000"));
+		j = (struct cls_job){ .r = &r, .what = what };
+		bi_meter_classify(&r.m, &rd, &j.ch);
+		if (what == CLS_COMPLETE || what == CLS_REFUND) {
+			ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &j.ch, 0, &retry));
+			ASSERT_NE(0, j.ch.ticket.nr);
+		}
+		flags = bi_lock_irqsave(&r.m.cls_lock);
+		ASSERT_EQ(0, pthread_create(&th, NULL, cls_job_fn, &j));
+		nanosleep(&wait, NULL);
+		EXPECT_EQ(0, __atomic_load_n(&j.done, __ATOMIC_ACQUIRE)) TH_LOG("call %d", what);
+		bi_unlock_irqrestore(&r.m.cls_lock, flags);
+		ASSERT_EQ(0, pthread_join(th, NULL));
+		EXPECT_EQ(1, j.done);
+	}
+}
+
 TEST_HARNESS_MAIN
