@@ -372,8 +372,10 @@ TEST(system_class_is_charged_but_never_held)
 	struct rig r;
 	struct bi_io data = io_of(BI_OP_WRITE, 4096, 0);
 	struct bi_io fua = io_of(BI_OP_WRITE, 4096, BI_IO_FUA);
+	struct bi_chain_charge cc;
 	struct bi_charge ch;
 	u64 retry;
+	s64 tokens;
 
 	ASSERT_EQ(0, rig_init(&r, "wiops=10"));
 	while (1) {
@@ -386,6 +388,12 @@ TEST(system_class_is_charged_but_never_held)
 	bi_meter_force(&r.m, &r.cpu, &ch, 0);
 	EXPECT_EQ(1U << BI_KEY_WREQS, ch.keys);
 	EXPECT_EQ(1, bi_charge_initial(&ch, BI_KEY_WREQS));
+	/* the one-level fast path (no class stage) forces it too */
+	tokens = r.cpu.local[BI_KEY_WREQS].tokens + r.m.key[BI_KEY_WREQS].b.tokens;
+	ASSERT_TRUE(bi_meter_admit_one(&r.m, &r.cpu, &fua, 2, &cc, 0, &retry));
+	EXPECT_EQ(1, cc.depth);
+	EXPECT_EQ(BI_CLASS_SYS, cc.lvl[0].cls);
+	EXPECT_EQ(tokens - 1, r.cpu.local[BI_KEY_WREQS].tokens + r.m.key[BI_KEY_WREQS].b.tokens);
 	/* a forced bio is charged the initial deduction in force (S0-24) */
 	ASSERT_EQ(0, rig_init(&r, "wunits=1000 initial=fixed:64"));
 	memset(&ch, 0, sizeof(ch));
