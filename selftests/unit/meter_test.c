@@ -372,6 +372,7 @@ TEST(system_class_is_charged_but_never_held)
 	struct rig r;
 	struct bi_io data = io_of(BI_OP_WRITE, 4096, 0);
 	struct bi_io fua = io_of(BI_OP_WRITE, 4096, BI_IO_FUA);
+	struct bi_io meta = io_of(BI_OP_READ, 4096, BI_IO_META);
 	struct bi_chain_charge cc;
 	struct bi_charge ch;
 	u64 retry;
@@ -402,6 +403,15 @@ TEST(system_class_is_charged_but_never_held)
 	EXPECT_EQ(1U << BI_KEY_WUNITS, ch.keys);
 	EXPECT_EQ(64, bi_charge_initial(&ch, BI_KEY_WUNITS));
 	EXPECT_EQ(64ULL, r.cpu.local[BI_KEY_WUNITS].charged);
+	/* a forced read charges the read keys only, whatever the write keys hold */
+	ASSERT_EQ(0, rig_init(&r, "runits=1000 wunits=1000 wiops=10"));
+	memset(&ch, 0, sizeof(ch));
+	bi_meter_classify(&r.m, &meta, &ch);
+	bi_meter_force(&r.m, &r.cpu, &ch, 0);
+	EXPECT_EQ(1U << BI_KEY_RUNITS, ch.keys);
+	EXPECT_EQ(2ULL, r.cpu.local[BI_KEY_RUNITS].charged);
+	EXPECT_EQ(0ULL, r.cpu.local[BI_KEY_WUNITS].charged);
+	EXPECT_EQ(0ULL, r.cpu.local[BI_KEY_WREQS].charged);
 }
 
 TEST(initial_one_is_corrected_at_completion)
