@@ -310,11 +310,10 @@ static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *
 
 	bi_set_initial(m, c, ch);
 	if (on & (1U << wkey)) {
+		/* the first key: refused, nothing is charged yet */
 		if (!bi_local_charge(&cpu->local[wkey], &m->key[wkey],
-				     bi_work_initial(ch), queue, now_ns, retry_ns)) {
-			bi_meter_keys_undo(m, cpu, ch, now_ns);
+				     bi_work_initial(ch), queue, now_ns, retry_ns))
 			return false;
-		}
 		ch->keys |= 1U << wkey;
 	}
 	if (on & (1U << rkey)) {
@@ -333,8 +332,9 @@ static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *
  * with @force charge without asking.  On admission @took[c] is what class
  * bucket c actually lost (a floor may forgive part of a charge, so the
  * ticket's record is not the exact undo).  On refusal *@retry_ns is the
- * earliest time a bucket of the policy could admit.  An unlimited class
- * leaves the ticket empty.
+ * earliest time a bucket of the policy could admit, and BI_CHARGE_REJECT
+ * is set in ch->flags if the policy says so (the callers clear the flags
+ * when they classify the bio).  An unlimited class leaves the ticket empty.
  */
 static BI_NOINLINE bool bi_meter_classes_admit(struct bi_meter *m,
 					       const struct bi_meter_cfg *cf,
@@ -350,7 +350,6 @@ static BI_NOINLINE bool bi_meter_classes_admit(struct bi_meter *m,
 	s64 initial;
 	u8 c;
 
-	ch->flags &= ~BI_CHARGE_REJECT;
 	bi_set_initial(m, cf, ch);
 	initial = bi_work_initial(ch);
 	flags = bi_lock_irqsave(&m->cls_lock);

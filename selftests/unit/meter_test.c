@@ -810,6 +810,59 @@ TEST(a_36_local_share_of_each_key)
 	EXPECT_EQ(300, r.m.key[BI_KEY_WUNITS].min_batch);
 }
 
+/*
+ * A bio let through without asking (bi_meter_force: draining, debt) is
+ * charged to its class even when the class stage would refuse it: the
+ * class bucket goes into debt by the bio's cost and the ticket says so.
+ */
+TEST(a_forced_bio_is_charged_past_a_drained_class)
+{
+	struct rig r;
+	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);
+	struct bi_charge ch;
+	u64 retry;
+	s64 before;
+	int i;
+
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 mid.units=2000 lo.units=2000"));
+	for (i = 0; i < 100; i++) {
+		bi_meter_classify(&r.m, &rd, &ch);
+		if (!bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry))
+			break;
+	}
+	ASSERT_LT(i, 100);
+	before = r.m.cls[ch.cls].tokens;
+	bi_meter_classify(&r.m, &rd, &ch);
+	bi_meter_force(&r.m, &r.cpu, &ch, 0);
+	EXPECT_NE(0, ch.ticket.nr);
+	EXPECT_EQ(before - 32, r.m.cls[ch.cls].tokens);
+}
+
+/*
+ * A completion corrects the keys the bio was charged and no other: under
+ * riops alone with initial=1, the work key (not capped) keeps its tokens
+ * and its accounting (charged, refunded), which blkiso-sim and the fuzzers
+ * check for conservation.
+ */
+TEST(a_completion_corrects_only_the_charged_keys)
+{
+	struct rig r;
+	struct bi_io rd = io_of(BI_OP_READ, 65536, 0);
+	struct bi_local w0;
+	struct bi_charge ch;
+	u64 retry;
+
+	ASSERT_EQ(0, rig_init(&r, "riops=100 initial=1"));
+	w0 = r.cpu.local[BI_KEY_RUNITS];
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	EXPECT_EQ(1U << BI_KEY_RREQS, ch.keys);
+	bi_meter_complete(&r.m, &r.cpu, &ch, 0);
+	EXPECT_EQ(w0.tokens, r.cpu.local[BI_KEY_RUNITS].tokens);
+	EXPECT_EQ(w0.charged, r.cpu.local[BI_KEY_RUNITS].charged);
+	EXPECT_EQ(w0.refunded, r.cpu.local[BI_KEY_RUNITS].refunded);
+}
+
 TEST(class_policies_as_applied)
 {
 	struct rig r;
