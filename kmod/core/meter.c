@@ -49,7 +49,7 @@ static s64 bi_meter_local_max(const struct bi_dev_conf *dev, u8 key, u64 cap)
 					BI_REQUEST_COST);
 	u64 lmax = bi_max_u64(bi_dev_conf_local_max(dev, cap), batch);
 
-	return (s64)bi_min_u64(bi_min_u64(lmax, cap), BI_TOKENS_LIMIT);
+	return (s64)bi_min_u64(lmax, cap);
 }
 
 /*
@@ -116,7 +116,7 @@ static u8 bi_meter_configure_classes(struct bi_meter *m,
 		rate = bi_conf_class_rate(conf, c);
 		if (rate == BI_CONF_UNLIMITED)
 			continue;
-		cap = bi_min_u64(bi_conf_capacity(conf, rate), BI_TOKENS_LIMIT);
+		cap = bi_conf_capacity(conf, rate);
 		if (m->cls_rated & (1U << c))
 			bi_bucket_set(&m->cls[c], rate, (s64)cap, now_ns);
 		else
@@ -186,7 +186,6 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 		    conf->initial == BI_INITIAL_FIXED ? (s64)conf->initial_units :
 		    conf->initial == BI_INITIAL_EWMA ? BI_WFIXED_EWMA : 0;
 	c->db.units = (u32)bi_min_u64(conf->deadband_units, U32_MAX);
-	c->db.pct = 0;
 	for (dir = 0; dir < BI_NR_DIRS; dir++) {
 		for (k = 0; k < 2; k++) {
 			u8 key = bi_dir_keys[dir][k];
@@ -203,7 +202,12 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			}
 			if (rate == BI_CONF_UNLIMITED)
 				continue;
-			cap = bi_min_u64(cap, BI_TOKENS_LIMIT);
+			/*
+			 * cap < BI_TOKENS_LIMIT: the grammar's rates (at most
+			 * 2^45 units/s: 2^50 B/s at 512-byte units, weight 16)
+			 * times its longest burst_ms (60 s) stay under 2^51, a
+			 * burst_limit under 2^41; the bucket clamps anyway.
+			 */
 			lmax = bi_meter_local_max(dev, key, cap);
 			bi_global_tune(&m->key[key], !(old->key_on & (1U << key)), rate,
 				       (s64)cap, lmax, bi_meter_min_batch(lmax, cap), hold_ns,
@@ -353,9 +357,12 @@ static BI_NOINLINE bool bi_meter_classes_admit(struct bi_meter *m,
 	bi_set_initial(m, cf, ch);
 	initial = bi_work_initial(ch);
 	flags = bi_lock_irqsave(&m->cls_lock);
-	p = &m->policy[ch->cls < BI_NR_CLASSES ? ch->cls : BI_CLASS_SYS];
-	/* the class stage as configured now (the lock's), not as @cf knew it */
-	if (!m->cls_rated || !p->nr_buckets)
+	p = &m->policy[ch->cls];
+	/*
+	 * The class stage as configured now (the lock's), not as @cf knew it:
+	 * without a rated class every policy is empty.
+	 */
+	if (!p->nr_buckets)
 		goto out;
 	if (force) {
 		forced = *p;

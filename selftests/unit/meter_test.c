@@ -794,7 +794,8 @@ TEST(a_refusal_gives_back_only_what_it_took)
  * waiting local bucket's batch is that share, at most a quarter of the
  * capacity.  runits=10000: capacity 500 units, 6 % is 30, two batches of
  * 4 KiB (2 units) 128, batch 125; runits=100000: 5000, 300, batch 300;
- * riops=1000: capacity 50 (5 %), two batches 64 -> 50, batch 12.
+ * riops=1000: capacity 50 (5 %), two batches 64 -> 50, batch 12; a batch
+ * is at least 1.
  */
 TEST(a_36_local_share_of_each_key)
 {
@@ -808,6 +809,10 @@ TEST(a_36_local_share_of_each_key)
 	ASSERT_EQ(0, rig_init(&r, "wunits=100000"));
 	EXPECT_EQ(300, r.m.key[BI_KEY_WUNITS].local_max);
 	EXPECT_EQ(300, r.m.key[BI_KEY_WUNITS].min_batch);
+	/* riops=10: a burst of 3, the whole of it local; a quarter is 0: batches of 1 */
+	ASSERT_EQ(0, rig_init(&r, "riops=10"));
+	EXPECT_EQ(3, r.m.key[BI_KEY_RREQS].local_max);
+	EXPECT_EQ(1, r.m.key[BI_KEY_RREQS].min_batch);
 }
 
 /*
