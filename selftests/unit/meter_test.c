@@ -868,6 +868,46 @@ TEST(a_completion_corrects_only_the_charged_keys)
 	EXPECT_EQ(w0.refunded, r.cpu.local[BI_KEY_RUNITS].refunded);
 }
 
+/*
+ * bi_meter_admit_one() is bi_meter_admit_chain() for one level: from a
+ * charge record full of garbage (the kernel's is on the stack), the same
+ * verdict and the same record (depth, direction, class, units, requests,
+ * initial, keys, flags, an empty ticket), and the same tokens taken.
+ */
+TEST(admit_one_fills_the_record_as_the_chain_does)
+{
+	struct bi_io wr = io_of(BI_OP_WRITE, 65536, 0);
+	struct bi_chain_charge one, chain;
+	struct bi_meter *mp;
+	struct bi_meter_cpu *cp;
+	struct rig a, b;
+	struct bi_charge *x = &one.lvl[0], *y = &chain.lvl[0];
+	u64 retry;
+
+	ASSERT_EQ(0, rig_init(&a, "wunits=10000 wiops=100 initial=fixed:4"));
+	ASSERT_EQ(0, rig_init(&b, "wunits=10000 wiops=100 initial=fixed:4"));
+	memset(&one, 0xff, sizeof(one));
+	memset(&chain, 0xff, sizeof(chain));
+	one.queue = chain.queue = false;
+	mp = &b.m;
+	cp = &b.cpu;
+	ASSERT_TRUE(bi_meter_admit_one(&a.m, &a.cpu, &wr, 32, &one, 0, &retry));
+	ASSERT_TRUE(bi_meter_admit_chain(&mp, &cp, 1, &wr, &chain, 0, &retry));
+	EXPECT_EQ(chain.depth, one.depth);
+	EXPECT_EQ(y->dir, x->dir);
+	EXPECT_EQ(BI_CLASS_MID, x->cls);
+	EXPECT_EQ(y->cls, x->cls);
+	EXPECT_EQ(y->units, x->units);
+	EXPECT_EQ(y->reqs, x->reqs);
+	EXPECT_EQ(y->init, x->init);
+	EXPECT_EQ(4, x->init);
+	EXPECT_EQ(y->keys, x->keys);
+	EXPECT_EQ(y->flags, x->flags);
+	EXPECT_EQ(0, x->ticket.nr);
+	EXPECT_EQ(b.cpu.local[BI_KEY_WUNITS].charged, a.cpu.local[BI_KEY_WUNITS].charged);
+	EXPECT_EQ(b.cpu.local[BI_KEY_WREQS].charged, a.cpu.local[BI_KEY_WREQS].charged);
+}
+
 TEST(class_policies_as_applied)
 {
 	struct rig r;
@@ -1819,7 +1859,8 @@ TEST(a_reader_sees_the_old_or_the_new_configuration_never_a_mix)
  * return within microseconds; one not scheduled for 200 ms could hide that,
  * never fail a correct build.
  */
-enum cls_call { CLS_CONFIGURE, CLS_ADMIT, CLS_COMPLETE, CLS_REFUND, CLS_NR };
+enum cls_call { CLS_CONFIGURE, CLS_ADMIT, CLS_COMPLETE, CLS_REFUND, CLS_NR,
+		KEY_REQUEST_RATE = CLS_NR };
 
 struct cls_job {
 	struct rig *r;
@@ -1842,6 +1883,9 @@ static void *cls_job_fn(void *arg)
 		break;
 	case CLS_COMPLETE:
 		bi_meter_complete(&j->r->m, &j->r->cpu, &j->ch, 0);
+		break;
+	case KEY_REQUEST_RATE:
+		bi_meter_set_request_rate(&j->r->m, BI_DIR_READ, 50, 0);
 		break;
 	default:
 		bi_meter_refund(&j->r->m, &j->r->cpu, &j->ch, 0);
@@ -1878,6 +1922,67 @@ TEST(the_class_stage_waits_for_its_lock)
 		ASSERT_EQ(0, pthread_join(th, NULL));
 		EXPECT_EQ(1, j.done);
 	}
+}
+
+/* Is the thread of @j still inside its call 200 ms later? */
+static bool cls_job_waits(struct cls_job *j)
+{
+	struct timespec wait = { 0, 200 * 1000 * 1000 };
+
+	nanosleep(&wait, NULL);
+	return !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The same for the other two places a lock guards: a key's global bucket,
+ * retuned by the rate controller's new request rate under the key's lock;
+ * and the class stage's undo when a key refuses a bio the classes admitted.
+ * For the undo the test holds the request key's lock first: the bio passes
+ * the class stage (its bucket's charge moves), waits at the key's lock;
+ * the test takes the class lock and lets the key refuse: the undo waits.
+ */
+TEST(key_retunes_and_class_undo_wait_for_their_locks)
+{
+	struct bi_io rd = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
+	struct bi_global *g;
+	unsigned long kf, cf;
+	struct cls_job j;
+	pthread_t th;
+	struct rig r;
+	u64 retry, charged;
+	int i;
+
+	ASSERT_EQ(0, rig_init(&r, "riops=10"));
+	j = (struct cls_job){ .r = &r, .what = KEY_REQUEST_RATE };
+	g = &r.m.key[BI_KEY_RREQS];
+	kf = bi_lock_irqsave(&g->lock);
+	ASSERT_EQ(0, pthread_create(&th, NULL, cls_job_fn, &j));
+	EXPECT_TRUE(cls_job_waits(&j));
+	bi_unlock_irqrestore(&g->lock, kf);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(50ULL, g->b.rate);
+
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 riops=10"));
+	for (i = 0; i < 3; i++) {
+		bi_meter_classify(&r.m, &rd, &j.ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &j.ch, 0, &retry));
+	}
+	j = (struct cls_job){ .r = &r, .what = CLS_ADMIT };
+	bi_meter_classify(&r.m, &rd, &j.ch);
+	ASSERT_EQ(BI_CLASS_HI, j.ch.cls);
+	g = &r.m.key[BI_KEY_RREQS];
+	charged = __atomic_load_n(&r.m.cls[BI_CLASS_HI].charged, __ATOMIC_ACQUIRE);
+	kf = bi_lock_irqsave(&g->lock);
+	ASSERT_EQ(0, pthread_create(&th, NULL, cls_job_fn, &j));
+	while (__atomic_load_n(&r.m.cls[BI_CLASS_HI].charged, __ATOMIC_ACQUIRE) == charged)
+		sched_yield();
+	cf = bi_lock_irqsave(&r.m.cls_lock);
+	bi_unlock_irqrestore(&g->lock, kf);
+	EXPECT_TRUE(cls_job_waits(&j));
+	bi_unlock_irqrestore(&r.m.cls_lock, cf);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, j.ch.ticket.nr);			/* refused, the class charge undone */
+	EXPECT_EQ(r.m.cls[BI_CLASS_HI].max_tokens - 6, r.m.cls[BI_CLASS_HI].tokens);
 }
 
 TEST_HARNESS_MAIN
