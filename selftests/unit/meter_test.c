@@ -739,6 +739,26 @@ TEST(refund_gives_back_every_charge)
 }
 
 /*
+ * Admit @io (completing each with @complete) until the meter refuses one;
+ * returns how many it admitted, 100 if it never refused.
+ */
+static int admit_until_refused(struct rig *r, const struct bi_io *io, bool complete)
+{
+	struct bi_charge ch;
+	u64 retry;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		bi_meter_classify(&r->m, io, &ch);
+		if (!bi_meter_admit(&r->m, &r->cpu, &ch, 0, &retry))
+			break;
+		if (complete)
+			bi_meter_complete(&r->m, &r->cpu, &ch, 0);
+	}
+	return i;
+}
+
+/*
  * A refused admission gives back exactly what it took and nothing more,
  * whichever key refuses and whatever the charge record held before (the
  * kernel's record is on the stack, not zeroed): the work key refusing
@@ -757,13 +777,7 @@ TEST(a_refusal_gives_back_only_what_it_took)
 	int i;
 
 	ASSERT_EQ(0, rig_init(&r, "runits=10000"));
-	for (i = 0; i < 100; i++) {
-		bi_meter_classify(&r.m, &rd, &ch);
-		if (!bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry))
-			break;
-		bi_meter_complete(&r.m, &r.cpu, &ch, 0);
-	}
-	ASSERT_LT(i, 100);
+	ASSERT_LT(admit_until_refused(&r, &rd, true), 100);
 	snap_take(&a, &r.m, &r.cpu, 1);
 	memset(&cc, 0xff, sizeof(cc));
 	cc.queue = false;
@@ -825,19 +839,12 @@ TEST(a_forced_bio_is_charged_past_a_drained_class)
 	struct rig r;
 	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);
 	struct bi_charge ch;
-	u64 retry;
 	s64 before;
-	int i;
 
 	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 mid.units=2000 lo.units=2000"));
-	for (i = 0; i < 100; i++) {
-		bi_meter_classify(&r.m, &rd, &ch);
-		if (!bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry))
-			break;
-	}
-	ASSERT_LT(i, 100);
-	before = r.m.cls[ch.cls].tokens;
+	ASSERT_LT(admit_until_refused(&r, &rd, false), 100);
 	bi_meter_classify(&r.m, &rd, &ch);
+	before = r.m.cls[ch.cls].tokens;
 	bi_meter_force(&r.m, &r.cpu, &ch, 0);
 	EXPECT_NE(0, ch.ticket.nr);
 	EXPECT_EQ(before - 32, r.m.cls[ch.cls].tokens);
