@@ -1494,6 +1494,42 @@ TEST(s1_06_chain_charge)
 }
 
 /*
+ * The module's other two chain entries, on the same chain: a bio forced
+ * along it (draining, debt) is charged its cost at every level without
+ * asking; a bio refunded (BLK_STS_AGAIN from below) gives every level its
+ * cost back.
+ */
+TEST(force_and_refund_reach_every_level)
+{
+	static const char *const lines[] = { "runits=50000", "runits=20000", "runits=10000" };
+	struct bi_meter *m[3];
+	struct bi_meter_cpu *mc[3];
+	struct tnode *n = chain_make(3, lines, m, mc);
+	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);
+	struct bi_chain_charge cc = { .queue = false };
+	s64 before[3];
+	u64 retry = 0;
+	int i;
+
+	ASSERT_NE(NULL, n);
+	for (i = 0; i < 3; i++)
+		before[i] = level_units(&n[i]);
+	bi_meter_force_chain(m, mc, 3, &rd, &cc, 0);
+	ASSERT_EQ(3, cc.depth);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(before[i] - 32, level_units(&n[i]));
+	bi_meter_refund_chain(m, mc, &cc, 0);
+	EXPECT_EQ(0, cc.depth);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(before[i], level_units(&n[i]));
+	ASSERT_TRUE(bi_meter_admit_chain(m, mc, 3, &rd, &cc, 0, &retry));
+	bi_meter_refund_chain(m, mc, &cc, 0);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(before[i], level_units(&n[i]));
+	free(n);
+}
+
+/*
  * A-22: "charged again on processing" is the completion correction, on
  * every level the bio was charged: under initial=1 each level takes 1 at
  * admission and the other 31 units of a 64 KiB read at completion.
