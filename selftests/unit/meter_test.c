@@ -294,6 +294,9 @@ TEST(request_mode_caps_requests_at_the_controllers_rate)
 	EXPECT_EQ(1ULL, r.m.key[BI_KEY_RREQS].b.rate);
 	/* writes have no cap: no key at all */
 	EXPECT_FALSE(bi_meter_capped(&r.m, BI_DIR_WRITE));
+	/* so does the start: C x 0.3 of 3 units/s is under 1 request/s */
+	ASSERT_EQ(0, rig_init(&r, "runits=3 mode=request"));
+	EXPECT_EQ(1ULL, r.m.key[BI_KEY_RREQS].b.rate);
 }
 
 /*
