@@ -50,6 +50,11 @@ TEST(lease_adds_spends_and_lapses_lazily)
 	bi_lease_state(&l, 105 * MS, &st);
 	EXPECT_EQ(5 * MS, st.ttl_left_ns);
 	EXPECT_EQ(7, st.tokens);
+	/* past its deadline and not yet taken from, it reads lapsed all the same */
+	bi_lease_state(&l, 120 * MS, &st);
+	EXPECT_EQ(0, st.tokens);
+	EXPECT_EQ(0ULL, st.ttl_left_ns);
+	EXPECT_EQ(17ULL, st.expired);
 }
 
 /* The global bucket hands out its own tokens first, then credit. */
