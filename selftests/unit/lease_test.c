@@ -195,6 +195,9 @@ TEST(unused_credit_is_returned)
 	EXPECT_EQ(0ULL, st.expired);
 	EXPECT_EQ(BI_LEASE_UNCAPPED, bi_meter_lease_return(&r.m, BI_KEY_WREQS, 1, 0, &st));
 	EXPECT_EQ(BI_LEASE_RANGE, bi_meter_lease_return(&r.m, BI_KEY_RREQS, -1, 0, &st));
+	/* 0 tokens is a query (doc/ioctl.md): accepted, nothing moves */
+	EXPECT_EQ(BI_LEASE_OK, bi_meter_lease_return(&r.m, BI_KEY_RREQS, 0, 0, &st));
+	EXPECT_EQ(300ULL, st.returned);
 	/* only the floor is left: one second admits about 100 */
 	EXPECT_LE(run(&r, 10 * MS, NS + 10 * MS), 106ULL);
 }
