@@ -32,24 +32,16 @@ void bi_rate_params_init(struct bi_rate_params *p, u64 committed_ups)
 }
 
 /*
- * S0-13: the starting cap.  @max_units_per_req is F, the largest bio in
- * units (A-13: max_sectors_kb / 2 KiB).  Returns milli-requests/s.
+ * S0-13: the starting cap, the seed's "between": C x b (b in permille).
+ * Its two other starts are not built: C / F (F, the largest bio, A-13)
+ * throttles every tenant at first, and C needs a fast throttle-down; the
+ * callers start from the iops cap when there is one (bi_fb_initial_cap_mrps).
+ * Returns milli-requests/s.
  * Concurrency: pure function.
  */
-u64 bi_rate_initial_cap_mrps(enum bi_rate_init policy, u64 committed_ups,
-			     u64 max_units_per_req, u32 b_permille)
+u64 bi_rate_initial_cap_mrps(u64 committed_ups, u32 b_permille)
 {
-	switch (policy) {
-	case BI_RATE_INIT_MIN:
-		return bi_div_u64(committed_ups * BI_MRPS_PER_RPS,
-				  bi_max_u64(max_units_per_req, 1));
-	case BI_RATE_INIT_MAX:
-		return committed_ups * BI_MRPS_PER_RPS;
-	case BI_RATE_INIT_FRAC:
-	default:
-		return bi_div_u64(committed_ups * BI_MRPS_PER_RPS * b_permille,
-				  BI_PERMILLE);
-	}
+	return bi_div_u64(committed_ups * BI_MRPS_PER_RPS * b_permille, BI_PERMILLE);
 }
 
 /*
@@ -64,7 +56,6 @@ void bi_rate_init(struct bi_rate_ctl *c, u64 cap_mrps)
 	c->rps_fp = 0;
 	c->last_ns = 0;
 	c->rej_ppm = 0;
-	c->last_case = BI_RATE_CASE_D;
 	c->f_primed = false;
 	c->case_c_done = false;
 }
@@ -81,11 +72,14 @@ static u64 bi_rate_clamp(const struct bi_rate_params *p, s64 cap_mrps)
 	return cap_mrps;
 }
 
-/* (L - C) / (f * k) in milli-requests/s; l_fp and f_fp share the x1024. */
+/*
+ * (L - C) / (f * k) in milli-requests/s; l_fp and f_fp share the x1024.
+ * f >= 1/1024 (bi_rate_tick keeps it so) and k >= 1 (n and m: the
+ * grammar's ranges and the defaults), so the divisor is never 0.
+ */
 static u64 bi_rate_step_mrps(u64 diff_fp, u64 f_fp, u32 k)
 {
-	return bi_mul_div_u64(diff_fp, BI_MRPS_PER_RPS,
-			      bi_max_u64(f_fp, 1) * bi_max_u64(k, 1));
+	return bi_mul_div_u64(diff_fp, BI_MRPS_PER_RPS, f_fp * k);
 }
 
 /*
@@ -101,7 +95,7 @@ enum bi_rate_case bi_rate_adjust(struct bi_rate_ctl *c,
 	s64 cap = (s64)c->cap_mrps;
 	enum bi_rate_case kase = BI_RATE_CASE_D;
 	/* C / f in mrps: where L = C at the current work per request */
-	s64 eq = (s64)bi_mul_div_u64(c_fp, BI_MRPS_PER_RPS, bi_max_u64(c->f_fp, 1));
+	s64 eq = (s64)bi_mul_div_u64(c_fp, BI_MRPS_PER_RPS, c->f_fp);
 
 	if (c->l_fp > c_fp && rejecting) {
 		cap -= (s64)bi_rate_step_mrps(c->l_fp - c_fp, c->f_fp, p->n_lower);
@@ -120,7 +114,7 @@ enum bi_rate_case bi_rate_adjust(struct bi_rate_ctl *c,
 			/* s * L / f: independent of the current cap */
 			u64 prop = bi_mul_div_u64(c->l_fp,
 						  (u64)p->safety_permille,
-						  bi_max_u64(c->f_fp, 1));
+						  c->f_fp);
 
 			cap = (s64)bi_min_u64((u64)cap, prop);
 			c->case_c_done = true;
@@ -135,7 +129,6 @@ enum bi_rate_case bi_rate_adjust(struct bi_rate_ctl *c,
 		c->case_c_done = false;
 	}
 	c->cap_mrps = bi_rate_clamp(p, cap);
-	c->last_case = kase;
 	return kase;
 }
 
@@ -164,6 +157,12 @@ enum bi_rate_case bi_rate_tick(struct bi_rate_ctl *c,
 		u64 f = bi_div_u64(s->units << BI_FP_SHIFT, s->completed);
 
 		c->f_fp = c->f_primed ? bi_ewma_u64(c->f_fp, f, p->alpha_f_fp) : f;
+		/*
+		 * Every bio costs at least one unit (A-15), but the glue folds
+		 * per-CPU counters while bios complete: a tick may count a
+		 * completion and not yet its units.  f stays >= 1/1024, the
+		 * divisor of every step.
+		 */
 		c->f_fp = bi_max_u64(c->f_fp, 1);
 		c->f_primed = true;
 	}

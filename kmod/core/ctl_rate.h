@@ -58,13 +58,6 @@ enum bi_rate_case {
 	BI_RATE_CASE_C_STEP,	/* case C already applied, still over: A's step */
 };
 
-/* S0-13: where the cap starts. */
-enum bi_rate_init {
-	BI_RATE_INIT_MIN,	/* C / F: conservative */
-	BI_RATE_INIT_MAX,	/* C */
-	BI_RATE_INIT_FRAC,	/* C * b */
-};
-
 struct bi_rate_params {
 	u64 committed_ups;	/* C, work units/s */
 	u32 n_lower;		/* n */
@@ -91,18 +84,16 @@ struct bi_rate_stats {
 struct bi_rate_ctl {
 	u64 cap_mrps;		/* output: the request bucket's rate */
 	u64 l_fp;		/* L, units/s x1024 */
-	u64 f_fp;		/* f, units per request x1024 */
+	u64 f_fp;		/* f, units per request x1024, >= 1 */
 	u64 rps_fp;		/* arrivals/s x1024 */
 	u64 last_ns;		/* time of the previous tick, 0 = none yet */
 	u32 rej_ppm;		/* smoothed throttled fraction of arrivals */
-	u8 last_case;		/* enum bi_rate_case */
 	bool f_primed;		/* f has had a sample */
 	bool case_c_done;	/* case C applied in this episode */
 };
 
 void bi_rate_params_init(struct bi_rate_params *p, u64 committed_ups);
-u64 bi_rate_initial_cap_mrps(enum bi_rate_init policy, u64 committed_ups,
-			     u64 max_units_per_req, u32 b_permille);
+u64 bi_rate_initial_cap_mrps(u64 committed_ups, u32 b_permille);
 void bi_rate_init(struct bi_rate_ctl *c, u64 cap_mrps);
 enum bi_rate_case bi_rate_adjust(struct bi_rate_ctl *c,
 				 const struct bi_rate_params *p, bool rejecting);

@@ -62,8 +62,7 @@ u64 bi_fb_initial_cap_mrps(const struct bi_tenant_conf *conf, u64 committed_ups,
 		return iops * BI_MRPS_PER_RPS;
 	if (committed_ups == BI_CONF_UNLIMITED)
 		return 0;
-	return bi_rate_initial_cap_mrps(BI_RATE_INIT_FRAC, committed_ups, 0,
-					BI_RATE_INIT_B_PERMILLE_DEF);
+	return bi_rate_initial_cap_mrps(committed_ups, BI_RATE_INIT_B_PERMILLE_DEF);
 }
 
 _Static_assert(BI_CONF_WINDOW_MAX == BI_OVL_TENANT_WINDOW, "tenant window_ticks fits its ring");

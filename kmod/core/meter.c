@@ -49,7 +49,7 @@ static s64 bi_meter_local_max(const struct bi_dev_conf *dev, u8 key, u64 cap)
 					BI_REQUEST_COST);
 	u64 lmax = bi_max_u64(bi_dev_conf_local_max(dev, cap), batch);
 
-	return (s64)bi_min_u64(bi_min_u64(lmax, cap), BI_TOKENS_LIMIT);
+	return (s64)bi_min_u64(lmax, cap);
 }
 
 /*
@@ -116,7 +116,7 @@ static u8 bi_meter_configure_classes(struct bi_meter *m,
 		rate = bi_conf_class_rate(conf, c);
 		if (rate == BI_CONF_UNLIMITED)
 			continue;
-		cap = bi_min_u64(bi_conf_capacity(conf, rate), BI_TOKENS_LIMIT);
+		cap = bi_conf_capacity(conf, rate);
 		if (m->cls_rated & (1U << c))
 			bi_bucket_set(&m->cls[c], rate, (s64)cap, now_ns);
 		else
@@ -145,8 +145,7 @@ static u64 bi_meter_request_mode_rate(const struct bi_tenant_conf *conf,
 
 	if (c == BI_CONF_UNLIMITED)
 		return BI_CONF_UNLIMITED;
-	rate = bi_rate_initial_cap_mrps(BI_RATE_INIT_FRAC, c, 0,
-					BI_RATE_INIT_B_PERMILLE_DEF) / BI_MRPS_PER_RPS;
+	rate = bi_rate_initial_cap_mrps(c, BI_RATE_INIT_B_PERMILLE_DEF) / BI_MRPS_PER_RPS;
 	rate = bi_max_u64(rate, 1);
 	*cap = conf->burst_limit ? conf->burst_limit :
 	       bi_max_u64(BI_BURST_LIMIT_MIN, rate * BI_BURST_LIMIT_PCT / 100);
@@ -187,7 +186,6 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 		    conf->initial == BI_INITIAL_FIXED ? (s64)conf->initial_units :
 		    conf->initial == BI_INITIAL_EWMA ? BI_WFIXED_EWMA : 0;
 	c->db.units = (u32)bi_min_u64(conf->deadband_units, U32_MAX);
-	c->db.pct = 0;
 	for (dir = 0; dir < BI_NR_DIRS; dir++) {
 		for (k = 0; k < 2; k++) {
 			u8 key = bi_dir_keys[dir][k];
@@ -204,7 +202,12 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 			}
 			if (rate == BI_CONF_UNLIMITED)
 				continue;
-			cap = bi_min_u64(cap, BI_TOKENS_LIMIT);
+			/*
+			 * cap < BI_TOKENS_LIMIT: the grammar's rates (at most
+			 * 2^45 units/s: 2^50 B/s at 512-byte units, weight 16)
+			 * times its longest burst_ms (60 s) stay under 2^51, a
+			 * burst_limit under 2^41; the bucket clamps anyway.
+			 */
 			lmax = bi_meter_local_max(dev, key, cap);
 			bi_global_tune(&m->key[key], !(old->key_on & (1U << key)), rate,
 				       (s64)cap, lmax, bi_meter_min_batch(lmax, cap), hold_ns,
@@ -277,7 +280,10 @@ static inline s64 bi_work_initial(const struct bi_charge *ch)
 	return ch->init;
 }
 
-/* Give back what the keys were charged (an exact undo at the same time). */
+/*
+ * Give back what the keys were charged (an exact undo at the same time):
+ * a key not charged has an initial of 0, a correction of 0 changes nothing.
+ */
 static void bi_meter_keys_undo(struct bi_meter *m, struct bi_meter_cpu *cpu,
 			       struct bi_charge *ch, u64 now_ns)
 {
@@ -286,9 +292,8 @@ static void bi_meter_keys_undo(struct bi_meter *m, struct bi_meter_cpu *cpu,
 	for (i = 0; i < 2; i++) {
 		u8 key = bi_dir_keys[ch->dir][i];
 
-		if (ch->keys & (1U << key))
-			bi_local_correct(&cpu->local[key], &m->key[key],
-					 bi_charge_initial(ch, key), 0, NULL, now_ns);
+		bi_local_correct(&cpu->local[key], &m->key[key],
+				 bi_charge_initial(ch, key), 0, NULL, now_ns);
 	}
 	ch->keys = 0;
 }
@@ -309,11 +314,10 @@ static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *
 
 	bi_set_initial(m, c, ch);
 	if (on & (1U << wkey)) {
+		/* the first key: refused, nothing is charged yet */
 		if (!bi_local_charge(&cpu->local[wkey], &m->key[wkey],
-				     bi_work_initial(ch), queue, now_ns, retry_ns)) {
-			bi_meter_keys_undo(m, cpu, ch, now_ns);
+				     bi_work_initial(ch), queue, now_ns, retry_ns))
 			return false;
-		}
 		ch->keys |= 1U << wkey;
 	}
 	if (on & (1U << rkey)) {
@@ -332,8 +336,9 @@ static inline bool bi_meter_keys_admit(struct bi_meter *m, struct bi_meter_cpu *
  * with @force charge without asking.  On admission @took[c] is what class
  * bucket c actually lost (a floor may forgive part of a charge, so the
  * ticket's record is not the exact undo).  On refusal *@retry_ns is the
- * earliest time a bucket of the policy could admit.  An unlimited class
- * leaves the ticket empty.
+ * earliest time a bucket of the policy could admit, and BI_CHARGE_REJECT
+ * is set in ch->flags if the policy says so (the callers clear the flags
+ * when they classify the bio).  An unlimited class leaves the ticket empty.
  */
 static BI_NOINLINE bool bi_meter_classes_admit(struct bi_meter *m,
 					       const struct bi_meter_cfg *cf,
@@ -349,13 +354,15 @@ static BI_NOINLINE bool bi_meter_classes_admit(struct bi_meter *m,
 	s64 initial;
 	u8 c;
 
-	ch->flags &= ~BI_CHARGE_REJECT;
 	bi_set_initial(m, cf, ch);
 	initial = bi_work_initial(ch);
 	flags = bi_lock_irqsave(&m->cls_lock);
-	p = &m->policy[ch->cls < BI_NR_CLASSES ? ch->cls : BI_CLASS_SYS];
-	/* the class stage as configured now (the lock's), not as @cf knew it */
-	if (!m->cls_rated || !p->nr_buckets)
+	p = &m->policy[ch->cls];
+	/*
+	 * The class stage as configured now (the lock's), not as @cf knew it:
+	 * without a rated class every policy is empty.
+	 */
+	if (!p->nr_buckets)
 		goto out;
 	if (force) {
 		forced = *p;

@@ -128,6 +128,35 @@ TEST(case_c_proposes_then_steps)
 }
 
 /*
+ * A-05: case C's proposal is applied once per episode of being over C
+ * without rejections.  An episode ends when L is back within C (case D)
+ * or rejections start (A or B): over again after that, C proposes anew.
+ */
+TEST(a_05_case_c_once_per_episode)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	setup(&c, &p, 10, 2500, 500, 100);
+	ASSERT_EQ(BI_RATE_CASE_C, bi_rate_adjust(&c, &p, false));
+	ASSERT_EQ(BI_RATE_CASE_C_STEP, bi_rate_adjust(&c, &p, false));
+	c.l_fp = FP(100);			/* within C: the episode ends */
+	ASSERT_EQ(BI_RATE_CASE_D, bi_rate_adjust(&c, &p, false));
+	c.l_fp = FP(2500);
+	c.cap_mrps = 10000;
+	ASSERT_EQ(BI_RATE_CASE_C, bi_rate_adjust(&c, &p, false));
+	ASSERT_EQ(6000, c.cap_mrps);
+	ASSERT_EQ(BI_RATE_CASE_A, bi_rate_adjust(&c, &p, true));
+	c.cap_mrps = 10000;
+	ASSERT_EQ(BI_RATE_CASE_C, bi_rate_adjust(&c, &p, false));
+	ASSERT_EQ(6000, c.cap_mrps);
+	c.l_fp = FP(60);			/* under C, rejecting */
+	ASSERT_EQ(BI_RATE_CASE_B, bi_rate_adjust(&c, &p, true));
+	c.l_fp = FP(2500);
+	ASSERT_EQ(BI_RATE_CASE_C, bi_rate_adjust(&c, &p, false));
+}
+
+/*
  * S0-02 / S0-11: counters producing each of the four combinations give
  * A/B/C/D through the whole tick (EWMA with alpha 1 so L is the sample).
  */
@@ -229,6 +258,7 @@ TEST(init_from_garbage)
 	bi_rate_params_init(&p, 1000);
 	ASSERT_EQ(100ULL, p.cap_min_mrps);
 	ASSERT_EQ(0ULL, p.cap_max_mrps);
+	ASSERT_EQ(100 * BI_NSEC_PER_MSEC, p.tick_ns);	/* S0-14: the seed's tick */
 	ASSERT_TRUE(p.overshoot_guard);
 	memset(&c, 0xa5, sizeof(c));
 	bi_rate_init(&c, 5000);
@@ -236,6 +266,45 @@ TEST(init_from_garbage)
 	ASSERT_FALSE(c.f_primed);
 	ASSERT_EQ(0U, c.rej_ppm);
 	ASSERT_EQ((u64)BI_FP_ONE, c.f_fp);
+	ASSERT_EQ(0ULL, c.rps_fp);
+	ASSERT_EQ(0ULL, c.l_fp);
+	ASSERT_EQ(0ULL, c.last_ns);
+}
+
+/*
+ * S0-16: the rates are counts over the tick's real interval; the very
+ * first tick, which has no previous one, assumes tick_ns.  Alpha 1, so the
+ * smoothed rates are the samples: 100 bios of 3 units in the first tick
+ * (100 ms assumed) are 1,000 rps and 3,000 units/s; the same counts over
+ * the next 250 ms are 400 rps and 1,200 units/s; a tick with nothing
+ * reads 0.
+ */
+TEST(s0_16_rates_over_the_real_interval)
+{
+	struct bi_rate_stats s = { 100, 0, 100, 300 }, none = { 0 };
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	bi_rate_params_init(&p, 100000);
+	p.alpha_l_fp = BI_FP_ONE;
+	bi_rate_init(&c, 1000 * BI_MRPS_PER_RPS);
+	bi_rate_tick(&c, &p, &s, 5 * BI_NSEC_PER_SEC);
+	ASSERT_EQ(FP(1000), c.rps_fp);
+	ASSERT_EQ(FP(3000), c.l_fp);
+	ASSERT_EQ(FP(3), c.f_fp);
+	bi_rate_tick(&c, &p, &s, 5 * BI_NSEC_PER_SEC + 250 * BI_NSEC_PER_MSEC);
+	ASSERT_EQ(FP(400), c.rps_fp);
+	ASSERT_EQ(FP(1200), c.l_fp);
+	bi_rate_tick(&c, &p, &none, 6 * BI_NSEC_PER_SEC);
+	ASSERT_EQ(0ULL, c.rps_fp);
+	ASSERT_EQ(0ULL, c.l_fp);
+	ASSERT_EQ(FP(3), c.f_fp);		/* nothing completed: f kept */
+
+	/* default alpha 0.3 from a fresh controller: nothing arrived reads 0 */
+	bi_rate_params_init(&p, 100000);
+	bi_rate_init(&c, 1000 * BI_MRPS_PER_RPS);
+	bi_rate_tick(&c, &p, &none, TICK_NS);
+	ASSERT_EQ(0ULL, c.rps_fp);
 }
 
 /*
@@ -304,12 +373,14 @@ TEST(f_primed_then_smoothed)
 	ASSERT_CLOSE(7782, c.f_fp, 3);		/* 0.7 x 10 + 0.3 x 2 = 7.6 */
 }
 
-/* S0-13: C = 10,000, F = 512 -> 19.53; b = 0.3 -> 3,000; max -> 10,000 */
+/*
+ * S0-13: the start is C x b: C = 10,000 units/s, b = 0.3 -> 3,000 rps; b = 1
+ * is C itself.
+ */
 TEST(initial_caps)
 {
-	ASSERT_CLOSE(19531, bi_rate_initial_cap_mrps(BI_RATE_INIT_MIN, 10000, 512, 0), 1);
-	ASSERT_EQ(3000000, bi_rate_initial_cap_mrps(BI_RATE_INIT_FRAC, 10000, 0, 300));
-	ASSERT_EQ(10000000, bi_rate_initial_cap_mrps(BI_RATE_INIT_MAX, 10000, 0, 0));
+	ASSERT_EQ(3000000, bi_rate_initial_cap_mrps(10000, BI_RATE_INIT_B_PERMILLE_DEF));
+	ASSERT_EQ(10000000, bi_rate_initial_cap_mrps(10000, BI_PERMILLE));
 }
 
 /* S0-16: 2000 bios/s of 4 KiB -> arrival 2000 +-2 %, L 4000 +-2 %, f 2.00 +-0.05 */
@@ -372,6 +443,9 @@ TEST(large_read_shedding)
 	ASSERT_FALSE(bi_rate_shed_large_read(&small, true, BI_LARGE_READ_BYTES_DEF));
 	ASSERT_FALSE(bi_rate_shed_large_read(&wr, true, BI_LARGE_READ_BYTES_DEF));
 	ASSERT_FALSE(bi_rate_shed_large_read(&meta, true, BI_LARGE_READ_BYTES_DEF));
+	/* "at least shed_bytes": a read of exactly the threshold is shed */
+	ASSERT_TRUE(bi_rate_shed_large_read(&small, true, 4096));
+	ASSERT_FALSE(bi_rate_shed_large_read(&small, true, 4097));
 }
 
 /*
@@ -394,6 +468,56 @@ TEST(overshoot_guard_stops_at_c_over_f)
 	p.overshoot_guard = true;
 	bi_rate_adjust(&c, &p, true);		/* +5 would give 29 */
 	ASSERT_EQ(25000, c.cap_mrps);
+
+	/* a cap already at C / f stays there, whichever way L lags */
+	setup(&c, &p, 25, 20, 4, 100);
+	p.overshoot_guard = true;
+	ASSERT_EQ(BI_RATE_CASE_B, bi_rate_adjust(&c, &p, true));
+	ASSERT_EQ(25000, c.cap_mrps);
+	setup(&c, &p, 25, 140, 4, 100);
+	p.overshoot_guard = true;
+	ASSERT_EQ(BI_RATE_CASE_A, bi_rate_adjust(&c, &p, true));
+	ASSERT_EQ(25000, c.cap_mrps);
+}
+
+/*
+ * Without the guard (the seed's formulas) A and B step past C / f: from 20
+ * with L 140, f 4 (C / f = 25), A gives 20 - 40 / 12 = 16.67; from 30 with
+ * L 60, B gives 30 + 40 / 16 = 32.5.
+ */
+TEST(unguarded_steps_pass_c_over_f)
+{
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	setup(&c, &p, 20, 140, 4, 100);
+	ASSERT_EQ(BI_RATE_CASE_A, bi_rate_adjust(&c, &p, true));
+	ASSERT_CLOSE(16667, c.cap_mrps, 1);
+	setup(&c, &p, 30, 60, 4, 100);
+	ASSERT_EQ(BI_RATE_CASE_B, bi_rate_adjust(&c, &p, true));
+	ASSERT_EQ(32500, c.cap_mrps);
+}
+
+/*
+ * The module folds per-CPU counters while bios complete, so a tick may
+ * count a completion and not yet its units: f from such a tick is 0.  f
+ * stays at least 1/1024 unit, every step divides by it, and the next
+ * tick's real sample takes over (alpha 0.7: 0.7 x 4 + 0.3 x 1/1024).
+ */
+TEST(a_tick_without_units_keeps_f_positive)
+{
+	struct bi_rate_stats torn = { 1, 0, 1, 0 }, real = { 10, 1, 10, 40 };
+	struct bi_rate_params p;
+	struct bi_rate_ctl c;
+
+	bi_rate_params_init(&p, 1000);
+	bi_rate_init(&c, 300 * BI_MRPS_PER_RPS);
+	ASSERT_EQ(BI_RATE_CASE_D, bi_rate_tick(&c, &p, &torn, TICK_NS));
+	ASSERT_EQ(1ULL, c.f_fp);
+	ASSERT_EQ(300000ULL, c.cap_mrps);
+	ASSERT_EQ(BI_RATE_CASE_B, bi_rate_tick(&c, &p, &real, 2 * TICK_NS));
+	ASSERT_CLOSE(2868, c.f_fp, 1);
+	ASSERT_LE(300000ULL, c.cap_mrps);
 }
 
 /* The cap never leaves [cap_min, C] */

@@ -97,6 +97,27 @@ TEST(rate_params_from_the_tenant_line)
 	ASSERT_EQ(0ULL, p.committed_ups);
 }
 
+/*
+ * A line that sets none of the controller's keys runs the seed's controller
+ * (S0-08..S0-10, ctl_rate.h): n = 3, m = 4, s = 1.2, as grammar.md's
+ * defaults say.
+ */
+TEST(rate_params_default_to_the_seed)
+{
+	struct bi_rate_params p, seed;
+	struct bi_tenant_conf c;
+
+	ASSERT_EQ(0, tline(&c, "runits=1000"));
+	bi_fb_rate_params(&p, &c, 1000, 50 * MS);
+	bi_rate_params_init(&seed, 1000);
+	ASSERT_EQ(3U, p.n_lower);
+	ASSERT_EQ(4U, p.m_raise);
+	ASSERT_EQ(1200U, p.safety_permille);
+	ASSERT_EQ(seed.n_lower, p.n_lower);
+	ASSERT_EQ(seed.m_raise, p.m_raise);
+	ASSERT_EQ(seed.safety_permille, p.safety_permille);
+}
+
 /* S0-13: the iops cap if there is one, else C x 0.3, else none. */
 TEST(request_cap_start)
 {

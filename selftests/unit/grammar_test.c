@@ -710,6 +710,8 @@ TEST(conflicting_keys)
 
 TEST(line_too_long_is_refused)
 {
+	struct bi_tenant_conf c;
+	struct bi_parse_err err;
 	char line[2048];
 	u32 i, n = 0;
 
@@ -727,6 +729,13 @@ TEST(line_too_long_is_refused)
 		      "r3=mid:write,wzero,async,be,idle,4294967295-4294967296 "
 		      "latency_us=59999999 safety_pct=999 delay_max_us=9999999");
 	ASSERT_EQ(0, check_bad(false, line, NULL, BI_PE_TOO_LONG));
+	/* the whole line is at fault, not a token: position 0, length 0 */
+	bi_tenant_conf_init(&c);
+	ASSERT_EQ(-BI_E2BIG, bi_conf_parse(&c, line, n, &err));
+	ASSERT_EQ(BI_PE_TOO_LONG, err.code);
+	ASSERT_EQ(0U, err.pos);
+	ASSERT_EQ(0U, err.len);
+	ASSERT_STREQ("configuration too long (canonical form over 511 bytes)", err.msg);
 }
 
 /* io.max style: caps always printed, "max" lifts, K/M/G/T are powers of 1024. */
@@ -840,6 +849,101 @@ TEST(device_line)
 	ASSERT_EQ(-BI_ERANGE, bi_dev_conf_merge(&d, "tick_ms=10001", 13, &err));
 	ASSERT_STREQ("tick_ms=10001: out of range (1..10000)", err.msg);
 	ASSERT_EQ(12, d.cost.unit_shift);
+}
+
+/*
+ * Every default doc/grammar.md's key tables give (the "default" column, a
+ * number or a word: `max`, `auto`, `none`, ...) is the grammar's: the line
+ * "key=<that default>" parses, and the canonical form, which prints a key
+ * only when it differs from its default, is the one of an empty line.
+ * Rows whose default is a description (class policies) and templated keys
+ * (`<c>.units`) are skipped; the count read guards against a table the
+ * parser no longer finds.  (cwd: the repository's top.)
+ */
+static int doc_default_check(bool dev, const char *key, const char *def)
+{
+	char line[160], want[BI_CONF_LINE_MAX], got[BI_CONF_LINE_MAX];
+	struct bi_tenant_conf c;
+	struct bi_dev_conf d;
+	int rc;
+
+	snprintf(line, sizeof(line), "%s=%s", key, def);
+	if (dev) {
+		bi_dev_conf_init(&d);
+		bi_dev_conf_format(&d, want, sizeof(want));
+		rc = bi_dev_conf_parse(&d, line, strlen(line), NULL);
+		bi_dev_conf_format(&d, got, sizeof(got));
+	} else {
+		bi_tenant_conf_init(&c);
+		bi_conf_format(&c, want, sizeof(want));
+		rc = bi_conf_parse(&c, line, strlen(line), NULL);
+		bi_conf_format(&c, got, sizeof(got));
+	}
+	return rc ? rc : strcmp(want, got) ? 1 : 0;
+}
+
+/* The text between the @n-th and the next '|' of a table row, trimmed of blanks and backticks. */
+static bool doc_cell(const char *row, int n, char *out, size_t size)
+{
+	const char *p = row, *e;
+	size_t len;
+
+	while (n-- >= 0) {
+		p = strchr(p, '|');
+		if (!p)
+			return false;
+		p++;
+	}
+	e = strchr(p, '|');
+	if (!e)
+		return false;
+	while (p < e && (*p == ' ' || *p == '`'))
+		p++;
+	while (e > p && (e[-1] == ' ' || e[-1] == '`'))
+		e--;
+	len = (size_t)(e - p);
+	if (len >= size)
+		return false;
+	memcpy(out, p, len);
+	out[len] = 0;
+	return true;
+}
+
+TEST(defaults_are_the_ones_grammar_md_gives)
+{
+	char row[4096], key[64], def[64];
+	bool dev = false, table = false;
+	int checked = 0;
+	FILE *f = fopen("doc/grammar.md", "r");
+
+	ASSERT_NE(NULL, f);
+	while (fgets(row, sizeof(row), f)) {
+		if (!strncmp(row, "## ", 3))
+			dev = !strncmp(row, "## Device keys", 14);
+		if (row[0] != '|') {
+			table = false;
+			continue;
+		}
+		if (!strncmp(row, "|---", 4))
+			continue;
+		if (!strncmp(row, "| key |", 7)) {
+			table = doc_cell(row, 3, def, sizeof(def)) && !strcmp(def, "default");
+			continue;
+		}
+		if (!table || !doc_cell(row, 0, key, sizeof(key)) ||
+		    !doc_cell(row, 3, def, sizeof(def)))
+			continue;
+		if (strpbrk(key, "<, ") || !def[0] || strpbrk(def, " `"))
+			continue;
+		EXPECT_EQ(0, doc_default_check(dev, key, def)) {
+			TH_LOG("%s key %s: grammar.md's default %s", dev ? "device" : "tenant",
+			       key, def);
+		}
+		checked++;
+	}
+	fclose(f);
+	TH_LOG("%d defaults checked", checked);
+	ASSERT_LE(40, checked);
 }
 
 /* Error messages an operator sees (doc/grammar.md lists them). */

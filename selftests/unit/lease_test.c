@@ -50,6 +50,11 @@ TEST(lease_adds_spends_and_lapses_lazily)
 	bi_lease_state(&l, 105 * MS, &st);
 	EXPECT_EQ(5 * MS, st.ttl_left_ns);
 	EXPECT_EQ(7, st.tokens);
+	/* past its deadline and not yet taken from, it reads lapsed all the same */
+	bi_lease_state(&l, 120 * MS, &st);
+	EXPECT_EQ(0, st.tokens);
+	EXPECT_EQ(0ULL, st.ttl_left_ns);
+	EXPECT_EQ(17ULL, st.expired);
 }
 
 /* The global bucket hands out its own tokens first, then credit. */
@@ -190,6 +195,9 @@ TEST(unused_credit_is_returned)
 	EXPECT_EQ(0ULL, st.expired);
 	EXPECT_EQ(BI_LEASE_UNCAPPED, bi_meter_lease_return(&r.m, BI_KEY_WREQS, 1, 0, &st));
 	EXPECT_EQ(BI_LEASE_RANGE, bi_meter_lease_return(&r.m, BI_KEY_RREQS, -1, 0, &st));
+	/* 0 tokens is a query (doc/ioctl.md): accepted, nothing moves */
+	EXPECT_EQ(BI_LEASE_OK, bi_meter_lease_return(&r.m, BI_KEY_RREQS, 0, 0, &st));
+	EXPECT_EQ(300ULL, st.returned);
 	/* only the floor is left: one second admits about 100 */
 	EXPECT_LE(run(&r, 10 * MS, NS + 10 * MS), 106ULL);
 }

@@ -294,6 +294,9 @@ TEST(request_mode_caps_requests_at_the_controllers_rate)
 	EXPECT_EQ(1ULL, r.m.key[BI_KEY_RREQS].b.rate);
 	/* writes have no cap: no key at all */
 	EXPECT_FALSE(bi_meter_capped(&r.m, BI_DIR_WRITE));
+	/* so does the start: C x 0.3 of 3 units/s is under 1 request/s */
+	ASSERT_EQ(0, rig_init(&r, "runits=3 mode=request"));
+	EXPECT_EQ(1ULL, r.m.key[BI_KEY_RREQS].b.rate);
 }
 
 /*
@@ -372,8 +375,11 @@ TEST(system_class_is_charged_but_never_held)
 	struct rig r;
 	struct bi_io data = io_of(BI_OP_WRITE, 4096, 0);
 	struct bi_io fua = io_of(BI_OP_WRITE, 4096, BI_IO_FUA);
+	struct bi_io meta = io_of(BI_OP_READ, 4096, BI_IO_META);
+	struct bi_chain_charge cc;
 	struct bi_charge ch;
 	u64 retry;
+	s64 tokens;
 
 	ASSERT_EQ(0, rig_init(&r, "wiops=10"));
 	while (1) {
@@ -386,6 +392,12 @@ TEST(system_class_is_charged_but_never_held)
 	bi_meter_force(&r.m, &r.cpu, &ch, 0);
 	EXPECT_EQ(1U << BI_KEY_WREQS, ch.keys);
 	EXPECT_EQ(1, bi_charge_initial(&ch, BI_KEY_WREQS));
+	/* the one-level fast path (no class stage) forces it too */
+	tokens = r.cpu.local[BI_KEY_WREQS].tokens + r.m.key[BI_KEY_WREQS].b.tokens;
+	ASSERT_TRUE(bi_meter_admit_one(&r.m, &r.cpu, &fua, 2, &cc, 0, &retry));
+	EXPECT_EQ(1, cc.depth);
+	EXPECT_EQ(BI_CLASS_SYS, cc.lvl[0].cls);
+	EXPECT_EQ(tokens - 1, r.cpu.local[BI_KEY_WREQS].tokens + r.m.key[BI_KEY_WREQS].b.tokens);
 	/* a forced bio is charged the initial deduction in force (S0-24) */
 	ASSERT_EQ(0, rig_init(&r, "wunits=1000 initial=fixed:64"));
 	memset(&ch, 0, sizeof(ch));
@@ -394,6 +406,15 @@ TEST(system_class_is_charged_but_never_held)
 	EXPECT_EQ(1U << BI_KEY_WUNITS, ch.keys);
 	EXPECT_EQ(64, bi_charge_initial(&ch, BI_KEY_WUNITS));
 	EXPECT_EQ(64ULL, r.cpu.local[BI_KEY_WUNITS].charged);
+	/* a forced read charges the read keys only, whatever the write keys hold */
+	ASSERT_EQ(0, rig_init(&r, "runits=1000 wunits=1000 wiops=10"));
+	memset(&ch, 0, sizeof(ch));
+	bi_meter_classify(&r.m, &meta, &ch);
+	bi_meter_force(&r.m, &r.cpu, &ch, 0);
+	EXPECT_EQ(1U << BI_KEY_RUNITS, ch.keys);
+	EXPECT_EQ(2ULL, r.cpu.local[BI_KEY_RUNITS].charged);
+	EXPECT_EQ(0ULL, r.cpu.local[BI_KEY_WUNITS].charged);
+	EXPECT_EQ(0ULL, r.cpu.local[BI_KEY_WREQS].charged);
 }
 
 TEST(initial_one_is_corrected_at_completion)
@@ -718,6 +739,183 @@ TEST(refund_gives_back_every_charge)
 	EXPECT_TRUE(snap_equal(&a, &b));
 	EXPECT_EQ(0, ch.keys);
 	EXPECT_EQ(0, ch.ticket.nr);
+}
+
+/*
+ * Admit @io (completing each with @complete) until the meter refuses one;
+ * returns how many it admitted, 100 if it never refused.
+ */
+static int admit_until_refused(struct rig *r, const struct bi_io *io, bool complete)
+{
+	struct bi_charge ch;
+	u64 retry;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		bi_meter_classify(&r->m, io, &ch);
+		if (!bi_meter_admit(&r->m, &r->cpu, &ch, 0, &retry))
+			break;
+		if (complete)
+			bi_meter_complete(&r->m, &r->cpu, &ch, 0);
+	}
+	return i;
+}
+
+/*
+ * A refused admission gives back exactly what it took and nothing more,
+ * whichever key refuses and whatever the charge record held before (the
+ * kernel's record is on the stack, not zeroed): the work key refusing
+ * first (runits drained), and the request key refusing after the work key
+ * admitted (riops=10: a burst of 3).  Every key's tokens, global and
+ * local, are what they were.
+ */
+TEST(a_refusal_gives_back_only_what_it_took)
+{
+	struct rig r;
+	struct bi_io rd = io_of(BI_OP_READ, 65536, 0);
+	struct bi_chain_charge cc;
+	struct bi_charge ch;
+	struct snap a, b;
+	u64 retry;
+	int i;
+
+	ASSERT_EQ(0, rig_init(&r, "runits=10000"));
+	ASSERT_LT(admit_until_refused(&r, &rd, true), 100);
+	snap_take(&a, &r.m, &r.cpu, 1);
+	memset(&cc, 0xff, sizeof(cc));
+	cc.queue = false;
+	ASSERT_FALSE(bi_meter_admit_one(&r.m, &r.cpu, &rd, 32, &cc, 0, &retry));
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+	EXPECT_EQ(0, cc.lvl[0].keys);
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+
+	ASSERT_EQ(0, rig_init(&r, "riops=10 runits=100000"));
+	for (i = 0; i < 3; i++) {
+		bi_meter_classify(&r.m, &rd, &ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	}
+	snap_take(&a, &r.m, &r.cpu, 1);
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_FALSE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	snap_take(&b, &r.m, &r.cpu, 1);
+	EXPECT_TRUE(snap_equal(&a, &b));
+}
+
+/*
+ * A-36: a key's local share is local_max_pct (6 %) of its capacity, but at
+ * least two batches of 32 small (4 KiB) bios and at most the capacity; a
+ * waiting local bucket's batch is that share, at most a quarter of the
+ * capacity.  runits=10000: capacity 500 units, 6 % is 30, two batches of
+ * 4 KiB (2 units) 128, batch 125; runits=100000: 5000, 300, batch 300;
+ * riops=1000: capacity 50 (5 %), two batches 64 -> 50, batch 12; a batch
+ * is at least 1.
+ */
+TEST(a_36_local_share_of_each_key)
+{
+	struct rig r;
+
+	ASSERT_EQ(0, rig_init(&r, "runits=10000 riops=1000"));
+	EXPECT_EQ(128, r.m.key[BI_KEY_RUNITS].local_max);
+	EXPECT_EQ(125, r.m.key[BI_KEY_RUNITS].min_batch);
+	EXPECT_EQ(50, r.m.key[BI_KEY_RREQS].local_max);
+	EXPECT_EQ(12, r.m.key[BI_KEY_RREQS].min_batch);
+	ASSERT_EQ(0, rig_init(&r, "wunits=100000"));
+	EXPECT_EQ(300, r.m.key[BI_KEY_WUNITS].local_max);
+	EXPECT_EQ(300, r.m.key[BI_KEY_WUNITS].min_batch);
+	/* riops=10: a burst of 3, the whole of it local; a quarter is 0: batches of 1 */
+	ASSERT_EQ(0, rig_init(&r, "riops=10"));
+	EXPECT_EQ(3, r.m.key[BI_KEY_RREQS].local_max);
+	EXPECT_EQ(1, r.m.key[BI_KEY_RREQS].min_batch);
+}
+
+/*
+ * A bio let through without asking (bi_meter_force: draining, debt) is
+ * charged to its class even when the class stage would refuse it: the
+ * class bucket goes into debt by the bio's cost and the ticket says so.
+ */
+TEST(a_forced_bio_is_charged_past_a_drained_class)
+{
+	struct rig r;
+	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);
+	struct bi_charge ch;
+	s64 before;
+
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 mid.units=2000 lo.units=2000"));
+	ASSERT_LT(admit_until_refused(&r, &rd, false), 100);
+	bi_meter_classify(&r.m, &rd, &ch);
+	before = r.m.cls[ch.cls].tokens;
+	bi_meter_force(&r.m, &r.cpu, &ch, 0);
+	EXPECT_NE(0, ch.ticket.nr);
+	EXPECT_EQ(before - 32, r.m.cls[ch.cls].tokens);
+}
+
+/*
+ * A completion corrects the keys the bio was charged and no other: under
+ * riops alone with initial=1, the work key (not capped) keeps its tokens
+ * and its accounting (charged, refunded), which blkiso-sim and the fuzzers
+ * check for conservation.
+ */
+TEST(a_completion_corrects_only_the_charged_keys)
+{
+	struct rig r;
+	struct bi_io rd = io_of(BI_OP_READ, 65536, 0);
+	struct bi_local w0;
+	struct bi_charge ch;
+	u64 retry;
+
+	ASSERT_EQ(0, rig_init(&r, "riops=100 initial=1"));
+	w0 = r.cpu.local[BI_KEY_RUNITS];
+	bi_meter_classify(&r.m, &rd, &ch);
+	ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &ch, 0, &retry));
+	EXPECT_EQ(1U << BI_KEY_RREQS, ch.keys);
+	bi_meter_complete(&r.m, &r.cpu, &ch, 0);
+	EXPECT_EQ(w0.tokens, r.cpu.local[BI_KEY_RUNITS].tokens);
+	EXPECT_EQ(w0.charged, r.cpu.local[BI_KEY_RUNITS].charged);
+	EXPECT_EQ(w0.refunded, r.cpu.local[BI_KEY_RUNITS].refunded);
+}
+
+/*
+ * bi_meter_admit_one() is bi_meter_admit_chain() for one level: from a
+ * charge record full of garbage (the kernel's is on the stack), the same
+ * verdict and the same record (depth, direction, class, units, requests,
+ * initial, keys, flags, an empty ticket), and the same tokens taken.
+ */
+TEST(admit_one_fills_the_record_as_the_chain_does)
+{
+	struct bi_io wr = io_of(BI_OP_WRITE, 65536, 0);
+	struct bi_chain_charge one, chain;
+	struct bi_meter *mp;
+	struct bi_meter_cpu *cp;
+	struct rig a, b;
+	struct bi_charge *x = &one.lvl[0], *y = &chain.lvl[0];
+	u64 retry;
+
+	ASSERT_EQ(0, rig_init(&a, "wunits=10000 wiops=100 initial=fixed:4"));
+	ASSERT_EQ(0, rig_init(&b, "wunits=10000 wiops=100 initial=fixed:4"));
+	memset(&one, 0xff, sizeof(one));
+	memset(&chain, 0xff, sizeof(chain));
+	one.queue = chain.queue = false;
+	mp = &b.m;
+	cp = &b.cpu;
+	ASSERT_TRUE(bi_meter_admit_one(&a.m, &a.cpu, &wr, 32, &one, 0, &retry));
+	ASSERT_TRUE(bi_meter_admit_chain(&mp, &cp, 1, &wr, &chain, 0, &retry));
+	EXPECT_EQ(chain.depth, one.depth);
+	EXPECT_EQ(y->dir, x->dir);
+	EXPECT_EQ(BI_CLASS_MID, x->cls);
+	EXPECT_EQ(y->cls, x->cls);
+	EXPECT_EQ(y->units, x->units);
+	EXPECT_EQ(y->reqs, x->reqs);
+	EXPECT_EQ(y->init, x->init);
+	EXPECT_EQ(4, x->init);
+	EXPECT_EQ(y->keys, x->keys);
+	EXPECT_EQ(y->flags, x->flags);
+	EXPECT_EQ(0, x->ticket.nr);
+	EXPECT_EQ(b.cpu.local[BI_KEY_WUNITS].charged, a.cpu.local[BI_KEY_WUNITS].charged);
+	EXPECT_EQ(b.cpu.local[BI_KEY_WREQS].charged, a.cpu.local[BI_KEY_WREQS].charged);
 }
 
 TEST(class_policies_as_applied)
@@ -1271,7 +1469,9 @@ static s64 level_units(const struct tnode *n)
 /*
  * S1-06 / A-21: one bio along a chain of three tenants (child, parent,
  * grandparent) is charged its cost at every level, each level's balance
- * (global plus local) falling by exactly that.
+ * (global plus local) falling by exactly that; a refund gives every level
+ * its cost back, and a bio forced along the chain is charged at every
+ * level.
  */
 TEST(s1_06_chain_charge)
 {
@@ -1295,6 +1495,16 @@ TEST(s1_06_chain_charge)
 		EXPECT_EQ(32, cc.lvl[i].init);
 		EXPECT_EQ(before[i] - 32, level_units(&n[i]));
 	}
+	/* refunded (BLK_STS_AGAIN from below), every level gets it back */
+	bi_meter_refund_chain(m, mc, &cc, 0);
+	EXPECT_EQ(0, cc.depth);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(before[i], level_units(&n[i]));
+	/* forced (draining, debt), every level is charged without asking */
+	bi_meter_force_chain(m, mc, 3, &rd, &cc, 0);
+	ASSERT_EQ(3, cc.depth);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(before[i] - 32, level_units(&n[i]));
 	free(n);
 }
 
@@ -1660,6 +1870,141 @@ TEST(a_reader_sees_the_old_or_the_new_configuration_never_a_mix)
 	EXPECT_EQ(0ULL, r.mixed);
 	EXPECT_GT(r.seen[0], 0ULL);
 	EXPECT_GT(r.seen[1], 0ULL);
+}
+
+/*
+ * The class stage is one lock's (cls_lock): its buckets and policies are
+ * configured, charged, corrected and refunded under it, since classes are
+ * shared by every CPU (no per-CPU part).  Each of those calls, run on a
+ * thread while the test holds the lock, has not returned 200 ms later and
+ * returns once the lock is released.  A call that skipped the lock would
+ * return within microseconds; one not scheduled for 200 ms could hide that,
+ * never fail a correct build.
+ */
+enum cls_call { CLS_CONFIGURE, CLS_ADMIT, CLS_COMPLETE, CLS_REFUND, CLS_NR,
+		KEY_REQUEST_RATE = CLS_NR };
+
+struct cls_job {
+	struct rig *r;
+	struct bi_charge ch;
+	enum cls_call what;
+	int done;
+};
+
+static void *cls_job_fn(void *arg)
+{
+	struct cls_job *j = arg;
+	u64 retry;
+
+	switch (j->what) {
+	case CLS_CONFIGURE:
+		bi_meter_configure(&j->r->m, &j->r->conf, &j->r->dev, 0);
+		break;
+	case CLS_ADMIT:
+		bi_meter_admit(&j->r->m, &j->r->cpu, &j->ch, 0, &retry);
+		break;
+	case CLS_COMPLETE:
+		bi_meter_complete(&j->r->m, &j->r->cpu, &j->ch, 0);
+		break;
+	case KEY_REQUEST_RATE:
+		bi_meter_set_request_rate(&j->r->m, BI_DIR_READ, 50, 0);
+		break;
+	default:
+		bi_meter_refund(&j->r->m, &j->r->cpu, &j->ch, 0);
+		break;
+	}
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(the_class_stage_waits_for_its_lock)
+{
+	struct timespec wait = { 0, 200 * 1000 * 1000 };
+	struct bi_io rd = io_of(BI_OP_READ, 65536, BI_IO_SYNC);
+	struct cls_job j;
+	unsigned long flags;
+	pthread_t th;
+	struct rig r;
+	u64 retry;
+	int what;
+
+	for (what = 0; what < CLS_NR; what++) {
+		ASSERT_EQ(0, rig_init(&r, "hi.units=2000 runits=5000"));
+		j = (struct cls_job){ .r = &r, .what = what };
+		bi_meter_classify(&r.m, &rd, &j.ch);
+		if (what == CLS_COMPLETE || what == CLS_REFUND) {
+			ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &j.ch, 0, &retry));
+			ASSERT_NE(0, j.ch.ticket.nr);
+		}
+		flags = bi_lock_irqsave(&r.m.cls_lock);
+		ASSERT_EQ(0, pthread_create(&th, NULL, cls_job_fn, &j));
+		nanosleep(&wait, NULL);
+		EXPECT_EQ(0, __atomic_load_n(&j.done, __ATOMIC_ACQUIRE)) TH_LOG("call %d", what);
+		bi_unlock_irqrestore(&r.m.cls_lock, flags);
+		ASSERT_EQ(0, pthread_join(th, NULL));
+		EXPECT_EQ(1, j.done);
+	}
+}
+
+/* Is the thread of @j still inside its call 200 ms later? */
+static bool cls_job_waits(struct cls_job *j)
+{
+	struct timespec wait = { 0, 200 * 1000 * 1000 };
+
+	nanosleep(&wait, NULL);
+	return !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The same for the other two places a lock guards: a key's global bucket,
+ * retuned by the rate controller's new request rate under the key's lock;
+ * and the class stage's undo when a key refuses a bio the classes admitted.
+ * For the undo the test holds the request key's lock first: the bio passes
+ * the class stage (its bucket's charge moves), waits at the key's lock;
+ * the test takes the class lock and lets the key refuse: the undo waits.
+ */
+TEST(key_retunes_and_class_undo_wait_for_their_locks)
+{
+	struct bi_io rd = io_of(BI_OP_READ, 4096, BI_IO_SYNC);
+	struct bi_global *g;
+	unsigned long kf, cf;
+	struct cls_job j;
+	pthread_t th;
+	struct rig r;
+	u64 retry, charged;
+	int i;
+
+	ASSERT_EQ(0, rig_init(&r, "riops=10"));
+	j = (struct cls_job){ .r = &r, .what = KEY_REQUEST_RATE };
+	g = &r.m.key[BI_KEY_RREQS];
+	kf = bi_lock_irqsave(&g->lock);
+	ASSERT_EQ(0, pthread_create(&th, NULL, cls_job_fn, &j));
+	EXPECT_TRUE(cls_job_waits(&j));
+	bi_unlock_irqrestore(&g->lock, kf);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(50ULL, g->b.rate);
+
+	ASSERT_EQ(0, rig_init(&r, "hi.units=2000 riops=10"));
+	for (i = 0; i < 3; i++) {
+		bi_meter_classify(&r.m, &rd, &j.ch);
+		ASSERT_TRUE(bi_meter_admit(&r.m, &r.cpu, &j.ch, 0, &retry));
+	}
+	j = (struct cls_job){ .r = &r, .what = CLS_ADMIT };
+	bi_meter_classify(&r.m, &rd, &j.ch);
+	ASSERT_EQ(BI_CLASS_HI, j.ch.cls);
+	g = &r.m.key[BI_KEY_RREQS];
+	charged = __atomic_load_n(&r.m.cls[BI_CLASS_HI].charged, __ATOMIC_ACQUIRE);
+	kf = bi_lock_irqsave(&g->lock);
+	ASSERT_EQ(0, pthread_create(&th, NULL, cls_job_fn, &j));
+	while (__atomic_load_n(&r.m.cls[BI_CLASS_HI].charged, __ATOMIC_ACQUIRE) == charged)
+		sched_yield();
+	cf = bi_lock_irqsave(&r.m.cls_lock);
+	bi_unlock_irqrestore(&g->lock, kf);
+	EXPECT_TRUE(cls_job_waits(&j));
+	bi_unlock_irqrestore(&r.m.cls_lock, cf);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, j.ch.ticket.nr);			/* refused, the class charge undone */
+	EXPECT_EQ(r.m.cls[BI_CLASS_HI].max_tokens - 6, r.m.cls[BI_CLASS_HI].tokens);
 }
 
 TEST_HARNESS_MAIN

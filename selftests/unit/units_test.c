@@ -347,6 +347,7 @@ TEST(device_derived_values)
 	ASSERT_EQ(6000ULL, bi_dev_conf_local_max(&d, 100000));	/* 6 % exactly */
 	ASSERT_EQ(400U, bi_conf_delay_max_us(&c, 200));	/* 2 x latency */
 	ASSERT_EQ(50000U, bi_conf_delay_max_us(&c, 1000000));	/* capped, A-32 */
+	ASSERT_EQ(1U, bi_conf_delay_max_us(&c, 0));		/* at least 1 us */
 	c = tconf("delay_max_us=777");
 	ASSERT_EQ(777U, bi_conf_delay_max_us(&c, 200));
 }
