@@ -58,6 +58,7 @@ TEST(init_from_garbage_is_off)
 	ASSERT_EQ(BI_DEPTH_OFF, r.d.limit);
 	ASSERT_EQ(0U, r.d.ceiling);
 	ASSERT_EQ(0U, r.d.settle);
+	ASSERT_EQ(0U, r.d.probed);
 	ASSERT_EQ(0U, r.d.episodes);
 	ASSERT_EQ(2U, r.p.release_ticks);
 	ASSERT_EQ(BI_NSEC_PER_SEC, r.p.probe_ns);
@@ -197,6 +198,102 @@ TEST(failed_probes_back_off_to_eight_times)
 	t0 = r.now;
 	ticks_to_raise(&r);
 	ASSERT_GE(r.now - t0, r.p.probe_ns << BI_DEPTH_PROBE_SHIFT_MAX);
+}
+
+TEST(each_step_down_waits_a_tick_for_the_old_bios)
+{
+	struct rig r;
+
+	rig_init(&r);
+	ASSERT_EQ(128U, tick(&r, true, 256, 1500));
+	ASSERT_EQ(128U, tick(&r, true, 128, 1500));
+	ASSERT_EQ(64U, tick(&r, true, 128, 1500));
+	/* the bios sent at 128 complete in this tick: no second cut yet */
+	ASSERT_EQ(64U, tick(&r, true, 64, 1500));
+	ASSERT_EQ(32U, tick(&r, true, 64, 1500));
+	ASSERT_EQ(32U, tick(&r, true, 32, 1500));
+}
+
+TEST(at_two_a_miss_cuts_to_one_and_at_one_nothing_moves)
+{
+	struct rig r;
+
+	rig_init(&r);
+	ASSERT_EQ(2U, tick(&r, true, 4, 1500));
+	ASSERT_EQ(2U, tick(&r, true, 2, 1500));
+	ASSERT_EQ(1U, tick(&r, true, 2, 1500));
+	ASSERT_EQ(2U, r.d.ceiling);
+	/* from one, no lower step: no new ceiling, and the raise is not held */
+	rig_init(&r);
+	ASSERT_EQ(1U, tick(&r, true, 2, 1500));
+	ASSERT_EQ(1U, tick(&r, true, 1, 1500));
+	ASSERT_EQ(1U, tick(&r, true, 1, 1500));
+	ASSERT_EQ(0U, r.d.ceiling);
+	ASSERT_EQ(2U, ticks_to_raise(&r));
+	ASSERT_EQ(2U, r.d.limit);
+}
+
+TEST(the_ceiling_is_tried_again_exactly_probe_ns_after_it_missed)
+{
+	struct rig r;
+	u64 t0;
+
+	rig_init(&r);
+	r.p.release_ticks = 1;
+	ASSERT_EQ(4U, tick(&r, true, 8, 1500));
+	ASSERT_EQ(5U, tick(&r, false, 4, 0));
+	ASSERT_EQ(4U, tick(&r, true, 5, 1500));
+	ASSERT_EQ(5U, r.d.ceiling);
+	t0 = r.now;
+	ticks_to_raise(&r);
+	ASSERT_EQ(5U, r.d.limit);
+	ASSERT_EQ(r.p.probe_ns, r.now - t0);
+}
+
+TEST(a_step_down_from_a_steady_limit_forgets_the_probe_backoff)
+{
+	struct rig r;
+	u64 t0;
+
+	rig_init(&r);
+	r.p.release_ticks = 1;
+	ASSERT_EQ(4U, tick(&r, true, 8, 1500));
+	ASSERT_EQ(5U, tick(&r, false, 4, 0));
+	ASSERT_EQ(4U, tick(&r, true, 5, 1500));
+	ticks_to_raise(&r);
+	/* the probe of 5 misses: the next one would wait 2 x probe_ns */
+	ASSERT_EQ(4U, tick(&r, true, 5, 1500));
+	ASSERT_EQ(1U, r.d.probe_shift);
+	ASSERT_EQ(4U, tick(&r, true, 4, 1500));
+	/* a miss at the steady 4 (not a raise): a new ceiling, a new backoff */
+	ASSERT_EQ(2U, tick(&r, true, 4, 1500));
+	ASSERT_EQ(4U, r.d.ceiling);
+	ASSERT_EQ(0U, r.d.probe_shift);
+	t0 = r.now;
+	ASSERT_EQ(3U, tick(&r, false, 2, 0));
+	ticks_to_raise(&r);
+	ASSERT_EQ(4U, r.d.limit);
+	ASSERT_EQ(r.p.probe_ns, r.now - t0);
+}
+
+TEST(a_stop_forgets_the_episode_but_counts_it)
+{
+	struct bi_depth_stats gone = { .protected_active = false };
+	struct rig r;
+
+	rig_init(&r);
+	ASSERT_EQ(8U, tick(&r, true, 16, 1500));
+	tick(&r, true, 8, 1500);
+	ASSERT_EQ(4U, tick(&r, true, 8, 1500));
+	ASSERT_EQ(8U, r.d.ceiling);
+	ASSERT_EQ(BI_DEPTH_OFF, bi_depth_tick(&r.d, &r.p, &gone, r.now += TICK_NS));
+	ASSERT_EQ(BI_DEPTH_OFF, r.d.limit);
+	ASSERT_EQ(0U, r.d.ceiling);
+	ASSERT_EQ(0U, r.d.settle);
+	/* back, and clean: nothing to bound; a miss starts episode two afresh */
+	ASSERT_EQ(BI_DEPTH_OFF, tick(&r, false, 16, 0));
+	ASSERT_EQ(8U, tick(&r, true, 16, 1500));
+	ASSERT_EQ(2U, r.d.episodes);
 }
 
 TEST(a_limit_nobody_reaches_lets_go_after_probe_ns)
