@@ -118,11 +118,10 @@ TEST(misses_after_a_step_wait_one_tick_and_for_the_drain)
 	ASSERT_EQ(128U, tick(&r, true, 129, 1500));
 	ASSERT_EQ(64U, tick(&r, true, 128, 1500));
 	ASSERT_EQ(128U, r.d.ceiling);
-	/* at one there is nothing lower */
-	rig_init(&r);
-	ASSERT_EQ(1U, tick(&r, true, 2, 1500));
-	ASSERT_EQ(1U, tick(&r, true, 1, 1500));
-	ASSERT_EQ(1U, tick(&r, true, 1, 1500));
+	/* and so does every later step: the bios sent at 128 end now */
+	ASSERT_EQ(64U, tick(&r, true, 64, 1500));
+	ASSERT_EQ(32U, tick(&r, true, 64, 1500));
+	ASSERT_EQ(32U, tick(&r, true, 32, 1500));
 }
 
 TEST(clean_ticks_with_completions_raise_one_every_release_ticks)
@@ -198,20 +197,6 @@ TEST(failed_probes_back_off_to_eight_times)
 	t0 = r.now;
 	ticks_to_raise(&r);
 	ASSERT_GE(r.now - t0, r.p.probe_ns << BI_DEPTH_PROBE_SHIFT_MAX);
-}
-
-TEST(each_step_down_waits_a_tick_for_the_old_bios)
-{
-	struct rig r;
-
-	rig_init(&r);
-	ASSERT_EQ(128U, tick(&r, true, 256, 1500));
-	ASSERT_EQ(128U, tick(&r, true, 128, 1500));
-	ASSERT_EQ(64U, tick(&r, true, 128, 1500));
-	/* the bios sent at 128 complete in this tick: no second cut yet */
-	ASSERT_EQ(64U, tick(&r, true, 64, 1500));
-	ASSERT_EQ(32U, tick(&r, true, 64, 1500));
-	ASSERT_EQ(32U, tick(&r, true, 32, 1500));
 }
 
 TEST(at_two_a_miss_cuts_to_one_and_at_one_nothing_moves)
