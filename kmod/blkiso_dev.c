@@ -53,11 +53,9 @@ static bool blkiso_tenant_busy(struct blkiso_tenant *t)
 	int cpu;
 
 	/* only a capped tenant is held, and it has a per-CPU area */
-	for_each_possible_cpu(cpu) {
-		if (!pc)
-			break;
-		held += READ_ONCE(per_cpu_ptr(pc, cpu)->held);
-	}
+	if (pc)
+		for_each_possible_cpu(cpu)
+			held += READ_ONCE(per_cpu_ptr(pc, cpu)->held);
 	if (held)
 		return true;
 	blkiso_tenant_stats(t, stat, NULL, NULL);

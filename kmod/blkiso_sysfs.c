@@ -118,11 +118,10 @@ static s64 blkiso_key_tokens(struct blkiso_tenant *t, int key)
 	s64 n = READ_ONCE(t->meter.key[key].b.tokens);
 	int cpu;
 
-	for_each_possible_cpu(cpu) {
-		if (!pc)
-			break;	/* never capped: no local buckets */
+	if (!pc)
+		return n;	/* never capped: no local buckets */
+	for_each_possible_cpu(cpu)
 		n += READ_ONCE(per_cpu_ptr(pc, cpu)->meter.local[key].tokens);
-	}
 	return n;
 }
 

@@ -894,6 +894,15 @@ static noinline void blkiso_feedback_extremes(struct blkiso_tenant *t,
 }
 
 /*
+ * The latency histogram's bucket of a bio's @lat_ns: its real us (a
+ * constant divisor: a multiply), within the bounds of the uapi.
+ */
+static __always_inline u32 blkiso_lat_bucket(u64 lat_ns)
+{
+	return min_t(u32, fls64(div_u64(lat_ns, NSEC_PER_USEC)), BLKISO_LAT_BUCKETS - 1);
+}
+
+/*
  * .end_io's counters for a counted-only tenant (no per-CPU area): the same
  * as the per-CPU ones, in its shared set, "completed" last as well.
  */
@@ -917,8 +926,7 @@ static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 		atomic64_inc(&c->stat[BLKISO_ERRORS]);
 	atomic64_add(pb->io.bytes, &c->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES]);
 	atomic64_add(pb->units, &c->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS]);
-	atomic64_inc(&c->lat[min_t(u32, fls64(div_u64(lat_ns, NSEC_PER_USEC)),
-				   BLKISO_LAT_BUCKETS - 1)]);
+	atomic64_inc(&c->lat[blkiso_lat_bucket(lat_ns)]);
 	atomic64_add(lat_ns, &c->lat_sum_ns);
 	atomic64_inc(&c->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
 }
@@ -994,9 +1002,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		this_cpu_inc(pc->stat[BLKISO_ERRORS]);
 	this_cpu_add(pc->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES], pb->io.bytes);
 	this_cpu_add(pc->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS], pb->units);
-	/* real us (a constant divisor: a multiply), bounds of the uapi */
-	this_cpu_inc(pc->lat[min_t(u32, fls64(div_u64(lat_ns, NSEC_PER_USEC)),
-				   BLKISO_LAT_BUCKETS - 1)]);
+	this_cpu_inc(pc->lat[blkiso_lat_bucket(lat_ns)]);
 	this_cpu_add(pc->lat_sum_ns, lat_ns);
 	/*
 	 * "completed" is rios + wios, added up when the counters are folded;
