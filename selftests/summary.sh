@@ -1,7 +1,9 @@
 #!/bin/bash
 # summary.sh [--expect "NAME..."] LOG... - add up the kselftest "# Totals:"
 # lines of the given logs and print one closing line "N passed, N failed[,
-# N skipped]".  With --expect, each NAME must have a log NAME.log among
+# N skipped]", after a line "FAILED log: ..." for each failed case (a
+# "not ok" that is no SKIP, or a guest that died before its totals), so
+# that the tail of a CI log names what failed.  With --expect, each NAME must have a log NAME.log among
 # them that holds a Totals line: a stage that did not build or did not run
 # leaves none, and counts as one failure (named on stderr), so a check
 # cannot pass by skipping a stage silently.
@@ -23,6 +25,9 @@ if [ "$1" = --expect ]; then
 	shift 2
 fi
 awk -v missing="$missing" '
+function name(f) { sub(/.*\//, "", f); return f }
+/^not ok / && !/# SKIP/ { failed = failed "FAILED " name(FILENAME) ": " $0 "\n" }
+/^# Totals: .*\(guest / { failed = failed "FAILED " name(FILENAME) ": " $0 "\n" }
 /^# Totals: pass:/ {
 	for (i = 1; i <= NF; i++) {
 		split($i, kv, ":")
@@ -31,5 +36,5 @@ awk -v missing="$missing" '
 		if (kv[1] == "skip") s += kv[2]
 	}
 }
-END { f += missing; printf "%d passed, %d failed", p, f; if (s) printf ", %d skipped", s; printf "\n" }
+END { f += missing; printf "%s", failed; printf "%d passed, %d failed", p, f; if (s) printf ", %d skipped", s; printf "\n" }
 ' "$@"

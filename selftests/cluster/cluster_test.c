@@ -82,6 +82,7 @@ struct sim {
 	uint64_t failover_t0;		/* real ms of SENTINEL FAILOVER */
 	pid_t watcher;			/* SC_FAILOVER_RT: runs failover() meanwhile */
 	int cut;			/* SC_CUT: connections closed */
+	int64_t restart_ms;		/* SC_KILL: real ms the restart took, -1: failed */
 	bool realtime;			/* SC_FAILOVER_RT: 1 simulated ms per real ms */
 	bool static_split;		/* baseline: cap quota / HOSTS, no agent */
 	char dir[64];
@@ -207,9 +208,19 @@ static void pid_stop(pid_t *pid)
 /* a step of a failover or its setup: at most this long (real seconds) */
 #define FAILOVER_WAIT_S	60
 
+/* A step of the setup that did not come within FAILOVER_WAIT_S, named on the log. */
+static int setup_failed(const char *what)
+{
+	printf("# failover setup: %s: not within %d s\n", what, FAILOVER_WAIT_S);
+	return -1;
+}
+
 /*
  * The master's two replicas and a Sentinel watching it; the agents then
- * find the master through the Sentinel.
+ * find the master through the Sentinel.  Every wait is FAILOVER_WAIT_S:
+ * a Sentinel learns a master's replicas
+ * from its INFO, sent every 10 s, so a replica that the first INFO did
+ * not list shows up only 10 s later (a 10 s bound failed CI once).
  */
 static int failover_setup(struct sim *s)
 {
@@ -218,24 +229,24 @@ static int failover_setup(struct sim *s)
 	s->replica = server_start(s, s->port + 1, s->port, false);
 	if (s->replica < 0 ||
 	    cli_wait_for(s->port + 1, "info replication", "master_link_status:up", FAILOVER_WAIT_S))
-		return -1;
+		return setup_failed("first replica in sync");
 	s->replica2 = server_start(s, s->port + 3, s->port, false);
 	if (s->replica2 < 0 ||
 	    cli_wait_for(s->port + 3, "info replication", "master_link_status:up", FAILOVER_WAIT_S))
-		return -1;
+		return setup_failed("second replica in sync");
 	/* fenced: the master grants once a replica has acknowledged */
 	if (s->fenced && cli_wait_for(s->port, "info replication", "min_slaves_good_slaves:[12]",
 				      FAILOVER_WAIT_S))
-		return -1;
+		return setup_failed("master sees a good replica");
 	s->sentinel = server_start(s, s->port + 2, s->port, true);
 	if (s->sentinel < 0)
-		return -1;
+		return setup_failed("sentinel started");
 	snprintf(want, sizeof(want), "^%d$", s->port + 1);
-	if (cli_wait(s->port + 2, "sentinel replicas blkiso", want))
-		return -1;
+	if (cli_wait_for(s->port + 2, "sentinel replicas blkiso", want, FAILOVER_WAIT_S))
+		return setup_failed("sentinel knows the first replica");
 	snprintf(want, sizeof(want), "^%d$", s->port + 3);
-	if (cli_wait(s->port + 2, "sentinel replicas blkiso", want))
-		return -1;
+	if (cli_wait_for(s->port + 2, "sentinel replicas blkiso", want, FAILOVER_WAIT_S))
+		return setup_failed("sentinel knows the second replica");
 	s->c.nr_sentinels = 1;
 	snprintf(s->c.sentinel[0].host, sizeof(s->c.sentinel[0].host), "127.0.0.1");
 	s->c.sentinel[0].port = s->port + 2;
@@ -428,8 +439,10 @@ static int sim_setup(struct sim *s, int secs, bool sentinel, bool static_split)
 		if (s->redis > 0 && waitpid(s->redis, NULL, WNOHANG) != 0)
 			s->redis = -1;
 	}
-	if (s->redis < 0)
+	if (s->redis < 0) {
+		printf("# setup: no redis-server on a free port in 10 tries\n");
 		return -1;
+	}
 	agent_conf_defaults(&s->c);
 	s->c.redis.port = s->port;
 	s->c.interval_ms = 500;
@@ -506,6 +519,20 @@ static uint64_t take_back(void *arg, uint64_t n)
 	return st.returned - before;
 }
 
+/*
+ * SC_KILL's server back: tried until it answers (a loaded machine may
+ * take longer than server_start's wait), its real time kept for the log.
+ */
+static void redis_restart(struct sim *s)
+{
+	uint64_t t0 = real_ms();
+
+	do
+		s->redis = redis_start(s);
+	while (s->redis < 0 && real_ms() - t0 < FAILOVER_WAIT_S * 1000ULL);
+	s->restart_ms = s->redis < 0 ? -1 : (int64_t)(real_ms() - t0);
+}
+
 static void sim_run(struct sim *s, enum scen sc)
 {
 	struct bi_io io = { .op = BI_OP_READ, .bytes = 4096, .prio_class = BI_PRIO_BE };
@@ -534,7 +561,7 @@ static void sim_run(struct sim *s, enum scen sc)
 		if (sc == SC_KILL && ms == 20000)
 			redis_stop(s);
 		if (sc == SC_KILL && ms == 30000)
-			s->redis = redis_start(s);
+			redis_restart(s);
 		if (sc == SC_PAUSE && ms == 20000)
 			kill(s->redis, SIGSTOP);
 		if (sc == SC_PAUSE && ms == 23000)
@@ -715,6 +742,7 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 	static struct sim s;
 	double o10, o1, used, rts;
 	long long ramp = -1;
+	int i;
 
 	ASSERT_EQ(0, sim_init(&s, sc == SC_SHIFT || sc == SC_KILL ? 40 :
 			      sc == SC_FAILOVER || sc == SC_FAILOVER_RT ? 60 : 30,
@@ -802,9 +830,17 @@ static void scenario(struct __test_metadata *_metadata, enum scen sc, const char
 			TH_LOG("%s: past fail_static_ms, floors only: %.2f %% (floors %.2f %%)",
 			       name, fl, 100.0 * HOSTS * FLOOR / QUOTA);
 			EXPECT_LE(fl, 100.0 * HOSTS * FLOOR / QUOTA + 0.5);
+			TH_LOG("%s: the server restarted at 30 s in %lld ms of real time (-1: failed)",
+			       name, (long long)s.restart_ms);
+			EXPECT_LE(0, s.restart_ms);
 			fl = used_pct(&s, 32000, s.secs * 1000ULL);
 			TH_LOG("%s: the server back (empty): quota used from 32 s %.2f %%", name, fl);
 			EXPECT_GE(fl, 95.0);
+			for (i = 0; fl < 95.0 && i < HOSTS; i++)	/* why, on a failure */
+				TH_LOG("%s: host %d: source %d, debt %llu, granted %llu, round trips %llu",
+				       name, i, s.h[i].at.src, (unsigned long long)s.h[i].at.debt,
+				       (unsigned long long)s.h[i].at.granted,
+				       (unsigned long long)agent_store_round_trips(s.h[i].store));
 		}
 	}
 	sim_free(&s);
