@@ -12,8 +12,9 @@
  * first dirty_bytes have gone.  Rates are asserted in the deterministic
  * mode only.  Only the attribution runs in make check / check-all: the
  * rate tests take 15-30 s of guest time each, so they need GUEST_FULL=1
- * (make check-full): two writers, an O_DIRECT victim beside a flood, the
- * 30 s backpressure flood and the fsync latency under a flood.
+ * (make check-full): one writer's accuracy, two writers, an O_DIRECT
+ * victim beside a flood, the 30 s backpressure flood and the fsync latency
+ * under a flood.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -223,70 +224,93 @@ TEST_F_TIMEOUT(wb, buffered_dd_is_charged_to_its_cgroup, GUEST_TIMEOUT)
 }
 
 /*
- * Two buffered writers at once, /a at wbps=10M and /b at wbps=5M, on ext4
- * and xfs, each within 5% of its cap over TWO_SECS (10 s) of steady state
- * (from 4 s: the first dirty_bytes and the caps' bursts have gone by
- * then), measured from completion to completion (wb_rates()).  The
- * filesystems' writeback bios are large (ext4 2.5-4 MiB, xfs 5-11 MiB: a
- * 10 s window held 8-20 of them), and a window's bytes and its wait can
- * differ by about one bio at its ends (a bio charged without waiting, as
- * the kernel waits on it, whose debt the bios after it pay: doc/metering.md,
- * "A bio's way"; the tokens the head bio has gathered).  Uncut, over 10 s
- * /b (5 MiB/s) came out 4.42 and 4.48 MiB/s in two of four runs on 6.1
- * while blkiso always had a bio of it queued and its bucket dropped
- * nothing; cut to 256 KiB pieces (chunk_bytes) a piece is 0.5% of /b's
- * 10 s.  The dirty limits are 64M/32M
- * here and each writer rewrites a 128 MiB file, so that both writeback
- * contexts keep a backlog: the kernel splits the limit between them by
- * their recent completions, which lags (measured under 16M: /a 8.1-8.4
- * MiB/s), and a file smaller than its share of the limit is all dirty, its
- * rewrites no longer throttled (48 MiB files on xfs, 6.1: /a 8.77).  The
- * log says how many of their bios blkiso parked in the window, the share
- * of the window with nothing of them queued and the share of their cap's
- * tokens dropped.
+ * Buffered writers at once, each in its own cgroup with its own wbps cap
+ * (/a 10M, /b 5M), on ext4 and xfs: each within 5% of its cap over
+ * STEADY_SECS (10 s) of steady state (from 4 s: the first dirty_bytes and
+ * the caps' bursts have gone by then), measured from completion to
+ * completion (wb_rates()).  The filesystems' writeback bios are large
+ * (ext4 2.5-4 MiB, xfs 5-11 MiB: a 10 s window held 8-20 of them), and a
+ * window's bytes and its wait can differ by about one bio at its ends (a
+ * bio charged without waiting, as the kernel waits on it, whose debt the
+ * bios after it pay: doc/metering.md, "A bio's way"; the tokens the head
+ * bio has gathered).  Uncut, over 10 s /b (5 MiB/s) came out 4.42 and 4.48
+ * MiB/s in two of four runs on 6.1 while blkiso always had a bio of it
+ * queued and its bucket dropped nothing; cut to 256 KiB pieces
+ * (chunk_bytes) a piece is 0.5% of /b's 10 s.
+ *
+ * The cap can only be met while the kernel keeps each writer's writeback
+ * coming: the dirty limits are 64M/32M here and each writer rewrites a
+ * 128 MiB file.  Under small limits the flusher stops whenever the dirty
+ * pages fall under the background limit and blkiso has nothing of the
+ * writer for longer than its cap's burst: one writer under 8M (the
+ * backpressure flood below) had nothing queued 2-20% of the time and once
+ * wrote back 7.2% short while its bucket dropped the unused tokens.  With
+ * two writers the kernel splits the limit between them by their recent
+ * completions, which lags (measured under 16M: /a 8.1-8.4 MiB/s), and a
+ * file smaller than its share of the limit is all dirty, its rewrites no
+ * longer throttled (48 MiB files on xfs, 6.1: /a 8.77).  The log says how
+ * many of their bios blkiso parked in the window, the share of the window
+ * with nothing of them queued and the share of their cap's tokens dropped.
  */
-#define TWO_SECS	10
-TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
+#define STEADY_SECS	10
+static void buffered_writers_get_their_caps(struct __test_metadata *_metadata,
+					    FIXTURE_DATA(wb) *self,
+					    const FIXTURE_VARIANT(wb) *variant, int n)
 {
 	static const char * const cg[] = { "/" CG "/a", "/" CG "/b" };
-	struct gu_fio_job ja, jb;
-	struct gu_fio ra, rb;
+	static const char * const name[] = { "a", "b" };
+	static const char * const line[] = { "wbps=10M initial=exact", "wbps=5M initial=exact" };
+	static const int cap_mib[] = { 10, 5 };
 	long long arrived[2], parked[2];
 	double rate[2], empty[2], dropped[2];
+	struct gu_fio_job job[2];
+	struct gu_fio res;
 	int i;
 
-	NEED_ICOUNT();
-	NEED_FULL();
 	ASSERT_EQ(0, gu_write("/proc/sys/vm/dirty_bytes", "%d", 64 << 20));
 	ASSERT_EQ(0, gu_write("/proc/sys/vm/dirty_background_bytes", "%d", 32 << 20));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, cg[0], "wbps=10M initial=exact"));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, cg[1], "wbps=5M initial=exact"));
-	ASSERT_EQ(0, writer_start(&ja, CG "/a", "a", 128, TWO_SECS + 10, ""));
-	ASSERT_EQ(0, writer_start(&jb, CG "/b", "b", 128, TWO_SECS + 10, ""));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, gu_tenant_set(self->dir, cg[i], line[i]));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, writer_start(&job[i], cg[i] + 1, name[i], 128, STEADY_SECS + 10, ""));
 	sleep(4);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < n; i++) {
 		arrived[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "arrived");
 		parked[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "parked");
 	}
-	EXPECT_EQ(0, wb_rates(self->dir, cg, 2, TWO_SECS, rate, empty, dropped));
-	for (i = 0; i < 2; i++) {
+	EXPECT_EQ(0, wb_rates(self->dir, cg, n, STEADY_SECS, rate, empty, dropped));
+	for (i = 0; i < n; i++) {
 		arrived[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "arrived") - arrived[i];
 		parked[i] = gu_tenant_stat(self->dir, gu_cg_id(cg[i]), "parked") - parked[i];
+		TH_LOG("%s: %s %.3f MiB/s over %d s (cap %d); bios parked %lld of %lld; nothing"
+		       " queued %.1f%% of the time; tokens dropped %.1f%%", variant->fs, cg[i],
+		       rate[i] / MiB, STEADY_SECS, cap_mib[i], parked[i], arrived[i],
+		       empty[i] * 100, dropped[i] * 100);
+		EXPECT_TRUE(values_close(rate[i], cap_mib[i] * MiB, 5));
 	}
-	TH_LOG("%s: /a %.3f MiB/s (cap 10), /b %.3f MiB/s (cap 5), ratio %.3f; bios parked"
-	       " /a %lld of %lld, /b %lld of %lld; nothing queued /a %.1f%%, /b %.1f%% of the time;"
-	       " tokens dropped /a %.1f%%, /b %.1f%%", variant->fs, rate[0] / MiB, rate[1] / MiB,
-	       rate[1] ? rate[0] / rate[1] : 0, parked[0], arrived[0], parked[1], arrived[1],
-	       empty[0] * 100, empty[1] * 100, dropped[0] * 100, dropped[1] * 100);
-	EXPECT_TRUE(values_close(rate[0], 10 * MiB, 5));
-	EXPECT_TRUE(values_close(rate[1], 5 * MiB, 5));
-	ASSERT_EQ(0, gu_fio_wait(&ja, &ra));
-	ASSERT_EQ(0, gu_fio_wait(&jb, &rb));
-	TH_LOG("%s: write(2) over the run: /a %.3f MiB/s, /b %.3f MiB/s", variant->fs,
-	       ra.write.bw_bytes / MiB, rb.write.bw_bytes / MiB);
-	EXPECT_EQ(0, ra.status);
-	EXPECT_EQ(0, rb.status);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, gu_fio_wait(&job[i], &res));
+		TH_LOG("%s: %s write(2) over the run %.3f MiB/s", variant->fs, cg[i],
+		       res.write.bw_bytes / MiB);
+		EXPECT_EQ(0, res.status);
+	}
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
+}
+
+/* The accuracy of one cap: a writer alone at wbps=10M, 10 MiB/s +-5% over 10 s. */
+TEST_F_TIMEOUT(wb, one_buffered_writer_gets_its_cap, GUEST_TIMEOUT)
+{
+	NEED_ICOUNT();
+	NEED_FULL();
+	buffered_writers_get_their_caps(_metadata, self, variant, 1);
+}
+
+/* Two writers told apart: /a at wbps=10M and /b at 5M at once, each +-5% over 10 s. */
+TEST_F_TIMEOUT(wb, two_buffered_writers_each_get_their_cap, GUEST_TIMEOUT)
+{
+	NEED_ICOUNT();
+	NEED_FULL();
+	buffered_writers_get_their_caps(_metadata, self, variant, 2);
 }
 
 /* What per_second() saw in a log besides the counts. */
@@ -513,13 +537,18 @@ static int dirty_pool_end(pid_t pid, int *fd, struct dirty_pool *res)
  * two throttling checks); on 6.1 the memory cgroup's own dirty limit,
  * vm.dirty_bytes scaled by its share of the dirtyable memory, is far lower
  * (measured peaks: under 2 MiB), on 6.12 the peak reaches the global limit.
- * Nothing is OOM-killed; /a writes back 10 MiB/s +-5% over 10 s from 15 s,
- * measured from completion to completion (wb_rates()), and fio's write(2)
- * rate over the last 20 s is the cap +-10%.  That rate is the writeback
- * rate plus what the pool of dirty and writeback pages grew by over the
- * same 20 s, which the sampler measures and the log shows: up to the
- * bound / 20 s, so the pool is kept small here (under 16M on 6.12 it alone
- * moved the write(2) rate by up to 0.8 MiB/s, 8%).
+ * Nothing is OOM-killed, and fio's write(2) rate over the last 20 s is the
+ * cap +-10%.  That rate is the writeback rate plus what the pool of dirty
+ * and writeback pages grew by over the same 20 s, which the sampler
+ * measures and the log shows: up to the bound / 20 s, so the pool is kept
+ * small here (under 16M on 6.12 it alone moved the write(2) rate by up to
+ * 0.8 MiB/s, 8%).  So small a pool does not keep the writeback coming: the
+ * flusher stops whenever the dirty pages fall under the background limit,
+ * blkiso then has nothing of /a (2-20% of the time) and the cap's tokens
+ * beyond its burst are dropped (once 9.280 MiB/s on 6.12 xfs).  The
+ * writeback over 10 s from 15 s (wb_rates()) is asserted here only not to
+ * exceed the cap; its accuracy is one_buffered_writer_gets_its_cap's, under
+ * limits that keep a backlog.
  */
 #define FLOOD_DIRTY	(8 << 20)
 TEST_F_TIMEOUT(wb, capped_flood_is_throttled_by_dirty_limits, GUEST_TIMEOUT)
@@ -556,7 +585,7 @@ TEST_F_TIMEOUT(wb, capped_flood_is_throttled_by_dirty_limits, GUEST_TIMEOUT)
 	       r.write.bw_bytes / MiB, pool.grew / MiB, POOL_SECS, pool.grew / MiB / POOL_SECS,
 	       rate / MiB, empty * 100, dropped * 100, oom);
 	EXPECT_EQ(0, r.status);
-	EXPECT_TRUE(values_close(rate, 10 * MiB, 5));
+	EXPECT_LE(rate, 10 * MiB * 1.05);
 	EXPECT_EQ(0LL, oom);
 	EXPECT_LE(0, pool.peak);
 	EXPECT_LE(pool.peak, FLOOD_DIRTY + (4 << 20));
