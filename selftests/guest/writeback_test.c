@@ -747,7 +747,7 @@ static int fsync_victim(int n, double *lat)
  * ordered data is what could stall behind /a's cap: jbd2 writes that data
  * with REQ_SYNC, which blkiso charges to /a but never parks (and with
  * dioread_nolock, the default, no data is ordered).  What does stall it
- * now and then (6.1 ext4: 2 of 13 runs, once 3.9 s): each of /a's
+ * now and then (6.1 ext4: 2 of 14 runs, once 3.9 s): each of /a's
  * writeback I/Os holds a reserved journal handle until it completes (the
  * unwritten extent's conversion), /a's parked bios hold them at its cap's
  * pace, and once they reach half a transaction every ext4_writepages()
