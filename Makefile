@@ -221,7 +221,7 @@ check-debug: debug-kernel tests
 # check-all plus the long suites: the packages installed and purged on
 # this machine (apt, DKMS's own build for the 6.1 headers), dkms build for
 # 6.1 and 6.12 with the meter suite on each DKMS-built module (~9 min);
-# the guest tests that only run with GUEST_FULL=1 (writeback_test: two
+# the guest tests that only run with GUEST_FULL=1 (writeback_test: one and two
 # writers, the 30 s backpressure flood, fsync under a flood; lvm_test:
 # every rollback step of attach --live, LVM's devices file, activation
 # after a reboot, and the whole program on 6.12), deterministic mode, 6.1
