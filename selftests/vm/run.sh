@@ -112,8 +112,12 @@ qemu=(qemu-system-x86_64 "${accel[@]}" -cpu max -m "$mem" -no-reboot
 
 start=$(date +%s.%N)
 # setsid: qemu and everything under it form one group we can always kill.
+# Line-buffered filters: into a pipe or a file, tr and grep would hold the
+# console in 4 KiB blocks, so a slow guest's last lines (the test running
+# when it hung or was stopped) would reach console.log only at the end.
 setsid timeout -k 5 "$limit" "${qemu[@]}" < /dev/null 2>&1 |
-	tr -d '\r' | tee "$log" | grep -v -E '^BLKISO_VM_EXIT=|reboot: Power down'
+	stdbuf -oL tr -d '\r' | tee "$log" |
+	grep --line-buffered -v -E '^BLKISO_VM_EXIT=|reboot: Power down'
 qrc=${PIPESTATUS[0]}
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 
