@@ -10,6 +10,16 @@ secs=${1:?usage: debug-run.sh FUZZ_SECONDS [TEST...]}
 shift
 mark() { echo "blkiso-debug: $*" > /dev/kmsg; }
 
+# The kernel log streamed to the host as it is written (util-linux dmesg
+# flushes each record): a boot stopped or killed before the end still
+# leaves every report so far in /out/dmesg.txt, which debug-suite.sh reads;
+# the console shows only emergency messages (the init's dmesg -n 1).
+follow=
+if [ -x /usr/bin/dmesg ]; then
+	/usr/bin/dmesg --follow > /out/dmesg.txt 2>&1 &
+	follow=$!
+fi
+
 rc=0
 if [ $# -gt 0 ]; then
 	bash "$top/selftests/guest/run-all.sh" "$@" 2>&1 | while IFS= read -r l; do
@@ -24,5 +34,6 @@ if [ "$secs" -gt 0 ]; then
 	cp "$top/build/guest/iface_fuzz" /tmp/ && /tmp/iface_fuzz "$secs" || rc=1
 fi
 mark "# ==== end ===="
+[ -z "$follow" ] || { kill "$follow"; wait "$follow"; } 2>/dev/null
 dmesg > /out/dmesg.txt
 exit $rc

@@ -7,7 +7,9 @@
 # report fails the run; each is listed below with the test during which it
 # appeared.  DEBUG_ICOUNT=1 runs in the deterministic mode instead;
 # DEBUG_TIMEOUT (default 7200 s) bounds the whole boot; the guest's output
-# goes to $DEBUG_OUT (default build/vm/debug-out: console.log, dmesg.txt).
+# goes to $DEBUG_OUT (default build/vm/debug-out: console.log, dmesg.txt,
+# which the guest writes as the kernel logs, so a boot stopped or timed out
+# still has its reports listed).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${DEBUG_OUT:-$top/build/vm/debug-out}
