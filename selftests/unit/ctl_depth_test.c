@@ -60,6 +60,13 @@ TEST(init_from_garbage_is_off)
 	ASSERT_EQ(0U, r.d.settle);
 	ASSERT_EQ(0U, r.d.probed);
 	ASSERT_EQ(0U, r.d.episodes);
+	ASSERT_EQ(0U, r.d.clean_ticks);
+	ASSERT_EQ(0U, r.d.clean_ops);
+	ASSERT_EQ(0ULL, r.d.ceiling_ns);
+	ASSERT_EQ(0ULL, r.d.loose_ns);
+	ASSERT_EQ(0U, r.d.probe_shift);
+	ASSERT_FALSE(r.d.raised);
+	ASSERT_FALSE(r.d.loose);
 	ASSERT_EQ(2U, r.p.release_ticks);
 	ASSERT_EQ(BI_NSEC_PER_SEC, r.p.probe_ns);
 	/* off: anything goes; on: strictly below the limit */
@@ -216,6 +223,9 @@ TEST(at_two_a_miss_cuts_to_one_and_at_one_nothing_moves)
 	ASSERT_EQ(0U, r.d.ceiling);
 	ASSERT_EQ(2U, ticks_to_raise(&r));
 	ASSERT_EQ(2U, r.d.limit);
+	/* the raise to two misses: back to one, two the ceiling */
+	ASSERT_EQ(1U, tick(&r, true, 2, 1500));
+	ASSERT_EQ(2U, r.d.ceiling);
 }
 
 TEST(the_ceiling_is_tried_again_exactly_probe_ns_after_it_missed)
