@@ -1103,7 +1103,7 @@ static long long dev_stat(const char *dir, const char *key)
 
 /* What one run of depth_limit_case() measured. */
 struct depth_run {
-	double alone, beside;	/* B's completions/s alone and beside A */
+	double alone, beside;	/* B's bytes/s alone and beside A (pieces: not bios) */
 	long long rios, rbytes;	/* B's completed reads and bytes while bound */
 	struct gu_fio fa;	/* A's fio */
 };
@@ -1136,7 +1136,7 @@ static void depth_limit_case(struct __test_metadata *_metadata, FIXTURE_DATA(fb)
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "alloc=2500 alloc_metric=iops "
 				   "isolation=wc latency_us=400 miss_pct=1"));
 	ASSERT_EQ(0, start_flowing(self, &jb, CG_B, self->b, flood, 100));
-	out->alone = stat_rate(self, self->b, "completed", 50);
+	out->alone = stat_rate(self, self->b, "rbytes", 50);
 	EXPECT_EQ(0, dev_stat(self->dir, "depth_episodes")) TH_LOG("a limit with no victim");
 	ASSERT_EQ(0, start_flowing(self, &ja, CG_A, self->a, "--name=a --filename=" DM_DEV
 				   " --direct=1 --rw=randread --bs=4k --ioengine=psync"
@@ -1144,7 +1144,7 @@ static void depth_limit_case(struct __test_metadata *_metadata, FIXTURE_DATA(fb)
 	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 200, 60));
 	rios = gu_tenant_stat(self->dir, self->b, "rios");
 	rbytes = gu_tenant_stat(self->dir, self->b, "rbytes");
-	out->beside = stat_rate(self, self->b, "completed", 100);
+	out->beside = stat_rate(self, self->b, "rbytes", 100);
 	out->rios = gu_tenant_stat(self->dir, self->b, "rios") - rios;
 	out->rbytes = gu_tenant_stat(self->dir, self->b, "rbytes") - rbytes;
 	limit = dev_stat(self->dir, "depth_limit");
@@ -1155,9 +1155,9 @@ static void depth_limit_case(struct __test_metadata *_metadata, FIXTURE_DATA(fb)
 	}
 	ASSERT_EQ(0, gu_fio_wait(&ja, &out->fa));
 	ASSERT_EQ(0, gu_fio_wait(&jb, &fb_));
-	TH_LOG("B alone %.0f IOPS, beside A %.0f (%.0f KiB a read); limit %lld, episodes %lld; "
+	TH_LOG("B alone %.1f MB/s, beside A %.1f (%.0f KiB a read); limit %lld, episodes %lld; "
 	       "A %.1f IOPS, p99 %.0f us, %llu of %llu missed in its last %d ticks",
-	       out->alone, out->beside, out->rios ? out->rbytes / 1024.0 / out->rios : 0,
+	       out->alone / 1e6, out->beside / 1e6, out->rios ? out->rbytes / 1024.0 / out->rios : 0,
 	       limit, dev_stat(self->dir, "depth_episodes"), out->fa.read.iops,
 	       out->fa.read.clat_p99_ns / 1e3, missed, done, n);
 	EXPECT_EQ(0ULL, fb_.errors);
@@ -1173,9 +1173,10 @@ static void depth_limit_case(struct __test_metadata *_metadata, FIXTURE_DATA(fb)
 }
 
 /*
- * A flood of 128k reads at QD64 (one request each): B moves at least half
- * of what it moved alone (measured 70 %: 14,747 -> 10,386 IOPS, the limit
- * at 3; 88 % in blkiso-sim, slotbound_depth.sim).
+ * A flood of 128k reads at QD64 (two requests each at null_blk's 255
+ * sectors: cut in two while bound): B moves at least half the bytes it
+ * moved alone (measured 70 % in bios before the cut: 14,747 -> 10,386
+ * IOPS, the limit at 3; 88 % in blkiso-sim, slotbound_depth.sim).
  */
 TEST_F_TIMEOUT(fb, depth_limit_bounds_an_unconfigured_flood, GUEST_TIMEOUT)
 {
