@@ -46,8 +46,8 @@
  *
  * The limit counts bios, so that a bio must be one request at the lower
  * queue: a bound tenant's larger read or write is cut to its first request
- * (bi_depth_piece()), or one 1 MiB bio is eight 128 KiB requests, the
- * whole of an 8-slot device, at a limit of one.
+ * (bi_depth_piece()), or one 1 MiB bio is eight 128 KiB requests or more,
+ * the whole of an 8-slot device, at a limit of one.
  *
  * Scales: bios in flight; times in ns.
  */
