@@ -20,7 +20,11 @@
  *                    rest through .map again, one piece at a time); then
  *                    remap to the lower device (which also ties the bio to
  *                    the submitting task's cgroup), find the tenant by cgroup
- *                    id (RCU hash; created on first sight without sleeping):
+ *                    id (RCU hash; created on first sight without sleeping);
+ *                    a tenant the depth limit binds (issue 20) has a larger
+ *                    read or write cut to one lower request
+ *                    (blkiso_depth_cut(), the same way), a REQ_NOWAIT one
+ *                    refused whole with BLK_STS_AGAIN.  The tenant:
  *                    a write of page-cache pages is its owner's (cgroup
  *                    writeback's), other bios the submitter's, those of
  *                    kernel threads the "kernel" tenant's; and
@@ -764,18 +768,56 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
  * block layer does not split them either), and REQ_ATOMIC writes.  The
  * chunk is whole logical blocks of the device.
  */
-static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
+static bool blkiso_may_cut(const struct bio *bio)
 {
 	enum req_op op = bio_op(bio);
+
+	return (op == REQ_OP_READ || op == REQ_OP_WRITE) &&
+	       !(bio->bi_opf & (REQ_PREFLUSH | BLKISO_REQ_ATOMIC));
+}
+
+static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
+{
 	unsigned int sectors;
 
-	if ((op != REQ_OP_READ && op != REQ_OP_WRITE) ||
-	    (bio->bi_opf & (REQ_PREFLUSH | REQ_NOWAIT | BLKISO_REQ_ATOMIC)))
+	if (!blkiso_may_cut(bio) || (bio->bi_opf & REQ_NOWAIT))
 		return;
 	sectors = round_down(chunk_bytes, bdev_logical_block_size(bio->bi_bdev)) >>
 		SECTOR_SHIFT;
 	if (sectors && sectors < bio_sectors(bio))
 		dm_accept_partial_bio(bio, sectors);
+}
+
+/*
+ * Issue 20: a read or write of a tenant the depth limit binds keeps only
+ * its first request of the lower queue (bi_depth_piece(); dm core sends
+ * the rest through .map again), so that the limit, which counts bios,
+ * counts the device's requests.  After the remap: the limits and sectors
+ * are the lower device's.  Returns false for a REQ_NOWAIT bio that would
+ * have to be cut: the caller refuses it whole.
+ */
+static noinline bool blkiso_depth_cut(struct bio *bio)
+{
+	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
+	struct bi_depth_lower q = {
+		.max_sectors = lim->max_sectors,
+		.chunk_sectors = lim->chunk_sectors,
+		.block_sectors = bdev_logical_block_size(bio->bi_bdev) >> SECTOR_SHIFT,
+	};
+	u32 piece;
+
+	if (!blkiso_may_cut(bio))
+		return true;
+	switch (bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
+			       bio->bi_opf & REQ_NOWAIT, &piece)) {
+	case BI_DEPTH_CUT:
+		dm_accept_partial_bio(bio, piece);
+		return true;
+	case BI_DEPTH_AGAIN:
+		return false;
+	default:
+		return true;
+	}
 }
 
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
@@ -820,6 +862,12 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	blkiso_count(t, BLKISO_ARRIVED);
 	blkiso_fb_touch(t);
 	now = ktime_get_ns();
+	if (unlikely(READ_ONCE(t->fb.depth_on)) && !blkiso_depth_cut(bio)) {
+		/* whole, before any part went down: the caller retries it */
+		blkiso_prepare(pb, bio, t, now);
+		local_irq_restore(flags);
+		return blkiso_refuse(dev, bio, pb, t);
+	}
 	blkiso_prepare_common(pb, bio, now);
 	switch (blkiso_data_dir(bio)) {
 	case BI_DIR_READ:

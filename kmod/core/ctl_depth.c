@@ -22,6 +22,7 @@ void bi_depth_init(struct bi_depth *d)
 	d->limit = BI_DEPTH_OFF;
 	d->ceiling = 0;
 	d->clean_ticks = 0;
+	d->clean_ops = 0;
 	d->ceiling_ns = 0;
 	d->loose_ns = 0;
 	d->probe_shift = 0;
@@ -59,6 +60,7 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 			    u64 now_ns)
 {
 	d->clean_ticks = 0;
+	d->clean_ops = 0;
 	d->loose = false;
 	if (d->limit == BI_DEPTH_OFF) {
 		/* the episode starts from what the floods have in the device */
@@ -115,6 +117,7 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		return d->limit;
 	d->settle = 0;
 	d->clean_ticks++;
+	d->clean_ops = (u32)bi_min_u64((u64)d->clean_ops + s->completed, U32_MAX);
 	if (s->inflight_max < d->limit / 2) {
 		/*
 		 * Nobody comes near the limit (a sample at the tick: a flood at
@@ -130,9 +133,10 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		return d->limit;
 	}
 	d->loose = false;
-	if (d->clean_ticks < p->release_ticks)
+	if (d->clean_ticks < p->release_ticks || d->clean_ops < s->evidence)
 		return d->limit;
 	d->clean_ticks = 0;
+	d->clean_ops = 0;
 	if (d->ceiling && d->limit + 1 >= d->ceiling) {
 		if (now_ns - d->ceiling_ns < p->probe_ns << d->probe_shift)
 			return d->limit;	/* hover under the depth that missed */
@@ -145,4 +149,31 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 	d->limit++;
 	d->raised = true;
 	return d->limit;
+}
+
+/*
+ * How a read or write of @sectors at @sector of a tenant the limit binds
+ * enters: whole when the lower queue takes it as one request, else cut to
+ * its first request (*@piece sectors: at most max_sectors, ending at the
+ * next chunk boundary, whole logical blocks), or refused for the caller to
+ * retry when it may not wait (@nowait): a piece refused after an earlier
+ * one went down would end the whole bio, and its retry pay the sent part
+ * again; the block layer refuses a REQ_NOWAIT bio it would split too.
+ * Concurrency: any context.
+ */
+enum bi_depth_cut bi_depth_piece(u64 sector, u32 sectors, const struct bi_depth_lower *q,
+				 bool nowait, u32 *piece)
+{
+	u64 first = q->max_sectors;
+
+	if (q->chunk_sectors)
+		first = bi_min_u64(first, q->chunk_sectors - sector % q->chunk_sectors);
+	if (q->block_sectors > 1)
+		first -= first % q->block_sectors;
+	if (!first || sectors <= first)
+		return BI_DEPTH_WHOLE;
+	if (nowait)
+		return BI_DEPTH_AGAIN;
+	*piece = (u32)first;
+	return BI_DEPTH_CUT;
 }

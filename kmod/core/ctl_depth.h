@@ -29,7 +29,12 @@
  *                           sent before the limit still drain): anti-windup
  *   limiting, nothing       hold: a protected bio stuck in a deep queue
  *   completed               completes late, and its tick is not clean
- *   limiting, clean         + 1 every release_ticks up to one below the
+ *   limiting, clean         + 1 every release_ticks, once the protected
+ *                           tenants completed enough bios since the last
+ *                           miss or raise to show a miss at the strictest
+ *                           one's threshold (1 % missed: 100 bios; a
+ *                           victim of 1.5 bios a tick proves nothing by
+ *                           two clean ticks), up to one below the
  *                           ceiling; the ceiling itself is tried again
  *                           after probe_ns clean, twice as long after each
  *                           probe that missed (up to 8x: slow release, the
@@ -38,6 +43,11 @@
  *   no protected tenant     limit off
  *   limit not binding       (the above-commit tenants keep fewer than
  *                           half of it in flight) for probe_ns: limit off
+ *
+ * The limit counts bios, so that a bio must be one request at the lower
+ * queue: a bound tenant's larger read or write is cut to its first request
+ * (bi_depth_piece()), or one 1 MiB bio is eight 128 KiB requests or more,
+ * the whole of an 8-slot device, at a limit of one.
  *
  * Scales: bios in flight; times in ns.
  */
@@ -59,8 +69,9 @@ struct bi_depth_params {
 /* One tick's inputs, folded by the caller. */
 struct bi_depth_stats {
 	bool protected_active;	/* some tenant with a latency target had I/O */
-	bool completed;		/* one of them completed a bio in the tick */
 	bool missed;		/* one of them missed above its threshold in the tick */
+	u32 completed;		/* their bios completed in the tick */
+	u32 evidence;		/* completions that show a miss at the strictest threshold */
 	u32 inflight_max;	/* deepest above-commit tenant's bios in flight now */
 	u32 over_permille;	/* worst missing tenant's mean device latency / target */
 };
@@ -69,6 +80,7 @@ struct bi_depth {
 	u32 limit;		/* output: bios in flight per above-commit tenant, 0 = none */
 	u32 ceiling;		/* the lowest limit that missed since the last raise, 0 = none */
 	u32 clean_ticks;	/* ticks since the last miss */
+	u32 clean_ops;		/* protected completions since the last miss or raise */
 	u64 ceiling_ns;		/* when the ceiling was set */
 	u64 loose_ns;		/* when the limit stopped binding */
 	u32 probe_shift;	/* probes of this ceiling that failed (backoff) */
@@ -83,6 +95,22 @@ void bi_depth_params_init(struct bi_depth_params *p);
 void bi_depth_init(struct bi_depth *d);
 u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		  const struct bi_depth_stats *s, u64 now_ns);
+
+/* The lower queue's request limits, in 512-byte sectors. */
+struct bi_depth_lower {
+	u32 max_sectors;	/* the largest request */
+	u32 chunk_sectors;	/* requests end at its multiples, 0 = none */
+	u32 block_sectors;	/* the logical block */
+};
+
+enum bi_depth_cut {
+	BI_DEPTH_WHOLE,		/* one request already (or it cannot be cut) */
+	BI_DEPTH_CUT,		/* send its first *piece sectors, the rest again */
+	BI_DEPTH_AGAIN,		/* must be cut but may not wait: BLK_STS_AGAIN */
+};
+
+enum bi_depth_cut bi_depth_piece(u64 sector, u32 sectors, const struct bi_depth_lower *q,
+				 bool nowait, u32 *piece);
 
 /*
  * May a tenant above its commitment with @inflight bios in flight send one

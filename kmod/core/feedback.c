@@ -129,8 +129,9 @@ bool bi_fb_depth_missed(const struct bi_ovl_tenant *ovl, u64 completed, u64 miss
 
 /*
  * Fold one protected tenant's tick into the depth controller's inputs:
- * its completions, whether it missed, and by how much its mean device
- * latency (@dev_ns over @completed) passes its target.
+ * its completions, how many it takes to show a miss at its threshold,
+ * whether it missed, and by how much its mean device latency (@dev_ns
+ * over @completed) passes its target.
  */
 void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *conf,
 		      const struct bi_ovl_tenant *ovl, u64 completed, u64 missed,
@@ -142,7 +143,11 @@ void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *co
 	ds->protected_active = true;
 	if (!completed)
 		return;
-	ds->completed = true;
+	ds->completed = (u32)bi_min_u64((u64)ds->completed + completed, U32_MAX);
+	if (ovl->threshold_permille)
+		ds->evidence = (u32)bi_max_u64(ds->evidence,
+					       (1000 + ovl->threshold_permille - 1) /
+					       ovl->threshold_permille);
 	if (!bi_fb_depth_missed(ovl, completed, missed))
 		return;
 	ds->missed = true;

@@ -60,6 +60,13 @@ TEST(init_from_garbage_is_off)
 	ASSERT_EQ(0U, r.d.settle);
 	ASSERT_EQ(0U, r.d.probed);
 	ASSERT_EQ(0U, r.d.episodes);
+	ASSERT_EQ(0U, r.d.clean_ticks);
+	ASSERT_EQ(0U, r.d.clean_ops);
+	ASSERT_EQ(0ULL, r.d.ceiling_ns);
+	ASSERT_EQ(0ULL, r.d.loose_ns);
+	ASSERT_EQ(0U, r.d.probe_shift);
+	ASSERT_FALSE(r.d.raised);
+	ASSERT_FALSE(r.d.loose);
 	ASSERT_EQ(2U, r.p.release_ticks);
 	ASSERT_EQ(BI_NSEC_PER_SEC, r.p.probe_ns);
 	/* off: anything goes; on: strictly below the limit */
@@ -216,6 +223,9 @@ TEST(at_two_a_miss_cuts_to_one_and_at_one_nothing_moves)
 	ASSERT_EQ(0U, r.d.ceiling);
 	ASSERT_EQ(2U, ticks_to_raise(&r));
 	ASSERT_EQ(2U, r.d.limit);
+	/* the raise to two misses: back to one, two the ceiling */
+	ASSERT_EQ(1U, tick(&r, true, 2, 1500));
+	ASSERT_EQ(2U, r.d.ceiling);
 }
 
 TEST(the_ceiling_is_tried_again_exactly_probe_ns_after_it_missed)
@@ -357,10 +367,12 @@ TEST(the_fold_measures_the_latency_over_the_target)
 	/* nothing completed: active, nothing else */
 	bi_fb_depth_fold(&ds, &c, &ovl, 0, 0, 0);
 	ASSERT_TRUE(ds.protected_active);
-	ASSERT_FALSE(ds.completed);
-	/* clean: completed, no miss, no ratio */
+	ASSERT_EQ(0U, ds.completed);
+	ASSERT_EQ(0U, ds.evidence);
+	/* clean: completed, no miss, no ratio; 10 % shows in 10 bios */
 	bi_fb_depth_fold(&ds, &c, &ovl, 10, 0, 10 * 300 * BI_NSEC_PER_USEC);
-	ASSERT_TRUE(ds.completed);
+	ASSERT_EQ(10U, ds.completed);
+	ASSERT_EQ(10U, ds.evidence);
 	ASSERT_FALSE(ds.missed);
 	ASSERT_EQ(0U, ds.over_permille);
 	/* 4 of 10 missed, mean 1.2 ms against 400 us: 3000 permille */
@@ -370,6 +382,111 @@ TEST(the_fold_measures_the_latency_over_the_target)
 	/* the worst tenant counts */
 	bi_fb_depth_fold(&ds, &c, &ovl, 10, 4, 10 * 800 * BI_NSEC_PER_USEC);
 	ASSERT_EQ(3000U, ds.over_permille);
+	/* completions add up; the strictest threshold (1 %, 3 %: rounded up) needs most */
+	ASSERT_EQ(30U, ds.completed);
+	ovl.threshold_permille = 30;
+	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC);
+	ASSERT_EQ(35U, ds.completed);
+	ASSERT_EQ(34U, ds.evidence);
+	ovl.threshold_permille = 10;
+	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC);
+	ASSERT_EQ(100U, ds.evidence);
+	ovl.threshold_permille = 1000;
+	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC);
+	ASSERT_EQ(100U, ds.evidence);
+	/* no threshold of its own: no evidence asked */
+	memset(&ds, 0, sizeof(ds));
+	ovl.threshold_permille = 0;
+	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC);
+	ASSERT_EQ(0U, ds.evidence);
+	ASSERT_EQ(5U, ds.completed);
+}
+
+/*
+ * A sparse victim (1.5 bios a tick on a slow disk) proves nothing by two
+ * clean ticks: a raise waits until the protected tenants completed enough
+ * bios since the last miss or raise to show a miss at their threshold.
+ */
+TEST(a_raise_waits_for_enough_clean_completions)
+{
+	struct bi_depth_stats s = {
+		.protected_active = true, .completed = 30, .evidence = 100,
+		.inflight_max = 4,
+	};
+	struct rig r;
+	u32 i;
+
+	rig_init(&r);
+	ASSERT_EQ(4U, tick(&r, true, 8, 1500));
+	/* 30 a tick: 120 >= 100 after the fourth, not at release_ticks */
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(4U, bi_depth_tick(&r.d, &r.p, &s, r.now += TICK_NS));
+	ASSERT_EQ(90U, r.d.clean_ops);
+	ASSERT_EQ(5U, bi_depth_tick(&r.d, &r.p, &s, r.now += TICK_NS));
+	/* a raise starts the count again */
+	ASSERT_EQ(0U, r.d.clean_ops);
+	s.inflight_max = 5;
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(5U, bi_depth_tick(&r.d, &r.p, &s, r.now += TICK_NS));
+	/* a miss (held: it came in the settle tick) forgets the clean ones */
+	s.missed = true;
+	s.over_permille = 1500;
+	bi_depth_tick(&r.d, &r.p, &s, r.now += TICK_NS);
+	ASSERT_EQ(0U, r.d.clean_ops);
+	ASSERT_EQ(0U, r.d.clean_ticks);
+	/* saturates instead of wrapping */
+	s.missed = false;
+	s.completed = U32_MAX;
+	s.evidence = U32_MAX;
+	r.d.clean_ops = 5;
+	r.d.clean_ticks = 0;
+	r.d.ceiling = 0;
+	i = r.d.limit;
+	ASSERT_EQ(i, bi_depth_tick(&r.d, &r.p, &s, r.now += TICK_NS));
+	ASSERT_EQ(U32_MAX, r.d.clean_ops);
+	ASSERT_EQ(i + 1, bi_depth_tick(&r.d, &r.p, &s, r.now += TICK_NS));
+}
+
+/* 128 KiB requests (256 sectors), 4 KiB blocks (8 sectors) */
+TEST(a_bound_bio_is_cut_to_one_lower_request)
+{
+	struct bi_depth_lower q = { .max_sectors = 256, .block_sectors = 8 };
+	u32 piece = 7;
+
+	/* one request already: whole, *piece untouched */
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 8, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 256, &q, true, &piece));
+	ASSERT_EQ(7U, piece);
+	/* 1 MiB: its first 128 KiB */
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(0, 2048, &q, false, &piece));
+	ASSERT_EQ(256U, piece);
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(1000, 257, &q, false, &piece));
+	ASSERT_EQ(256U, piece);
+	/* may not wait: refused whole, nothing cut */
+	piece = 7;
+	ASSERT_EQ(BI_DEPTH_AGAIN, bi_depth_piece(0, 2048, &q, true, &piece));
+	ASSERT_EQ(7U, piece);
+	/* the request ends at the next chunk boundary (chunks of 64 KiB) */
+	q.chunk_sectors = 128;
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(120, 2048, &q, false, &piece));
+	ASSERT_EQ(8U, piece);
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(128, 2048, &q, false, &piece));
+	ASSERT_EQ(128U, piece);
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(120, 8, &q, false, &piece));
+	/* whole logical blocks: 252 of a 255-sector limit */
+	q.chunk_sectors = 0;
+	q.max_sectors = 255;
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(0, 2048, &q, false, &piece));
+	ASSERT_EQ(248U, piece);
+	q.block_sectors = 1;
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(0, 2048, &q, false, &piece));
+	ASSERT_EQ(255U, piece);
+	/* less than a block left before the boundary, or no limit: whole */
+	q.block_sectors = 8;
+	q.max_sectors = 4;
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 2048, &q, false, &piece));
+	q.max_sectors = 0;
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 2048, &q, false, &piece));
 }
 
 TEST_HARNESS_MAIN
