@@ -271,6 +271,23 @@ struct blkiso_dev_fb {
 struct blkiso_dev;
 
 /*
+ * What a line configures in a tenant, apart from the tenant (issue 18: a
+ * counted-only tenant does not carry it): the line and the meter it makes,
+ * caps, classes and cost model (kmod/core/meter.h).  A tenant has its own
+ * from the line that first configures it (kmem_cache, with its per-CPU
+ * area) until it is freed; until then it shares its device's
+ * dev->quota_none, the defaults' meter, which is never capped (nothing
+ * charges it) and which only a device line reconfigures.
+ */
+struct blkiso_quota {
+	struct bi_tenant_conf conf;	/* under dev->conf_mutex and dev->lock */
+	/* the grace period after its meter's last publication (conf_mutex) */
+	unsigned long meter_gp;
+	bool meter_gp_set;
+	struct bi_meter meter;
+};
+
+/*
  * Layout: the first cache line holds what .map reads of any tenant (the
  * hash walk reads every tenant on its chain: hash, cgid) and nothing that
  * bios write; the parking state, which parks and dispatches write (the
@@ -278,6 +295,13 @@ struct blkiso_dev;
  * line of its own, and so do the meter's dispense buckets (struct
  * bi_meter), apart from the published configuration every charge reads.
  */
+/*
+ * A tenant's bytes at most (BUILD_BUG_ON in blkiso_tenant.c): a counted-only
+ * tenant costs this and no more (issue 18; 5,632 before struct
+ * blkiso_quota moved out; lifetime_test checks the slab object).
+ */
+#define BLKISO_TENANT_MAX_BYTES	3200
+
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
 	u64 cgid;
@@ -290,13 +314,14 @@ struct blkiso_tenant {
 	 * accesses depend on the address loaded).  A capped tenant has one.
 	 */
 	struct blkiso_tenant_pcpu __percpu *pcpu;
+	/*
+	 * Its line and meter: the device's shared dev->quota_none until a
+	 * line configures it, then its own (blkiso_tenant_quota_get()), kept
+	 * until it is freed; published like ->pcpu.  Never NULL.
+	 */
+	struct blkiso_quota *quota;
 	bool configured;		/* has a quota line (else: counted only) */
 	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
-	struct bi_tenant_conf conf;	/* under dev->conf_mutex */
-	struct bi_meter meter;
-	/* the grace period after its meter's last publication (conf_mutex) */
-	unsigned long meter_gp;
-	bool meter_gp_set;
 	struct list_head list;		/* dev->tenant_list, under dev->lock */
 	/* dev->parked while it has parked bios */
 	struct list_head park ____cacheline_aligned_in_smp;
@@ -315,6 +340,16 @@ struct blkiso_tenant {
 	/* written by every bio of a counted-only tenant: a line of its own */
 	struct blkiso_tenant_ctr ctr ____cacheline_aligned_in_smp;
 };
+
+/*
+ * @t's line and meter (struct blkiso_quota), in any context: the I/O path
+ * loads it once per use, inside its RCU read-side section (the lifetime
+ * rule at the top); the configuration path under dev->conf_mutex.
+ */
+static __always_inline struct blkiso_quota *blkiso_quota(const struct blkiso_tenant *t)
+{
+	return READ_ONCE(t->quota);
+}
 
 /*
  * Add @n to @t's counter @s: on this CPU when @t has a per-CPU area, else
@@ -375,6 +410,8 @@ struct blkiso_dev {
 	struct delayed_work gc_work;	/* frees removed cgroups' tenants */
 	struct workqueue_struct *wq;
 	struct blkiso_dev_fb fb;
+	/* counted-only tenants' line and meter (struct blkiso_quota), conf_mutex */
+	struct blkiso_quota quota_none;
 	struct blkiso_rules __rcu *rules;	/* blkiso_rules.c; conf_mutex */
 };
 
@@ -498,6 +535,8 @@ int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
 /* blkiso_tenant.c: tenants and their configuration */
 int blkiso_tenant_cache_init(void);
 void blkiso_tenant_cache_exit(void);
+unsigned int blkiso_tenant_bytes(void);
+unsigned int blkiso_quota_bytes(void);
 struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 					   struct cgroup *cgrp);
 struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cgid);
@@ -512,7 +551,8 @@ int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 		       const char *want, char *name, size_t size, u64 *cgid);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
-int blkiso_tenant_pcpu_get(struct blkiso_tenant *t, gfp_t gfp);
+int blkiso_tenant_quota_get(struct blkiso_tenant *t, gfp_t gfp);
+void blkiso_quota_none_init(struct blkiso_dev *dev);
 void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
 			 bool configured);
 void blkiso_meter_configure(struct blkiso_tenant *t);
@@ -575,7 +615,7 @@ static inline u8 blkiso_classify(struct blkiso_tenant *t, const struct bi_io *io
 	u8 cls;
 
 	rcu_read_lock();
-	cls = bi_classify(&bi_meter_cfg(&t->meter)->rules, io);
+	cls = bi_classify(&bi_meter_cfg(&blkiso_quota(t)->meter)->rules, io);
 	rcu_read_unlock();
 	return cls;
 }

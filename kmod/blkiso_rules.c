@@ -170,9 +170,9 @@ static void blkiso_rules_eval(struct blkiso_dev *dev, const struct blkiso_rules 
 	}
 	cgroup_put(cgrp);
 	if (r) {
-		if (t->from_rule && !memcmp(&t->conf, &r->conf, sizeof(r->conf)))
+		if (t->from_rule && !memcmp(&blkiso_quota(t)->conf, &r->conf, sizeof(r->conf)))
 			return;
-		if (blkiso_tenant_pcpu_get(t, GFP_KERNEL)) {
+		if (blkiso_tenant_quota_get(t, GFP_KERNEL)) {
 			pr_warn_ratelimited("blkiso: %s: tenant %llu: no memory for its per-CPU counters and buckets: rule not applied\n",
 					    dm_disk(dev->md)->disk_name, t->cgid);
 			return;
