@@ -40,10 +40,11 @@
  * dev->conf_mutex.  What the I/O path reads without that mutex is published
  * so that a reader sees the old or the new configuration, never a mix:
  *  - a tenant's meter settings (caps in force, initial deduction, dead
- *    band, cost model, class rules: struct bi_meter_cfg, kmod/core/meter.h)
- *    by an RCU pointer swap of an immutable copy.  The meter keeps two; the
- *    writer fills the unpublished one and publishes it with one release
- *    store (blkiso_meter_configure()).  Readers load the pointer once per
+ *    band, cost model, class rules: struct bi_meter_cfg, kmod/core/meter.h,
+ *    in the tenant's struct blkiso_quota) by an RCU pointer swap of an
+ *    immutable copy.  The meter keeps two; the writer fills the
+ *    unpublished one and publishes it with one release store
+ *    (blkiso_meter_configure()).  Readers load the pointer once per
  *    charge, correction or classification inside an RCU read-side section
  *    (.map, the dispatcher and .end_io run with IRQs off, which is one), so
  *    the copy they use stays whole; the writer reuses a copy only a grace
@@ -52,7 +53,7 @@
  *  - each key's and class's bucket (rate, capacity, local share, batch)
  *    retuned whole under its own lock, a newly capped one before the copy
  *    that names it is published;
- *  - the device line (dev->conf) and a tenant's line (t->conf) stored
+ *  - the device line (dev->conf) and a tenant's line (its quota's conf) stored
  *    under dev->lock, where the dispatcher and the gates read them; a
  *    lockless reader reads one word of them (READ_ONCE).
  * RCU rather than a seqcount: a seqcount reader retries, and an admission
@@ -70,13 +71,17 @@
  * bio share no cache line with those parking and dispenses write (struct
  * blkiso_dev, struct blkiso_tenant, bi_meter.key[]).  A tenant (from a
  * kmem_cache of its own) gets its per-CPU area (struct
- * blkiso_tenant_pcpu: counters, latency histogram, local buckets) only
- * when a line first configures it; until then it is counted in its shared
- * atomic set (struct blkiso_tenant_ctr, its own cache line at the
- * tenant's end).  Every count goes to one of the two and every reader adds
- * both, so the change, with bios in flight or parked, loses or doubles
- * no count; the area is published before the caps that use it, and kept
- * until the tenant is freed (blkiso_tenant_pcpu_get()).
+ * blkiso_tenant_pcpu: counters, latency histogram, local buckets) and its
+ * own quota (struct blkiso_quota: its line and the meter that line makes,
+ * caps, classes, the two published configurations) only when a line
+ * first configures it; until then it is counted in its shared atomic set
+ * (struct blkiso_tenant_ctr, its own cache line at the tenant's end) and
+ * reads the device's quota_none, which caps nothing.  Every count goes to
+ * one of the two and every reader adds both, so the change, with bios in
+ * flight or parked, loses or doubles no count; both are published (release
+ * stores) before the caps that use them, loaded once per use, and kept
+ * until the tenant is freed (blkiso_tenant_quota_get()), so a reader
+ * never sees them vanish.
  *
  * Lock order: blkiso_devs_mutex -> dev->conf_mutex -> the rule set's
  * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb.lock |
@@ -308,7 +313,7 @@ struct blkiso_tenant {
 	struct blkiso_dev *dev;
 	struct blkiso_tenant *parent;	/* nearest configured ancestor, or NULL */
 	/*
-	 * NULL until a line configures it (blkiso_tenant_pcpu_get()), then
+	 * NULL until a line configures it (blkiso_tenant_quota_get()), then
 	 * kept until it is freed: published with a release store after its
 	 * initialisation, loaded once per use (READ_ONCE: the per-CPU
 	 * accesses depend on the address loaded).  A capped tenant has one.
