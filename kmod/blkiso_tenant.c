@@ -275,7 +275,7 @@ static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
  * A rule's line for the new, unpublished tenant @t (.map, never sleeps; no
  * one else sees @t yet, so conf_mutex is not needed, nor a grace period
  * before its meter's configuration: blkiso_meter_configure()).  -ENOMEM:
- * no per-CPU area, @t stays as it was.
+ * no quota nor per-CPU area, @t stays as it was.
  */
 int blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf)
 {
@@ -512,7 +512,7 @@ int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
 	if (ret) {
 		blkiso_report(dev, "tenant", &err);
 	} else if (blkiso_tenant_quota_get(t, GFP_KERNEL)) {
-		pr_warn_ratelimited("blkiso: %s: tenant %llu: no memory for its per-CPU counters and buckets: line not applied\n",
+		pr_warn_ratelimited("blkiso: %s: tenant %llu: no memory for its quota and per-CPU counters: line not applied\n",
 				    dm_disk(dev->md)->disk_name, t->cgid);
 		ret = -ENOMEM;
 	} else {
