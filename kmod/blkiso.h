@@ -40,10 +40,11 @@
  * dev->conf_mutex.  What the I/O path reads without that mutex is published
  * so that a reader sees the old or the new configuration, never a mix:
  *  - a tenant's meter settings (caps in force, initial deduction, dead
- *    band, cost model, class rules: struct bi_meter_cfg, kmod/core/meter.h)
- *    by an RCU pointer swap of an immutable copy.  The meter keeps two; the
- *    writer fills the unpublished one and publishes it with one release
- *    store (blkiso_meter_configure()).  Readers load the pointer once per
+ *    band, cost model, class rules: struct bi_meter_cfg, kmod/core/meter.h,
+ *    in the tenant's struct blkiso_quota) by an RCU pointer swap of an
+ *    immutable copy.  The meter keeps two; the writer fills the
+ *    unpublished one and publishes it with one release store
+ *    (blkiso_meter_configure()).  Readers load the pointer once per
  *    charge, correction or classification inside an RCU read-side section
  *    (.map, the dispatcher and .end_io run with IRQs off, which is one), so
  *    the copy they use stays whole; the writer reuses a copy only a grace
@@ -52,7 +53,7 @@
  *  - each key's and class's bucket (rate, capacity, local share, batch)
  *    retuned whole under its own lock, a newly capped one before the copy
  *    that names it is published;
- *  - the device line (dev->conf) and a tenant's line (t->conf) stored
+ *  - the device line (dev->conf) and a tenant's line (its quota's conf) stored
  *    under dev->lock, where the dispatcher and the gates read them; a
  *    lockless reader reads one word of them (READ_ONCE).
  * RCU rather than a seqcount: a seqcount reader retries, and an admission
@@ -70,13 +71,17 @@
  * bio share no cache line with those parking and dispenses write (struct
  * blkiso_dev, struct blkiso_tenant, bi_meter.key[]).  A tenant (from a
  * kmem_cache of its own) gets its per-CPU area (struct
- * blkiso_tenant_pcpu: counters, latency histogram, local buckets) only
- * when a line first configures it; until then it is counted in its shared
- * atomic set (struct blkiso_tenant_ctr, its own cache line at the
- * tenant's end).  Every count goes to one of the two and every reader adds
- * both, so the change, with bios in flight or parked, loses or doubles
- * no count; the area is published before the caps that use it, and kept
- * until the tenant is freed (blkiso_tenant_pcpu_get()).
+ * blkiso_tenant_pcpu: counters, latency histogram, local buckets) and its
+ * own quota (struct blkiso_quota: its line and the meter that line makes,
+ * caps, classes, the two published configurations) only when a line
+ * first configures it; until then it is counted in its shared atomic set
+ * (struct blkiso_tenant_ctr, its own cache line at the tenant's end) and
+ * reads the device's quota_none, which caps nothing.  Every count goes to
+ * one of the two and every reader adds both, so the change, with bios in
+ * flight or parked, loses or doubles no count; both are published (release
+ * stores) before the caps that use them, loaded once per use, and kept
+ * until the tenant is freed (blkiso_tenant_quota_get()), so a reader
+ * never sees them vanish.
  *
  * Lock order: blkiso_devs_mutex -> dev->conf_mutex -> the rule set's
  * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb.lock |
@@ -271,6 +276,23 @@ struct blkiso_dev_fb {
 struct blkiso_dev;
 
 /*
+ * What a line configures in a tenant, apart from the tenant (issue 18: a
+ * counted-only tenant does not carry it): the line and the meter it makes,
+ * caps, classes and cost model (kmod/core/meter.h).  A tenant has its own
+ * from the line that first configures it (kmem_cache, with its per-CPU
+ * area) until it is freed; until then it shares its device's
+ * dev->quota_none, the defaults' meter, which is never capped (nothing
+ * charges it) and which only a device line reconfigures.
+ */
+struct blkiso_quota {
+	struct bi_tenant_conf conf;	/* under dev->conf_mutex and dev->lock */
+	/* the grace period after its meter's last publication (conf_mutex) */
+	unsigned long meter_gp;
+	bool meter_gp_set;
+	struct bi_meter meter;
+};
+
+/*
  * Layout: the first cache line holds what .map reads of any tenant (the
  * hash walk reads every tenant on its chain: hash, cgid) and nothing that
  * bios write; the parking state, which parks and dispatches write (the
@@ -278,25 +300,33 @@ struct blkiso_dev;
  * line of its own, and so do the meter's dispense buckets (struct
  * bi_meter), apart from the published configuration every charge reads.
  */
+/*
+ * A tenant's bytes at most (BUILD_BUG_ON in blkiso_tenant.c): a counted-only
+ * tenant costs this and no more (issue 18; 5,632 before struct
+ * blkiso_quota moved out; lifetime_test checks the slab object).
+ */
+#define BLKISO_TENANT_MAX_BYTES	3200
+
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
 	u64 cgid;
 	struct blkiso_dev *dev;
 	struct blkiso_tenant *parent;	/* nearest configured ancestor, or NULL */
 	/*
-	 * NULL until a line configures it (blkiso_tenant_pcpu_get()), then
+	 * NULL until a line configures it (blkiso_tenant_quota_get()), then
 	 * kept until it is freed: published with a release store after its
 	 * initialisation, loaded once per use (READ_ONCE: the per-CPU
 	 * accesses depend on the address loaded).  A capped tenant has one.
 	 */
 	struct blkiso_tenant_pcpu __percpu *pcpu;
+	/*
+	 * Its line and meter: the device's shared dev->quota_none until a
+	 * line configures it, then its own (blkiso_tenant_quota_get()), kept
+	 * until it is freed; published like ->pcpu.  Never NULL.
+	 */
+	struct blkiso_quota *quota;
 	bool configured;		/* has a quota line (else: counted only) */
 	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
-	struct bi_tenant_conf conf;	/* under dev->conf_mutex */
-	struct bi_meter meter;
-	/* the grace period after its meter's last publication (conf_mutex) */
-	unsigned long meter_gp;
-	bool meter_gp_set;
 	struct list_head list;		/* dev->tenant_list, under dev->lock */
 	/* dev->parked while it has parked bios */
 	struct list_head park ____cacheline_aligned_in_smp;
@@ -315,6 +345,16 @@ struct blkiso_tenant {
 	/* written by every bio of a counted-only tenant: a line of its own */
 	struct blkiso_tenant_ctr ctr ____cacheline_aligned_in_smp;
 };
+
+/*
+ * @t's line and meter (struct blkiso_quota), in any context: the I/O path
+ * loads it once per use, inside its RCU read-side section (the lifetime
+ * rule at the top); the configuration path under dev->conf_mutex.
+ */
+static __always_inline struct blkiso_quota *blkiso_quota(const struct blkiso_tenant *t)
+{
+	return READ_ONCE(t->quota);
+}
 
 /*
  * Add @n to @t's counter @s: on this CPU when @t has a per-CPU area, else
@@ -375,6 +415,8 @@ struct blkiso_dev {
 	struct delayed_work gc_work;	/* frees removed cgroups' tenants */
 	struct workqueue_struct *wq;
 	struct blkiso_dev_fb fb;
+	/* counted-only tenants' line and meter (struct blkiso_quota), conf_mutex */
+	struct blkiso_quota quota_none;
 	struct blkiso_rules __rcu *rules;	/* blkiso_rules.c; conf_mutex */
 };
 
@@ -498,6 +540,8 @@ int blkiso_dev_call(dev_t devt, int (*fn)(struct blkiso_dev *dev, void *arg),
 /* blkiso_tenant.c: tenants and their configuration */
 int blkiso_tenant_cache_init(void);
 void blkiso_tenant_cache_exit(void);
+unsigned int blkiso_tenant_bytes(void);
+unsigned int blkiso_quota_bytes(void);
 struct blkiso_tenant *blkiso_tenant_lookup(struct blkiso_dev *dev, u64 cgid,
 					   struct cgroup *cgrp);
 struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cgid);
@@ -512,7 +556,8 @@ int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 		       const char *want, char *name, size_t size, u64 *cgid);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
-int blkiso_tenant_pcpu_get(struct blkiso_tenant *t, gfp_t gfp);
+int blkiso_tenant_quota_get(struct blkiso_tenant *t, gfp_t gfp);
+void blkiso_quota_none_init(struct blkiso_dev *dev);
 void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
 			 bool configured);
 void blkiso_meter_configure(struct blkiso_tenant *t);
@@ -575,7 +620,7 @@ static inline u8 blkiso_classify(struct blkiso_tenant *t, const struct bi_io *io
 	u8 cls;
 
 	rcu_read_lock();
-	cls = bi_classify(&bi_meter_cfg(&t->meter)->rules, io);
+	cls = bi_classify(&bi_meter_cfg(&blkiso_quota(t)->meter)->rules, io);
 	rcu_read_unlock();
 	return cls;
 }

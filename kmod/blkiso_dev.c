@@ -197,6 +197,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	bi_dev_conf_init(&dev->conf);
 	dev->chunk_over = blkiso_chunk_over(&dev->conf);
 	blkiso_fb_dev_init(dev);
+	blkiso_quota_none_init(dev);
 	hrtimer_init(&dev->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	dev->timer.function = blkiso_timer_fn;
 	INIT_WORK(&dev->dispatch_work, blkiso_dispatch_work);

@@ -231,8 +231,8 @@ bool blkiso_victim_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		return true;
 	}
 	if (!bi_fb_victims_on(&dev->conf) || !dev->fb.ovl.m ||
-	    !bi_ovl_victim(&dev->fb.ovl, bi_conf_rank(&t->conf, &pb->io),
-			   bi_fb_above_commit(&t->conf, &t->fb.iso, t->fb.rate,
+	    !bi_ovl_victim(&dev->fb.ovl, bi_conf_rank(&blkiso_quota(t)->conf, &pb->io),
+			   bi_fb_above_commit(&blkiso_quota(t)->conf, &t->fb.iso, t->fb.rate,
 					      t->fb.rate_p, true)))
 		return false;
 	*stage = BLKISO_STAGE_VICTIM;

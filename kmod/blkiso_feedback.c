@@ -87,7 +87,9 @@ static u64 blkiso_tick_ns(const struct blkiso_dev *dev)
 /* The mechanism in force: mode=auto's choice, or the configured one. */
 static u8 blkiso_tenant_mode(const struct blkiso_tenant *t)
 {
-	return t->conf.mode == BI_MODE_AUTO ? t->meter.auto_active : t->conf.mode;
+	const struct blkiso_quota *q = blkiso_quota(t);
+
+	return q->conf.mode == BI_MODE_AUTO ? q->meter.auto_active : q->conf.mode;
 }
 
 /*
@@ -98,13 +100,13 @@ static u8 blkiso_tenant_mode(const struct blkiso_tenant *t)
 void blkiso_fb_mode_configure(struct blkiso_tenant *t)
 {
 	struct blkiso_fb *fb = &t->fb;
-	bool on = t->conf.mode == BI_MODE_AUTO;
+	bool on = blkiso_quota(t)->conf.mode == BI_MODE_AUTO;
 
 	if (on && !fb->mode_auto) {
 		bi_mode_init(&fb->ms, BI_MODE_AUTO);
 		fb->mode_win = (struct bi_sample){ 0 };
 		fb->mode_changed = false;
-		t->meter.auto_active = fb->ms.active;
+		blkiso_quota(t)->meter.auto_active = fb->ms.active;
 	}
 	WRITE_ONCE(fb->mode_auto, on);
 }
@@ -124,7 +126,7 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 	u8 rate_on = 0;
 	u32 d;
 
-	bi_fb_iso_params(&p, &t->conf, tick_ns);
+	bi_fb_iso_params(&p, &blkiso_quota(t)->conf, tick_ns);
 	spin_lock_irqsave(&fb->lock, flags);
 	if (!fb->iso_on && p.alloc)
 		bi_iso_init(&fb->iso, &p);
@@ -132,26 +134,26 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 	WRITE_ONCE(fb->iso_on, p.alloc != 0);
 	spin_unlock_irqrestore(&fb->lock, flags);
 
-	WRITE_ONCE(fb->target_ns, (u64)t->conf.latency_us * NSEC_PER_USEC);
+	WRITE_ONCE(fb->target_ns, (u64)blkiso_quota(t)->conf.latency_us * NSEC_PER_USEC);
 	/* the service time (allocations) and the slack (ideal mode) need them */
 	WRITE_ONCE(fb->extremes, p.alloc || dev->conf.overload == BI_OVERLOAD_IDEAL ||
 		   fb->mode_auto);
-	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&t->conf, &dev->conf);
-	fb->ovl.window_ticks = bi_fb_tenant_window(&t->conf);
+	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&blkiso_quota(t)->conf, &dev->conf);
+	fb->ovl.window_ticks = bi_fb_tenant_window(&blkiso_quota(t)->conf);
 
 	spin_lock_irqsave(&dev->lock, flags);
 	for (d = 0; d < BI_NR_DIRS; d++) {
-		u64 c = bi_conf_rate_units(&t->conf, &dev->conf.cost, d);
+		u64 c = bi_conf_rate_units(&blkiso_quota(t)->conf, &dev->conf.cost, d);
 
-		bi_fb_rate_params(&fb->rate_p[d], &t->conf, c, tick_ns);
+		bi_fb_rate_params(&fb->rate_p[d], &blkiso_quota(t)->conf, c, tick_ns);
 		if (blkiso_tenant_mode(t) != BI_MODE_REQUEST || c == BI_CONF_UNLIMITED)
 			continue;
 		rate_on |= 1U << d;
 		if (!(fb->rate_on & (1U << d)) ||
-		    bi_conf_rate_requests(&t->conf, d) != BI_CONF_UNLIMITED)
-			bi_rate_init(&fb->rate[d], bi_fb_initial_cap_mrps(&t->conf, c, d));
+		    bi_conf_rate_requests(&blkiso_quota(t)->conf, d) != BI_CONF_UNLIMITED)
+			bi_rate_init(&fb->rate[d], bi_fb_initial_cap_mrps(&blkiso_quota(t)->conf, c, d));
 		else	/* the meter was reset to the initial cap: keep ours */
-			bi_meter_set_request_rate(&t->meter, d,
+			bi_meter_set_request_rate(&blkiso_quota(t)->meter, d,
 						  DIV_ROUND_CLOSEST_ULL(fb->rate[d].cap_mrps,
 									BI_MRPS_PER_RPS),
 						  now);
@@ -358,13 +360,13 @@ static void blkiso_fb_mode_tick(struct blkiso_dev *dev, struct blkiso_tenant *t)
 {
 	struct blkiso_fb *fb = &t->fb;
 	struct bi_sample *w = &fb->mode_win;
-	u64 c = bi_conf_rate_units(&t->conf, &dev->conf.cost, BI_DIR_READ);
+	u64 c = bi_conf_rate_units(&blkiso_quota(t)->conf, &dev->conf.cost, BI_DIR_READ);
 
 	w->n = w->n / 2 + fb->d[BLKISO_FB_OPS];
 	w->units = w->units / 2 + fb->d[BLKISO_FB_RUNITS] + fb->d[BLKISO_FB_WUNITS];
 	w->units_sq = w->units_sq / 2 + fb->d[BLKISO_FB_UNITS_SQ];
 	if (bi_mode_tick(&fb->ms, w, c == BI_CONF_UNLIMITED ? U64_MAX : c) !=
-	    t->meter.auto_active)
+	    blkiso_quota(t)->meter.auto_active)
 		fb->mode_changed = true;
 }
 
@@ -376,7 +378,7 @@ static void blkiso_fb_mode_tick(struct blkiso_dev *dev, struct blkiso_tenant *t)
 static void blkiso_fb_mode_switch(struct blkiso_tenant *t)
 {
 	t->fb.mode_changed = false;
-	t->meter.auto_active = t->fb.ms.active;
+	blkiso_quota(t)->meter.auto_active = t->fb.ms.active;
 	blkiso_meter_configure(t);
 	blkiso_fb_configure(t);
 	queue_work(t->dev->wq, &t->dev->dispatch_work);
@@ -391,14 +393,14 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 
 	if (fb->mode_auto)
 		blkiso_fb_mode_tick(dev, t);
-	if (t->conf.initial == BI_INITIAL_EWMA) {
+	if (blkiso_quota(t)->conf.initial == BI_INITIAL_EWMA) {
 		/* S0-29: the tick's completions move initial=ewma's estimate */
 		struct bi_sample smp = {
 			.n = s->d[BLKISO_FB_OPS],
 			.units = s->d[BLKISO_FB_RUNITS] + s->d[BLKISO_FB_WUNITS],
 		};
 
-		bi_meter_adapt_tick(&t->meter, &smp);
+		bi_meter_adapt_tick(&blkiso_quota(t)->meter, &smp);
 	}
 
 	for (d = 0; d < BI_NR_DIRS; d++) {
@@ -415,7 +417,7 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 			rs.throttled++;
 		rs.arrived = rs.completed + rs.throttled;
 		bi_rate_tick(&fb->rate[d], &fb->rate_p[d], &rs, now);
-		bi_meter_set_request_rate(&t->meter, d,
+		bi_meter_set_request_rate(&blkiso_quota(t)->meter, d,
 					  DIV_ROUND_CLOSEST_ULL(fb->rate[d].cap_mrps,
 								BI_MRPS_PER_RPS),
 					  now);
@@ -430,12 +432,12 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 			.dev_min_ns = s->lat_min == U64_MAX ? 0 : s->lat_min,
 		};
 
-		is.done = bi_fb_done(&t->conf, is.ops, is.units);
+		is.done = bi_fb_done(&blkiso_quota(t)->conf, is.ops, is.units);
 		bi_iso_tick(&fb->iso, &fb->iso_p, &is, bi_fb_overload_episode(&dev->fb.ovl), now);
 		if (fb->nr_slot_wait)
 			*wake = true;
 	}
-	fb->above = bi_fb_above_commit(&t->conf, &fb->iso, fb->rate, fb->rate_p,
+	fb->above = bi_fb_above_commit(&blkiso_quota(t)->conf, &fb->iso, fb->rate, fb->rate_p,
 				       s->d[BLKISO_FB_OPS] || blkiso_tenant_queued(t));
 	spin_unlock(&fb->lock);
 }
@@ -548,9 +550,9 @@ static void blkiso_fb_tick(struct work_struct *work)
 		if (bi_ovl_tenant_tick(&s->ovl, &dev->fb.ovl_p, s->d[BLKISO_FB_OPS],
 				       s->d[BLKISO_FB_MISSED]))
 			signal = true;
-		if (bi_fb_depth_protected(&t->conf, &dev->conf) &&
+		if (bi_fb_depth_protected(&blkiso_quota(t)->conf, &dev->conf) &&
 		    (s->d[BLKISO_FB_OPS] || blkiso_fb_inflight(t)))
-			bi_fb_depth_fold(&ds, &t->conf, &s->ovl, s->d[BLKISO_FB_OPS],
+			bi_fb_depth_fold(&ds, &blkiso_quota(t)->conf, &s->ovl, s->d[BLKISO_FB_OPS],
 					 s->d[BLKISO_FB_MISSED], s->d[BLKISO_FB_DEV_NS]);
 		os.completed += s->d[BLKISO_FB_OPS];
 		os.missed += s->d[BLKISO_FB_MISSED];

@@ -110,7 +110,7 @@ static int blkiso_ioc_tenant_check(struct blkiso_dev *dev, struct blkiso_ioc_ten
 	mutex_lock(&dev->conf_mutex);
 	t = blkiso_tenant_find_conf(dev, a->cgid);
 	if (t && !t->from_rule)
-		*conf = t->conf;
+		*conf = blkiso_quota(t)->conf;
 	else
 		bi_tenant_conf_init(conf);	/* a tenant line replaces a rule's */
 	mutex_unlock(&dev->conf_mutex);
@@ -164,7 +164,7 @@ static int blkiso_ioc_get_tenant_fn(struct blkiso_dev *dev, void *arg)
 		mutex_unlock(&dev->conf_mutex);
 		return -ENOENT;
 	}
-	n = bi_conf_format(&t->conf, a->line, sizeof(a->line));
+	n = bi_conf_format(&blkiso_quota(t)->conf, a->line, sizeof(a->line));
 	a->flags = (t->configured ? BLKISO_F_CONFIGURED : 0) |
 		   (t->from_rule ? BLKISO_F_RULE : 0);
 	mutex_unlock(&dev->conf_mutex);

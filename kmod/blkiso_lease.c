@@ -67,9 +67,9 @@ static int blkiso_lease_fn(struct blkiso_dev *dev, void *arg)
 		return -ENOENT;
 	}
 	if (c->take_back)
-		e = bi_meter_lease_return(&t->meter, c->key, c->tokens, ktime_get_ns(), &c->st);
+		e = bi_meter_lease_return(&blkiso_quota(t)->meter, c->key, c->tokens, ktime_get_ns(), &c->st);
 	else
-		e = bi_meter_lease(&t->meter, c->key, c->tokens, c->ttl_ns, ktime_get_ns(),
+		e = bi_meter_lease(&blkiso_quota(t)->meter, c->key, c->tokens, c->ttl_ns, ktime_get_ns(),
 				   &c->st);
 	mutex_unlock(&dev->conf_mutex);
 	if (e == BI_LEASE_UNCAPPED) {
@@ -207,7 +207,7 @@ static ssize_t tenant_lease_show(struct kobject *kobj, struct kobj_attribute *a,
 	u32 on;
 
 	rcu_read_lock();
-	on = bi_meter_cfg(&t->meter)->key_on;
+	on = bi_meter_cfg(&blkiso_quota(t)->meter)->key_on;
 	rcu_read_unlock();
 	for (k = 0; k < BI_NR_KEYS; k++) {
 		const char *kn = blkiso_lease_key_names[k];
@@ -215,7 +215,7 @@ static ssize_t tenant_lease_show(struct kobject *kobj, struct kobj_attribute *a,
 		if (!(on & (1U << k)))
 			continue;
 		/* tokens 0: a query, under the key's lock */
-		bi_global_lease(&t->meter.key[k], 0, 0, now, &st);
+		bi_global_lease(&blkiso_quota(t)->meter.key[k], 0, 0, now, &st);
 		n += sysfs_emit_at(buf, n, "%s%s.left=%lld %s.ttl_ms=%llu %s.granted=%llu %s.spent=%llu %s.expired=%llu",
 				   n ? " " : "", kn, st.tokens, kn,
 				   div_u64(st.ttl_left_ns + NSEC_PER_MSEC - 1, NSEC_PER_MSEC),

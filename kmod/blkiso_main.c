@@ -46,19 +46,21 @@ static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 static struct kobj_attribute version_attr = __ATTR_RO(version);
 
 /*
- * Device states, tenants (and those with a per-CPU area) and parked bios
- * alive: all 0 once every table is gone.
+ * Device states, tenants (and those with a per-CPU area and a quota of
+ * their own) and parked bios alive: all 0 once every table is gone.  Then
+ * the slab object sizes of a tenant and of a quota (issue 18's footprint).
  */
 static ssize_t objects_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld bio_ext=%ld ext_failures=%ld tenant_pcpu=%ld\n",
+	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld bio_ext=%ld ext_failures=%ld tenant_pcpu=%ld tenant_bytes=%u quota_bytes=%u\n",
 			  atomic_long_read(&blkiso_live_devices),
 			  atomic_long_read(&blkiso_live_tenants),
 			  atomic_long_read(&blkiso_live_parked),
 			  atomic_long_read(&blkiso_live_bio_ext),
 			  atomic_long_read(&blkiso_ext_failures),
-			  atomic_long_read(&blkiso_live_tenant_pcpu));
+			  atomic_long_read(&blkiso_live_tenant_pcpu),
+			  blkiso_tenant_bytes(), blkiso_quota_bytes());
 }
 static struct kobj_attribute objects_attr = __ATTR_RO(objects);
 

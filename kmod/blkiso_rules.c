@@ -117,7 +117,7 @@ static void blkiso_rules_ancestors(struct blkiso_dev *dev, const struct blkiso_r
 /*
  * .map, creating the tenant @t of @cgrp (not yet published): the best
  * rule's line, and the tenants of matching ancestors.  -ENOMEM: no memory
- * for the line's per-CPU area; @t must not be published (a counted-only
+ * for the line's quota and per-CPU area; @t must not be published (a counted-only
  * tenant would escape its rule), the next bio tries again.  Caller holds
  * rcu_read_lock(); never sleeps.
  */
@@ -170,10 +170,10 @@ static void blkiso_rules_eval(struct blkiso_dev *dev, const struct blkiso_rules 
 	}
 	cgroup_put(cgrp);
 	if (r) {
-		if (t->from_rule && !memcmp(&t->conf, &r->conf, sizeof(r->conf)))
+		if (t->from_rule && !memcmp(&blkiso_quota(t)->conf, &r->conf, sizeof(r->conf)))
 			return;
-		if (blkiso_tenant_pcpu_get(t, GFP_KERNEL)) {
-			pr_warn_ratelimited("blkiso: %s: tenant %llu: no memory for its per-CPU counters and buckets: rule not applied\n",
+		if (blkiso_tenant_quota_get(t, GFP_KERNEL)) {
+			pr_warn_ratelimited("blkiso: %s: tenant %llu: no memory for its quota and per-CPU counters: rule not applied\n",
 					    dm_disk(dev->md)->disk_name, t->cgid);
 			return;
 		}

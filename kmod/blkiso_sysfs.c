@@ -49,7 +49,7 @@ static ssize_t tenant_conf_show(struct kobject *kobj, struct kobj_attribute *a, 
 	int n;
 
 	mutex_lock(&t->dev->conf_mutex);
-	n = bi_conf_format(&t->conf, buf, PAGE_SIZE - 1);
+	n = bi_conf_format(&blkiso_quota(t)->conf, buf, PAGE_SIZE - 1);
 	mutex_unlock(&t->dev->conf_mutex);
 	if (n < 0)
 		return -E2BIG;
@@ -115,7 +115,7 @@ static const char * const blkiso_key_names[BI_NR_KEYS] = {
 static s64 blkiso_key_tokens(struct blkiso_tenant *t, int key)
 {
 	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
-	s64 n = READ_ONCE(t->meter.key[key].b.tokens);
+	s64 n = READ_ONCE(blkiso_quota(t)->meter.key[key].b.tokens);
 	int cpu;
 
 	if (!pc)
@@ -132,8 +132,8 @@ static u64 blkiso_tenant_dispenses(struct blkiso_tenant *t)
 	int k;
 
 	for (k = 0; k < BI_NR_KEYS; k++)
-		n += READ_ONCE(t->meter.key[k].nr_requests) -
-		     READ_ONCE(t->meter.key[k].nr_refused);
+		n += READ_ONCE(blkiso_quota(t)->meter.key[k].nr_requests) -
+		     READ_ONCE(blkiso_quota(t)->meter.key[k].nr_refused);
 	return n;
 }
 
@@ -148,14 +148,14 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], stat[i]);
 	rcu_read_lock();
-	on = bi_meter_cfg(&t->meter)->key_on;
+	on = bi_meter_cfg(&blkiso_quota(t)->meter)->key_on;
 	rcu_read_unlock();
 	for (i = 0; i < BI_NR_KEYS; i++)
 		if (on & (1U << i))
 			n += sysfs_emit_at(buf, n, "%s_tokens=%lld %s_dropped=%llu ",
 					   blkiso_key_names[i], blkiso_key_tokens(t, i),
 					   blkiso_key_names[i],
-					   READ_ONCE(t->meter.key[i].b.dropped));
+					   READ_ONCE(blkiso_quota(t)->meter.key[i].b.dropped));
 	n += sysfs_emit_at(buf, n,
 			   "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu lat_sum_us=%llu\n",
 			   blkiso_tenant_dispenses(t), blkiso_tenant_queued(t),

@@ -286,7 +286,7 @@ static noinline u8 blkiso_levels_chain(struct blkiso_bio *pb, struct blkiso_tena
 	u8 depth = 0;
 
 	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent)) {
-		if (!bi_meter_capped(&t->meter, dir))
+		if (!bi_meter_capped(&blkiso_quota(t)->meter, dir))
 			continue;
 		if (!depth)
 			pb->level0 = t;
@@ -317,13 +317,16 @@ noinline void blkiso_levels_put(struct blkiso_bio *pb)
 	pb->anc_held = false;
 }
 
-/* Inline for a tenant without a configured ancestor (@dir constant there). */
+/*
+ * Inline for a tenant without a configured ancestor (@dir constant there):
+ * @c is @t's meter configuration as loaded for the bio's units.
+ */
 static __always_inline u8 blkiso_levels(struct blkiso_bio *pb, struct blkiso_tenant *t,
-					u8 dir)
+					const struct bi_meter_cfg *c, u8 dir)
 {
 	if (likely(!READ_ONCE(t->parent))) {
 		pb->level0 = t;
-		return bi_meter_capped(&t->meter, dir);
+		return bi_meter_cfg_capped(c, dir);
 	}
 	return blkiso_levels_chain(pb, t, dir);
 }
@@ -337,7 +340,7 @@ static void blkiso_chain(const struct blkiso_bio *pb, struct bi_meter **m,
 	for (i = 0; i < pb->depth; i++) {
 		struct blkiso_tenant *lt = blkiso_level(pb, i);
 
-		m[i] = &lt->meter;
+		m[i] = &blkiso_quota(lt)->meter;
 		cpu[i] = &this_cpu_ptr(lt->pcpu)->meter;
 	}
 }
@@ -430,9 +433,9 @@ noinline bool blkiso_charge(struct blkiso_bio *pb, bool force, bool queue, u64 n
 		/* The common case: one level, no arrays. */
 		struct blkiso_tenant *lt = pb->level0;
 		u64 units = lt == pb->tenant ? pb->units :
-			bi_io_units(&bi_meter_cfg(&lt->meter)->cost, &pb->io);
+			bi_io_units(&bi_meter_cfg(&blkiso_quota(lt)->meter)->cost, &pb->io);
 
-		ok = bi_meter_admit_one(&lt->meter, &this_cpu_ptr(lt->pcpu)->meter,
+		ok = bi_meter_admit_one(&blkiso_quota(lt)->meter, &this_cpu_ptr(lt->pcpu)->meter,
 					&pb->io, units, &cc, now, retry);
 	} else {
 		blkiso_chain(pb, m, cpu);
@@ -496,19 +499,22 @@ static __always_inline u8 blkiso_data_dir(struct bio *bio)
 static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, struct bio *bio,
 						struct blkiso_tenant *t, u8 dir)
 {
+	const struct bi_meter_cfg *c = bi_meter_cfg(&blkiso_quota(t)->meter);
+
 	pb->dir = dir;
-	pb->units = bi_bio_data_units(&bi_meter_cfg(&t->meter)->cost,
-				      dir == BI_DIR_WRITE, bio->bi_iter.bi_size);
-	pb->depth = blkiso_levels(pb, t, dir);
+	pb->units = bi_bio_data_units(&c->cost, dir == BI_DIR_WRITE, bio->bi_iter.bi_size);
+	pb->depth = blkiso_levels(pb, t, c, dir);
 }
 
 static __always_inline void blkiso_prepare_other(struct blkiso_bio *pb, struct bio *bio,
 						 struct blkiso_tenant *t)
 {
+	const struct bi_meter_cfg *c = bi_meter_cfg(&blkiso_quota(t)->meter);
+
 	blkiso_describe(bio, &pb->io);
 	pb->dir = bi_io_dir(&pb->io);
-	pb->units = bi_io_units(&bi_meter_cfg(&t->meter)->cost, &pb->io);
-	pb->depth = blkiso_levels(pb, t, pb->dir);
+	pb->units = bi_io_units(&c->cost, &pb->io);
+	pb->depth = blkiso_levels(pb, t, c, pb->dir);
 }
 
 /* All of it, for the general way. */
@@ -737,11 +743,11 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		   !READ_ONCE(dev->draining))) {
 		cpu = &this_cpu_ptr(t->pcpu)->meter;
 		if (data_dir != BI_NR_DIRS)
-			ok = bi_meter_admit_data_dir(&t->meter, cpu, pb->units,
+			ok = bi_meter_admit_data_dir(&blkiso_quota(t)->meter, cpu, pb->units,
 						     blkiso_lower_bios(bio), &cc,
 						     now, data_dir);
 		else
-			ok = bi_meter_admit_fast(&t->meter, cpu, &pb->io, pb->units,
+			ok = bi_meter_admit_fast(&blkiso_quota(t)->meter, cpu, &pb->io, pb->units,
 						 &cc, now);
 		if (ok) {
 			/* one level, no class stage: no ticket */
@@ -1013,7 +1019,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 			struct bi_charge ch;
 
 			blkiso_charge1_load(pb, &ch);
-			bi_meter_complete_fast(&lt->meter, &this_cpu_ptr(lt->pcpu)->meter,
+			bi_meter_complete_fast(&blkiso_quota(lt)->meter, &this_cpu_ptr(lt->pcpu)->meter,
 					       &ch, now);
 			pb->charged = 0;
 		} else {

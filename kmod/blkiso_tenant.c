@@ -19,21 +19,57 @@
 /* ---- tenants ---- */
 
 /*
- * Tenants come from a cache of their own: kzalloc() would round each up
- * to kmalloc-8k (8,192 bytes for ~5,600).
+ * Tenants and their quotas come from caches of their own: kzalloc() would
+ * round them up to the next power of two.
  */
 static struct kmem_cache *blkiso_tenant_cache;
+static struct kmem_cache *blkiso_quota_cache;
 
 int blkiso_tenant_cache_init(void)
 {
+	BUILD_BUG_ON(sizeof(struct blkiso_tenant) > BLKISO_TENANT_MAX_BYTES);
 	blkiso_tenant_cache = KMEM_CACHE(blkiso_tenant, 0);
-	return blkiso_tenant_cache ? 0 : -ENOMEM;
+	blkiso_quota_cache = KMEM_CACHE(blkiso_quota, 0);
+	if (blkiso_tenant_cache && blkiso_quota_cache)
+		return 0;
+	kmem_cache_destroy(blkiso_quota_cache);
+	kmem_cache_destroy(blkiso_tenant_cache);
+	return -ENOMEM;
 }
 
 /* Module exit: every device, and so every tenant, is gone. */
 void blkiso_tenant_cache_exit(void)
 {
+	kmem_cache_destroy(blkiso_quota_cache);
 	kmem_cache_destroy(blkiso_tenant_cache);
+}
+
+/* Slab bytes of one tenant, of one quota (/sys/kernel/blkiso/objects). */
+unsigned int blkiso_tenant_bytes(void)
+{
+	return kmem_cache_size(blkiso_tenant_cache);
+}
+
+unsigned int blkiso_quota_bytes(void)
+{
+	return kmem_cache_size(blkiso_quota_cache);
+}
+
+/* A quota's line and meter at the defaults, unpublished (no reader yet). */
+static void blkiso_quota_init(struct blkiso_quota *q, const struct blkiso_dev *dev)
+{
+	u64 now = ktime_get_ns();
+
+	bi_tenant_conf_init(&q->conf);
+	bi_meter_init(&q->meter, now);
+	bi_meter_configure(&q->meter, &q->conf, &dev->conf, now);
+	q->meter_gp_set = false;
+}
+
+/* The counted-only tenants' shared quota of a new device. */
+void blkiso_quota_none_init(struct blkiso_dev *dev)
+{
+	blkiso_quota_init(&dev->quota_none, dev);
 }
 
 static void blkiso_tenant_release(struct kobject *kobj)
@@ -44,6 +80,9 @@ static void blkiso_tenant_release(struct kobject *kobj)
 		free_percpu(t->pcpu);
 		atomic_long_dec(&blkiso_live_tenant_pcpu);
 	}
+	/* an address compare: the device may be gone */
+	if (t->quota != &t->dev->quota_none)
+		kmem_cache_free(blkiso_quota_cache, t->quota);
 	kmem_cache_free(blkiso_tenant_cache, t);
 	atomic_long_dec(&blkiso_live_tenants);
 }
@@ -58,10 +97,9 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 						 gfp_t gfp)
 {
 	struct blkiso_tenant *t;
-	u64 now = ktime_get_ns();
 	int i;
 
-	/* counted only: no per-CPU area until a line configures it */
+	/* counted only: no per-CPU area nor quota until a line configures it */
 	t = kmem_cache_zalloc(blkiso_tenant_cache, gfp | __GFP_NOWARN);
 	if (!t)
 		return NULL;
@@ -72,44 +110,52 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	INIT_LIST_HEAD(&t->sysfs_node);
 	for (i = 0; i < BI_NR_CLASSES; i++)
 		bio_list_init(&t->parked_bios[i]);
-	bi_tenant_conf_init(&t->conf);
-	bi_meter_init(&t->meter, now);
-	/* unpublished: no reader, no grace period to wait for */
-	bi_meter_configure(&t->meter, &t->conf, &dev->conf, now);
+	t->quota = &dev->quota_none;
 	blkiso_fb_tenant_init(t);
-	t->fb.target_ns = (u64)t->conf.latency_us * NSEC_PER_USEC;
+	t->fb.target_ns = (u64)t->quota->conf.latency_us * NSEC_PER_USEC;
 	t->fb.extremes = dev->conf.overload == BI_OVERLOAD_IDEAL;
 	kobject_init(&t->kobj, &blkiso_tenant_ktype);
 	return t;
 }
 
 /*
- * Give @t its per-CPU area (counters, local buckets, latency histogram),
- * unless it has one: before a line configures it, so that a capped
- * tenant always has one (charges and ancestor holds use it).  The
- * counters already in its shared set stay there (readers add both), so
- * no count is lost or doubled across the change, whatever is in flight.
- * Kept until @t is freed: a bio may have loaded the pointer, and a tenant
- * configured once is likely to be again.  Caller holds dev->conf_mutex,
- * or @t is unpublished (.map's rule preset, @gfp GFP_NOWAIT).  -ENOMEM
- * leaves @t as it was.
+ * Give @t its own quota (struct blkiso_quota: line and meter, at the
+ * defaults) and its per-CPU area (counters, local buckets, latency
+ * histogram), unless it has them: before a line configures it, so that a
+ * capped tenant always has both (charges and ancestor holds use them).
+ * The counters already in its shared set stay there (readers add both),
+ * so no count is lost or doubled across the change, whatever is in
+ * flight; a bio that read the shared quota_none found no cap and charged
+ * nothing.  Kept until @t is freed: a bio may have loaded the pointers,
+ * and a tenant configured once is likely to be again.  Caller holds
+ * dev->conf_mutex, or @t is unpublished (.map's rule preset, @gfp
+ * GFP_NOWAIT).  -ENOMEM leaves @t as it was.
  */
-int blkiso_tenant_pcpu_get(struct blkiso_tenant *t, gfp_t gfp)
+int blkiso_tenant_quota_get(struct blkiso_tenant *t, gfp_t gfp)
 {
 	struct blkiso_tenant_pcpu __percpu *pc;
+	struct blkiso_quota *q;
 	u64 now;
 	int cpu;
 
-	if (t->pcpu)
+	if (t->quota != &t->dev->quota_none)
 		return 0;
-	pc = alloc_percpu_gfp(struct blkiso_tenant_pcpu, gfp | __GFP_NOWARN);
-	if (!pc)
+	q = kmem_cache_alloc(blkiso_quota_cache, gfp | __GFP_NOWARN);
+	if (!q)
 		return -ENOMEM;
+	pc = alloc_percpu_gfp(struct blkiso_tenant_pcpu, gfp | __GFP_NOWARN);
+	if (!pc) {
+		kmem_cache_free(blkiso_quota_cache, q);
+		return -ENOMEM;
+	}
+	blkiso_quota_init(q, t->dev);
 	now = ktime_get_ns();
 	for_each_possible_cpu(cpu)
 		bi_meter_init_cpu(&per_cpu_ptr(pc, cpu)->meter, now);
-	/* whole before any bio can see it; the meter's caps come after */
+	/* each whole before any bio can see it; the meter's caps come after */
 	smp_store_release(&t->pcpu, pc);
+	/* and the quota, ordered after its own initialisation likewise */
+	smp_store_release(&t->quota, q);
 	atomic_long_inc(&blkiso_live_tenant_pcpu);
 	return 0;
 }
@@ -229,17 +275,17 @@ static struct blkiso_tenant *blkiso_tenant_publish(struct blkiso_dev *dev,
  * A rule's line for the new, unpublished tenant @t (.map, never sleeps; no
  * one else sees @t yet, so conf_mutex is not needed, nor a grace period
  * before its meter's configuration: blkiso_meter_configure()).  -ENOMEM:
- * no per-CPU area, @t stays as it was.
+ * no quota nor per-CPU area, @t stays as it was.
  */
 int blkiso_tenant_preset(struct blkiso_tenant *t, const struct bi_tenant_conf *conf)
 {
-	if (blkiso_tenant_pcpu_get(t, GFP_NOWAIT))
+	if (blkiso_tenant_quota_get(t, GFP_NOWAIT))
 		return -ENOMEM;
-	t->conf = *conf;
+	t->quota->conf = *conf;
 	t->configured = true;
 	t->from_rule = true;
 	blkiso_fb_mode_configure(t);
-	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
+	bi_meter_configure(&t->quota->meter, &t->quota->conf, &t->dev->conf, ktime_get_ns());
 	blkiso_fb_configure(t);
 	return 0;
 }
@@ -383,12 +429,22 @@ static void blkiso_report(struct blkiso_dev *dev, const char *what,
  */
 void blkiso_meter_configure(struct blkiso_tenant *t)
 {
+	struct blkiso_quota *q = t->quota;
+
 	lockdep_assert_held(&t->dev->conf_mutex);
-	if (t->meter_gp_set)
-		cond_synchronize_rcu_expedited(t->meter_gp);
-	bi_meter_configure(&t->meter, &t->conf, &t->dev->conf, ktime_get_ns());
-	t->meter_gp = get_state_synchronize_rcu();
-	t->meter_gp_set = true;
+	if (q->meter_gp_set)
+		cond_synchronize_rcu_expedited(q->meter_gp);
+	bi_meter_configure(&q->meter, &q->conf, &t->dev->conf, ktime_get_ns());
+	q->meter_gp = get_state_synchronize_rcu();
+	q->meter_gp_set = true;
+}
+
+/* A device line's step for @q: a grace period has passed since its last. */
+static void blkiso_quota_reconfigure(struct blkiso_quota *q, struct blkiso_dev *dev)
+{
+	bi_meter_configure(&q->meter, &q->conf, &dev->conf, ktime_get_ns());
+	q->meter_gp = get_state_synchronize_rcu();
+	q->meter_gp_set = true;
 }
 
 /*
@@ -422,7 +478,7 @@ void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *c
 
 	/* the victim gate reads the line under the device lock */
 	spin_lock_irq(&t->dev->lock);
-	t->conf = *conf;
+	t->quota->conf = *conf;
 	spin_unlock_irq(&t->dev->lock);
 	WRITE_ONCE(t->configured, configured);
 	blkiso_fb_mode_configure(t);
@@ -451,12 +507,12 @@ int blkiso_tenant_merge(struct blkiso_tenant *t, const char *line, size_t len)
 	if (t->from_rule)
 		bi_tenant_conf_init(conf);
 	else
-		*conf = t->conf;
+		*conf = t->quota->conf;
 	ret = blkiso_parse_errno(bi_conf_merge(conf, line, len, &err));
 	if (ret) {
 		blkiso_report(dev, "tenant", &err);
-	} else if (blkiso_tenant_pcpu_get(t, GFP_KERNEL)) {
-		pr_warn_ratelimited("blkiso: %s: tenant %llu: no memory for its per-CPU counters and buckets: line not applied\n",
+	} else if (blkiso_tenant_quota_get(t, GFP_KERNEL)) {
+		pr_warn_ratelimited("blkiso: %s: tenant %llu: no memory for its quota and per-CPU counters: line not applied\n",
 				    dm_disk(dev->md)->disk_name, t->cgid);
 		ret = -ENOMEM;
 	} else {
@@ -667,12 +723,13 @@ int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
 	 */
 	synchronize_rcu_expedited();
 	blkiso_fb_dev_configure(dev);
+	blkiso_quota_reconfigure(&dev->quota_none, dev);
 	list_for_each_entry_rcu(t, &dev->tenant_list, list,
 				lockdep_is_held(&dev->conf_mutex)) {
 		t0 = blkiso_irqsoff_begin();
-		bi_meter_configure(&t->meter, &t->conf, &dev->conf, ktime_get_ns());
-		t->meter_gp = get_state_synchronize_rcu();
-		t->meter_gp_set = true;
+		/* counted-only tenants share quota_none, configured above */
+		if (t->quota != &dev->quota_none)
+			blkiso_quota_reconfigure(t->quota, dev);
 		blkiso_fb_configure(t);
 		blkiso_irqsoff_done(BLKISO_IRQSOFF_CONF, t0);
 		blkiso_fb_configured(t);

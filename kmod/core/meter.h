@@ -247,17 +247,22 @@ static inline s64 bi_charge_initial(const struct bi_charge *ch, u8 key)
 
 /*
  * Is this bio held by any cap at all?  (No: admit without charging.)  A
- * class stage counts for both directions.
+ * class stage counts for both directions.  By a configuration loaded
+ * already (the caller uses one copy for the units and this test).
  */
-static inline bool bi_meter_capped(const struct bi_meter *m, u8 dir)
+static inline bool bi_meter_cfg_capped(const struct bi_meter_cfg *c, u8 dir)
 {
 	u8 mask = dir == BI_DIR_READ ?
 		(1U << BI_KEY_RUNITS) | (1U << BI_KEY_RREQS) :
 		(1U << BI_KEY_WUNITS) | (1U << BI_KEY_WREQS);
 
-	const struct bi_meter_cfg *c = bi_meter_cfg(m);
-
 	return (c->key_on & mask) || c->cls_on;
+}
+
+/* The same by the configuration published now. */
+static inline bool bi_meter_capped(const struct bi_meter *m, u8 dir)
+{
+	return bi_meter_cfg_capped(bi_meter_cfg(m), dir);
 }
 
 /* The work key and the request key of a direction (enum bi_dir). */

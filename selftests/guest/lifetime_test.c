@@ -460,6 +460,16 @@ static int read_from_each(const char *dev, int n)
  */
 #define MEM_PCPU_MAX	256
 /*
+ * A counted-only tenant's slab object (kmem_cache_size() of the tenant
+ * cache, /sys/kernel/blkiso/objects), at most: 5,632 bytes before its
+ * line and meter moved to a quota allocated at configuration (issue 18),
+ * 3,200 after, as BLKISO_TENANT_MAX_BYTES holds at build time.  The slab
+ * growth a counted-only tenant adds over what a dm-linear device costs a
+ * cgroup is logged, not asserted: it holds its sysfs directory too, and
+ * the guest's other slab activity meanwhile.
+ */
+#define MEM_TENANT_BYTES_MAX	3200
+/*
  * On the debug kernel a cgroup's creation, each task move and each
  * removal cost far more (lockdep, KASAN, one CPU): a pass of 1,000 moves
  * and reads took 90 s, creating the 1,000 cgroups with the first pass
@@ -474,7 +484,7 @@ static int read_from_each(const char *dev, int n)
 TEST_F_TIMEOUT(life, counted_only_tenants_have_no_per_cpu_area, GUEST_TIMEOUT)
 {
 	int n = gu_debug_kernel() ? MEM_CGROUPS_DEBUG : MEM_CGROUPS;
-	long p1, p2, p3, pc0, t0, share;
+	long p1, p2, p3, s1, s2, s3, pc0, t0, share, slab;
 	char path[256];
 	int i;
 
@@ -498,17 +508,25 @@ TEST_F_TIMEOUT(life, counted_only_tenants_have_no_per_cpu_area, GUEST_TIMEOUT)
 	 */
 	ASSERT_EQ(0, read_from_each("/dev/mapper/bilife-lin1", n));
 	p1 = meminfo_kb("Percpu");
+	s1 = meminfo_kb("Slab");
 	ASSERT_EQ(0, read_from_each("/dev/mapper/bilife-lin2", n));
 	p2 = meminfo_kb("Percpu");
+	s2 = meminfo_kb("Slab");
 	ASSERT_EQ(0, read_from_each(DM_DEV, n));
 	p3 = meminfo_kb("Percpu");
+	s3 = meminfo_kb("Slab");
 	share = ((p3 - p2) - (p2 - p1)) * 1024 / n;
+	slab = ((s3 - s2) - (s2 - s1)) * 1024 / n;
 	TH_LOG("Percpu kB %ld -> %ld (dm-linear) -> %ld (blkiso): %ld bytes a counted-only tenant (%d CPUs)",
 	       p1, p2, p3, share, (int)sysconf(_SC_NPROCESSORS_ONLN));
+	TH_LOG("Slab kB %ld -> %ld (dm-linear) -> %ld (blkiso): %ld bytes a counted-only tenant, object %ld bytes",
+	       s1, s2, s3, slab, objects_num("tenant_bytes"));
 	EXPECT_EQ(t0 + n, live_tenants());
 	EXPECT_EQ(pc0, objects_num("tenant_pcpu"));
 	if (n == MEM_CGROUPS)
 		EXPECT_GE(MEM_PCPU_MAX, share);
+	EXPECT_LT(0, objects_num("tenant_bytes"));
+	EXPECT_GE(MEM_TENANT_BYTES_MAX, objects_num("tenant_bytes"));
 	/* a line gives its tenant the area, and it stays after the line goes */
 	snprintf(path, sizeof(path), "%s/tenant", self->dir);
 	for (i = 0; i < 10; i++)

@@ -290,6 +290,7 @@ TEST_F_TIMEOUT(robust, killed_workload_and_removed_cgroup_lose_nothing, GUEST_TI
 
 TEST_F_TIMEOUT(robust, rmmod_refused_in_use_then_no_leaks, GUEST_TIMEOUT)
 {
+	const char *no_objects = "devices=0 tenants=0 parked=0 bio_ext=0 ext_failures=0 tenant_pcpu=0 ";
 	struct gu_fio r;
 	char out[4096];
 	int i;
@@ -323,7 +324,8 @@ TEST_F_TIMEOUT(robust, rmmod_refused_in_use_then_no_leaks, GUEST_TIMEOUT)
 	EXPECT_EQ(0, count_dm_dirs());
 	/* and every device state, tenant and parked bio with it */
 	EXPECT_EQ(0, gu_read("/sys/kernel/blkiso/objects", out, sizeof(out)) < 0);
-	EXPECT_STREQ("devices=0 tenants=0 parked=0 bio_ext=0 ext_failures=0 tenant_pcpu=0", out);
+	/* the counts (the object sizes after them are constants) */
+	EXPECT_EQ(0, strncmp(no_objects, out, strlen(no_objects))) TH_LOG("objects: %s", out);
 	EXPECT_EQ(0, gu_sh("rmmod blkiso"));
 	EXPECT_NE(0, access("/sys/kernel/blkiso", F_OK));
 	gu_sh_out(out, sizeof(out), "dmesg | grep -iE 'Objects remaining|leak|kmem_cache|"
