@@ -66,6 +66,16 @@ static void blkiso_quota_init(struct blkiso_quota *q, const struct blkiso_dev *d
 	q->meter_gp_set = false;
 }
 
+/*
+ * Has @t a quota of its own (a line configured it once)?  An address
+ * compare only, so it holds in the release too, when the device may be
+ * gone.
+ */
+static bool blkiso_tenant_own_quota(const struct blkiso_tenant *t)
+{
+	return t->quota != &t->dev->quota_none;
+}
+
 /* The counted-only tenants' shared quota of a new device. */
 void blkiso_quota_none_init(struct blkiso_dev *dev)
 {
@@ -80,8 +90,7 @@ static void blkiso_tenant_release(struct kobject *kobj)
 		free_percpu(t->pcpu);
 		atomic_long_dec(&blkiso_live_tenant_pcpu);
 	}
-	/* an address compare: the device may be gone */
-	if (t->quota != &t->dev->quota_none)
+	if (blkiso_tenant_own_quota(t))
 		kmem_cache_free(blkiso_quota_cache, t->quota);
 	kmem_cache_free(blkiso_tenant_cache, t);
 	atomic_long_dec(&blkiso_live_tenants);
@@ -138,7 +147,7 @@ int blkiso_tenant_quota_get(struct blkiso_tenant *t, gfp_t gfp)
 	u64 now;
 	int cpu;
 
-	if (t->quota != &t->dev->quota_none)
+	if (blkiso_tenant_own_quota(t))
 		return 0;
 	q = kmem_cache_alloc(blkiso_quota_cache, gfp | __GFP_NOWARN);
 	if (!q)
@@ -416,6 +425,18 @@ static void blkiso_report(struct blkiso_dev *dev, const char *what,
 }
 
 /*
+ * Publish @q's meter configuration when a grace period has passed since
+ * its last publication: a device line's step (it waited for one), and the
+ * end of blkiso_meter_configure().
+ */
+static void blkiso_quota_reconfigure(struct blkiso_quota *q, struct blkiso_dev *dev)
+{
+	bi_meter_configure(&q->meter, &q->conf, &dev->conf, ktime_get_ns());
+	q->meter_gp = get_state_synchronize_rcu();
+	q->meter_gp_set = true;
+}
+
+/*
  * Publish @t's meter configuration from its line and the device's (struct
  * bi_meter_cfg): the slot the new one goes into was the published one
  * before the last publication, so a grace period since then (waited for
@@ -434,17 +455,7 @@ void blkiso_meter_configure(struct blkiso_tenant *t)
 	lockdep_assert_held(&t->dev->conf_mutex);
 	if (q->meter_gp_set)
 		cond_synchronize_rcu_expedited(q->meter_gp);
-	bi_meter_configure(&q->meter, &q->conf, &t->dev->conf, ktime_get_ns());
-	q->meter_gp = get_state_synchronize_rcu();
-	q->meter_gp_set = true;
-}
-
-/* A device line's step for @q: a grace period has passed since its last. */
-static void blkiso_quota_reconfigure(struct blkiso_quota *q, struct blkiso_dev *dev)
-{
-	bi_meter_configure(&q->meter, &q->conf, &dev->conf, ktime_get_ns());
-	q->meter_gp = get_state_synchronize_rcu();
-	q->meter_gp_set = true;
+	blkiso_quota_reconfigure(q, t->dev);
 }
 
 /*
@@ -728,7 +739,7 @@ int blkiso_dev_merge(struct blkiso_dev *dev, const char *line, size_t len,
 				lockdep_is_held(&dev->conf_mutex)) {
 		t0 = blkiso_irqsoff_begin();
 		/* counted-only tenants share quota_none, configured above */
-		if (t->quota != &dev->quota_none)
+		if (blkiso_tenant_own_quota(t))
 			blkiso_quota_reconfigure(t->quota, dev);
 		blkiso_fb_configure(t);
 		blkiso_irqsoff_done(BLKISO_IRQSOFF_CONF, t0);
