@@ -119,6 +119,7 @@ void blkiso_fb_mode_configure(struct blkiso_tenant *t)
 void blkiso_fb_configure(struct blkiso_tenant *t)
 {
 	struct blkiso_dev *dev = t->dev;
+	struct blkiso_quota *q = blkiso_quota(t);	/* conf_mutex: stays */
 	struct blkiso_fb *fb = &t->fb;
 	u64 tick_ns = blkiso_tick_ns(dev), now = ktime_get_ns();
 	struct bi_iso_params p;
@@ -126,7 +127,7 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 	u8 rate_on = 0;
 	u32 d;
 
-	bi_fb_iso_params(&p, &blkiso_quota(t)->conf, tick_ns);
+	bi_fb_iso_params(&p, &q->conf, tick_ns);
 	spin_lock_irqsave(&fb->lock, flags);
 	if (!fb->iso_on && p.alloc)
 		bi_iso_init(&fb->iso, &p);
@@ -134,26 +135,26 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 	WRITE_ONCE(fb->iso_on, p.alloc != 0);
 	spin_unlock_irqrestore(&fb->lock, flags);
 
-	WRITE_ONCE(fb->target_ns, (u64)blkiso_quota(t)->conf.latency_us * NSEC_PER_USEC);
+	WRITE_ONCE(fb->target_ns, (u64)q->conf.latency_us * NSEC_PER_USEC);
 	/* the service time (allocations) and the slack (ideal mode) need them */
 	WRITE_ONCE(fb->extremes, p.alloc || dev->conf.overload == BI_OVERLOAD_IDEAL ||
 		   fb->mode_auto);
-	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&blkiso_quota(t)->conf, &dev->conf);
-	fb->ovl.window_ticks = bi_fb_tenant_window(&blkiso_quota(t)->conf);
+	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&q->conf, &dev->conf);
+	fb->ovl.window_ticks = bi_fb_tenant_window(&q->conf);
 
 	spin_lock_irqsave(&dev->lock, flags);
 	for (d = 0; d < BI_NR_DIRS; d++) {
-		u64 c = bi_conf_rate_units(&blkiso_quota(t)->conf, &dev->conf.cost, d);
+		u64 c = bi_conf_rate_units(&q->conf, &dev->conf.cost, d);
 
-		bi_fb_rate_params(&fb->rate_p[d], &blkiso_quota(t)->conf, c, tick_ns);
+		bi_fb_rate_params(&fb->rate_p[d], &q->conf, c, tick_ns);
 		if (blkiso_tenant_mode(t) != BI_MODE_REQUEST || c == BI_CONF_UNLIMITED)
 			continue;
 		rate_on |= 1U << d;
 		if (!(fb->rate_on & (1U << d)) ||
-		    bi_conf_rate_requests(&blkiso_quota(t)->conf, d) != BI_CONF_UNLIMITED)
-			bi_rate_init(&fb->rate[d], bi_fb_initial_cap_mrps(&blkiso_quota(t)->conf, c, d));
+		    bi_conf_rate_requests(&q->conf, d) != BI_CONF_UNLIMITED)
+			bi_rate_init(&fb->rate[d], bi_fb_initial_cap_mrps(&q->conf, c, d));
 		else	/* the meter was reset to the initial cap: keep ours */
-			bi_meter_set_request_rate(&blkiso_quota(t)->meter, d,
+			bi_meter_set_request_rate(&q->meter, d,
 						  DIV_ROUND_CLOSEST_ULL(fb->rate[d].cap_mrps,
 									BI_MRPS_PER_RPS),
 						  now);
@@ -358,15 +359,16 @@ static void blkiso_fb_record(struct blkiso_tenant *t, const struct blkiso_tick_r
  */
 static void blkiso_fb_mode_tick(struct blkiso_dev *dev, struct blkiso_tenant *t)
 {
+	const struct blkiso_quota *q = blkiso_quota(t);
 	struct blkiso_fb *fb = &t->fb;
 	struct bi_sample *w = &fb->mode_win;
-	u64 c = bi_conf_rate_units(&blkiso_quota(t)->conf, &dev->conf.cost, BI_DIR_READ);
+	u64 c = bi_conf_rate_units(&q->conf, &dev->conf.cost, BI_DIR_READ);
 
 	w->n = w->n / 2 + fb->d[BLKISO_FB_OPS];
 	w->units = w->units / 2 + fb->d[BLKISO_FB_RUNITS] + fb->d[BLKISO_FB_WUNITS];
 	w->units_sq = w->units_sq / 2 + fb->d[BLKISO_FB_UNITS_SQ];
 	if (bi_mode_tick(&fb->ms, w, c == BI_CONF_UNLIMITED ? U64_MAX : c) !=
-	    blkiso_quota(t)->meter.auto_active)
+	    q->meter.auto_active)
 		fb->mode_changed = true;
 }
 
@@ -388,19 +390,21 @@ static void blkiso_fb_mode_switch(struct blkiso_tenant *t)
 static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *t,
 				  u64 now, bool *wake)
 {
+	/* loaded once: a line may give @t its own quota meanwhile */
+	struct blkiso_quota *q = blkiso_quota(t);
 	struct blkiso_fb *fb = &t->fb, *s = fb;
 	u32 d;
 
 	if (fb->mode_auto)
 		blkiso_fb_mode_tick(dev, t);
-	if (blkiso_quota(t)->conf.initial == BI_INITIAL_EWMA) {
+	if (q->conf.initial == BI_INITIAL_EWMA) {
 		/* S0-29: the tick's completions move initial=ewma's estimate */
 		struct bi_sample smp = {
 			.n = s->d[BLKISO_FB_OPS],
 			.units = s->d[BLKISO_FB_RUNITS] + s->d[BLKISO_FB_WUNITS],
 		};
 
-		bi_meter_adapt_tick(&blkiso_quota(t)->meter, &smp);
+		bi_meter_adapt_tick(&q->meter, &smp);
 	}
 
 	for (d = 0; d < BI_NR_DIRS; d++) {
@@ -417,7 +421,7 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 			rs.throttled++;
 		rs.arrived = rs.completed + rs.throttled;
 		bi_rate_tick(&fb->rate[d], &fb->rate_p[d], &rs, now);
-		bi_meter_set_request_rate(&blkiso_quota(t)->meter, d,
+		bi_meter_set_request_rate(&q->meter, d,
 					  DIV_ROUND_CLOSEST_ULL(fb->rate[d].cap_mrps,
 								BI_MRPS_PER_RPS),
 					  now);
@@ -432,12 +436,12 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 			.dev_min_ns = s->lat_min == U64_MAX ? 0 : s->lat_min,
 		};
 
-		is.done = bi_fb_done(&blkiso_quota(t)->conf, is.ops, is.units);
+		is.done = bi_fb_done(&q->conf, is.ops, is.units);
 		bi_iso_tick(&fb->iso, &fb->iso_p, &is, bi_fb_overload_episode(&dev->fb.ovl), now);
 		if (fb->nr_slot_wait)
 			*wake = true;
 	}
-	fb->above = bi_fb_above_commit(&blkiso_quota(t)->conf, &fb->iso, fb->rate, fb->rate_p,
+	fb->above = bi_fb_above_commit(&q->conf, &fb->iso, fb->rate, fb->rate_p,
 				       s->d[BLKISO_FB_OPS] || blkiso_tenant_queued(t));
 	spin_unlock(&fb->lock);
 }
@@ -539,6 +543,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	now = ktime_get_ns();
 	seq = (u32)dev->fb.seq;
 	list_for_each_entry(t, &dev->fb.active, fb.active_node) {
+		const struct bi_tenant_conf *conf = &blkiso_quota(t)->conf;
 		struct blkiso_fb *s = &t->fb;
 
 		blkiso_fb_fold(t, seq, cur, &s->lat_min, &s->lat_max);
@@ -550,9 +555,9 @@ static void blkiso_fb_tick(struct work_struct *work)
 		if (bi_ovl_tenant_tick(&s->ovl, &dev->fb.ovl_p, s->d[BLKISO_FB_OPS],
 				       s->d[BLKISO_FB_MISSED]))
 			signal = true;
-		if (bi_fb_depth_protected(&blkiso_quota(t)->conf, &dev->conf) &&
+		if (bi_fb_depth_protected(conf, &dev->conf) &&
 		    (s->d[BLKISO_FB_OPS] || blkiso_fb_inflight(t)))
-			bi_fb_depth_fold(&ds, &blkiso_quota(t)->conf, &s->ovl, s->d[BLKISO_FB_OPS],
+			bi_fb_depth_fold(&ds, conf, &s->ovl, s->d[BLKISO_FB_OPS],
 					 s->d[BLKISO_FB_MISSED], s->d[BLKISO_FB_DEV_NS]);
 		os.completed += s->d[BLKISO_FB_OPS];
 		os.missed += s->d[BLKISO_FB_MISSED];
