@@ -146,8 +146,8 @@ void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *co
 	ds->completed = (u32)bi_min_u64((u64)ds->completed + completed, U32_MAX);
 	if (ovl->threshold_permille)
 		ds->evidence = (u32)bi_max_u64(ds->evidence,
-					       (1000 + ovl->threshold_permille - 1) /
-					       ovl->threshold_permille);
+					       bi_div_round_up_u64(BI_PERMILLE,
+								   ovl->threshold_permille));
 	if (!bi_fb_depth_missed(ovl, completed, missed))
 		return;
 	ds->missed = true;
