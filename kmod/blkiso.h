@@ -303,7 +303,8 @@ struct blkiso_quota {
 /*
  * A tenant's bytes at most (BUILD_BUG_ON in blkiso_tenant.c): a counted-only
  * tenant costs this and no more (issue 18; 5,632 before struct
- * blkiso_quota moved out; lifetime_test checks the slab object).
+ * blkiso_quota moved out; lifetime_test checks the slab object), on a
+ * kernel without lock debugging (the debug kernel's locks are larger).
  */
 #define BLKISO_TENANT_MAX_BYTES	3200
 
