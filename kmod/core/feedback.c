@@ -103,7 +103,7 @@ bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *
 
 	/* above the isolation controller's band, not at its edge: no flicker */
 	if (conf->alloc &&
-	    iso->usage > conf->alloc + conf->alloc * BI_ISO_TOL_PERMILLE_DEF / 1000)
+	    iso->usage > conf->alloc + conf->alloc * BI_ISO_TOL_PERMILLE_DEF / BI_PERMILLE)
 		return true;
 	for (d = 0; d < BI_NR_DIRS; d++) {
 		if (!rate_p[d].committed_ups)
@@ -124,7 +124,7 @@ bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *
 bool bi_fb_depth_missed(const struct bi_ovl_tenant *ovl, u64 completed, u64 missed)
 {
 	return ovl->threshold_permille && completed &&
-	       missed * 1000 > completed * ovl->threshold_permille;
+	       missed * BI_PERMILLE > completed * ovl->threshold_permille;
 }
 
 /*
@@ -151,6 +151,6 @@ void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *co
 	if (!bi_fb_depth_missed(ovl, completed, missed))
 		return;
 	ds->missed = true;
-	over = bi_div_u64(bi_div_u64(dev_ns, completed) * 1000, target_ns ? target_ns : 1);
+	over = bi_div_u64(bi_div_u64(dev_ns, completed) * BI_PERMILLE, target_ns ? target_ns : 1);
 	ds->over_permille = (u32)bi_max_u64(ds->over_permille, bi_min_u64(over, U32_MAX));
 }
