@@ -89,6 +89,16 @@ struct sim {
 	int secs;
 };
 
+/*
+ * stdout line by line: a test that fails an ASSERT ends with _exit(), which
+ * would drop what a block-buffered stdout (a pipe to tee) still held, such
+ * as the setup step that failed.
+ */
+static void __attribute__((constructor)) stdout_by_line(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 static uint64_t real_ms(void)
 {
 	struct timespec t;
@@ -208,10 +218,22 @@ static void pid_stop(pid_t *pid)
 /* a step of a failover or its setup: at most this long (real seconds) */
 #define FAILOVER_WAIT_S	60
 
-/* A step of the setup that did not come within FAILOVER_WAIT_S, named on the log. */
-static int setup_failed(const char *what)
+/*
+ * A step of the setup that did not come within FAILOVER_WAIT_S, named on
+ * the log with what each server and the Sentinel said of the others then.
+ */
+static int setup_failed(const struct sim *s, const char *what)
 {
+	char sh[512];
+
 	printf("# failover setup: %s: not within %d s\n", what, FAILOVER_WAIT_S);
+	snprintf(sh, sizeof(sh),
+		 "for p in %d %d %d; do echo \"# port $p:\" $(redis-cli -p $p info replication 2>&1 | tr -d '\\r' | grep -E '^(role|master_port|master_link_status|connected_slaves|slave[0-9]|min_slaves)'); done;"
+		 " echo \"# sentinel %d:\" $(redis-cli -p %d sentinel replicas blkiso 2>&1 | tr -d '\\r' | tr '\\n' ' ')",
+		 s->port, s->port + 1, s->port + 3, s->port + 2, s->port + 2);
+	fflush(stdout);
+	if (system(sh) < 0)
+		perror("system");
 	return -1;
 }
 
@@ -229,24 +251,24 @@ static int failover_setup(struct sim *s)
 	s->replica = server_start(s, s->port + 1, s->port, false);
 	if (s->replica < 0 ||
 	    cli_wait_for(s->port + 1, "info replication", "master_link_status:up", FAILOVER_WAIT_S))
-		return setup_failed("first replica in sync");
+		return setup_failed(s, "first replica in sync");
 	s->replica2 = server_start(s, s->port + 3, s->port, false);
 	if (s->replica2 < 0 ||
 	    cli_wait_for(s->port + 3, "info replication", "master_link_status:up", FAILOVER_WAIT_S))
-		return setup_failed("second replica in sync");
+		return setup_failed(s, "second replica in sync");
 	/* fenced: the master grants once a replica has acknowledged */
 	if (s->fenced && cli_wait_for(s->port, "info replication", "min_slaves_good_slaves:[12]",
 				      FAILOVER_WAIT_S))
-		return setup_failed("master sees a good replica");
+		return setup_failed(s, "master sees a good replica");
 	s->sentinel = server_start(s, s->port + 2, s->port, true);
 	if (s->sentinel < 0)
-		return setup_failed("sentinel started");
+		return setup_failed(s, "sentinel started");
 	snprintf(want, sizeof(want), "^%d$", s->port + 1);
 	if (cli_wait_for(s->port + 2, "sentinel replicas blkiso", want, FAILOVER_WAIT_S))
-		return setup_failed("sentinel knows the first replica");
+		return setup_failed(s, "sentinel knows the first replica");
 	snprintf(want, sizeof(want), "^%d$", s->port + 3);
 	if (cli_wait_for(s->port + 2, "sentinel replicas blkiso", want, FAILOVER_WAIT_S))
-		return setup_failed("sentinel knows the second replica");
+		return setup_failed(s, "sentinel knows the second replica");
 	s->c.nr_sentinels = 1;
 	snprintf(s->c.sentinel[0].host, sizeof(s->c.sentinel[0].host), "127.0.0.1");
 	s->c.sentinel[0].port = s->port + 2;
@@ -412,7 +434,31 @@ static void sim_free(struct sim *s)
 		perror("rm");
 }
 
-static int sim_setup(struct sim *s, int secs, bool sentinel, bool static_split)
+/*
+ * The first of four ports for the servers, picked by @n, outside the
+ * kernel's ephemeral range: while a server starts, redis-cli polls its
+ * port, and a connect() to a port of that range with nothing listening
+ * yet may be given that very port as its own and connect to itself; the
+ * server's bind() then fails (EADDRINUSE) and the setup with it.
+ */
+static int private_port(unsigned int n)
+{
+	int lo = 32768, hi = 60999;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+	if (f) {
+		if (fscanf(f, "%d %d", &lo, &hi) != 2) {
+			lo = 32768;
+			hi = 60999;
+		}
+		fclose(f);
+	}
+	if (lo - 4 - 10000 >= 1000)
+		return 10000 + n % (lo - 4 - 10000);
+	return hi + 1 + n % (65535 - 4 - hi);
+}
+
+static int sim_setup(struct sim *s, int secs, bool sentinel, bool static_split, int try)
 {
 	struct bi_dev_conf dev;
 	int i;
@@ -430,7 +476,7 @@ static int sim_setup(struct sim *s, int secs, bool sentinel, bool static_split)
 	for (i = 0, s->redis = -1; i < 10 && s->redis < 0; i++) {
 		char cmd[160];
 
-		s->port = 20000 + (getpid() * 7 + i * 1009) % 40000;
+		s->port = private_port(getpid() * 7 + (i + 10 * try) * 1009);
 		snprintf(cmd, sizeof(cmd), "for p in %d %d %d %d; do redis-cli -p $p ping 2>/dev/null | grep -q PONG && exit 1; done; exit 0",
 			 s->port, s->port + 1, s->port + 2, s->port + 3);
 		if (system(cmd))
@@ -482,12 +528,22 @@ static int sim_setup(struct sim *s, int secs, bool sentinel, bool static_split)
 	return 0;
 }
 
-/* Set up, or leave no server and no directory behind (an ASSERT returns at once). */
+/*
+ * Set up, or leave no server and no directory behind (an ASSERT returns at
+ * once).  The servers are the test's fixture, not what it tests: a setup
+ * that failed (its step and the servers' state are on the log) is tried
+ * once more from nothing, on other ports.
+ */
 static int sim_init(struct sim *s, int secs, bool sentinel, bool static_split)
 {
-	if (!sim_setup(s, secs, sentinel, static_split))
-		return 0;
-	sim_free(s);
+	int try;
+
+	for (try = 1; try <= 2; try++) {
+		if (!sim_setup(s, secs, sentinel, static_split, try))
+			return 0;
+		sim_free(s);
+		printf("# setup: try %d of 2 failed\n", try);
+	}
 	return -1;
 }
 
