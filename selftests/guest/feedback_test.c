@@ -1235,16 +1235,11 @@ TEST_F_TIMEOUT(fb, depth_limit_bounds_an_unconfigured_flood, GUEST_TIMEOUT)
  * refused whole and comes back from io_uring's worker, then cut), so its
  * reads completed from 2 s on average at most 192 KiB (128 KiB, and a
  * margin for a whole read sent before a tick that let go: 1 MiB uncut),
- * and A's bounds hold as with the 128k flood.  make check-full only
- * (GUEST_FULL=1) until its miss bound is shown to hold run after run.
+ * and A's bounds hold as with the 128k flood.
  */
 TEST_F_TIMEOUT(fb, depth_limit_cuts_a_nowait_flood_of_large_reads, GUEST_TIMEOUT)
 {
-	const char *full = getenv("GUEST_FULL");
 	struct depth_run d;
-
-	if (!full || full[0] != '1')
-		SKIP(return, "make check-full (GUEST_FULL=1)");
 
 	depth_limit_case(_metadata, self, "--name=b --filename=" DM_DEV " --direct=1"
 			 " --rw=randread --bs=1M --ioengine=io_uring --iodepth=32"
