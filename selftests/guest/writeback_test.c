@@ -14,7 +14,7 @@
  * rate tests take 15-30 s of guest time each, so they need GUEST_FULL=1
  * (make check-full): one writer's accuracy, two writers, an O_DIRECT
  * victim beside a flood, the 30 s backpressure flood and the fsync latency
- * under a flood.
+ * under a flood capped by blkiso and, the anchor, by io.max.
  */
 #include <fcntl.h>
 #include <signal.h>
