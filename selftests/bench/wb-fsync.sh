@@ -13,7 +13,7 @@ top=${BLKISO_TOP:?run me in the guest through selftests/vm/run.sh}
 repeats=${BENCH_WB_REPEATS:-5}
 fs=${BENCH_WB_FS:-ext4}
 [ -z "${BENCH_WB_JOURNAL_MB:-}" ] || export WB_JOURNAL_MB=$BENCH_WB_JOURNAL_MB
-cd /tmp
+cd /tmp || exit 1
 if [ "${BLKISO_ICOUNT:-0}" = 1 ]; then
 	cp "$top/build/guest/ticker" /tmp/ && /tmp/ticker &
 fi
@@ -30,7 +30,7 @@ for i in $(seq "$repeats"); do
 		line=$(grep -o "$fs: fsync p50.*" <<< "$out")
 		echo "run $i $cap: ${line:-no figures}"
 		mv "$BLKISO_OUT/wb_fsync_slow_$fs$tag.txt" "$BLKISO_OUT/wb_fsync_slow_${i}_$cap.txt" 2>/dev/null
-		grep -q "^not ok.*$only" <<< "$out" && echo "$out" | grep -E "^#.*(Expected|$only)"
+		grep "Expected" <<< "$out"
 		p99=$(sed -n 's/.*p99 \([0-9.]*\) ms.*/\1/p' <<< "$line")
 		[ -n "$p99" ] || continue
 		ran[$cap]=$((ran[$cap] + 1))
