@@ -506,7 +506,14 @@ TEST_F_TIMEOUT(meter, per_cpu_buckets_hold_the_quota_across_cpus, GUEST_TIMEOUT)
 			    " --runtime=10 --time_based --name=c1 --cpus_allowed=1"
 			    " --filename=" DM_DEV " --direct=1 --rw=randread --bs=4k"
 			    " --ioengine=libaio --iodepth=4 --runtime=10 --time_based"));
-	EXPECT_TRUE(values_close(r.read.iops, 2000, 3)) TH_LOG("IOPS %.1f", r.read.iops);
+	/*
+	 * The rate not on the debug kernel, whose checks keep the guest below
+	 * 2000 reads/s (it has 2 CPUs since it boots on q35); the dispense
+	 * ratio and the burst's upper bound below hold at any speed.
+	 */
+	if (!gu_debug_kernel()) {
+		EXPECT_TRUE(values_close(r.read.iops, 2000, 3)) TH_LOG("IOPS %.1f", r.read.iops);
+	}
 	bios = gu_tenant_stat(self->dir, self->cgid, "arrived");
 	disp = gu_tenant_stat(self->dir, self->cgid, "dispenses");
 	TH_LOG("2 CPUs, riops=2000: %.1f IOPS, %lld bios, %lld global dispenses",
