@@ -472,10 +472,10 @@ static int read_from_each(const char *dev, int n)
 #define MEM_TENANT_BYTES_MAX	3200
 /*
  * On the debug kernel a cgroup's creation, each task move and each
- * removal cost far more (lockdep, KASAN, one CPU): a pass of 1,000 moves
- * and reads took 90 s, creating the 1,000 cgroups with the first pass
- * 249 s, and the case did not end in its 600 s, nor did its leftovers'
- * removal leave the next case time to run.  There it runs 100 cgroups and
+ * removal cost far more (lockdep, KASAN; measured when its guest had one
+ * CPU): a pass of 1,000 moves and reads took 90 s, creating the 1,000
+ * cgroups with the first pass 249 s, and the case did not end in its
+ * 600 s, nor did its leftovers' removal leave the next case time to run.  There it runs 100 cgroups and
  * checks the tenants' lifetime, not the per-CPU bytes (the debug options
  * keep per-CPU memory of their own, and 100 tenants are too few to see
  * 256 bytes each through Percpu's kB).

@@ -192,9 +192,14 @@ TEST_F_TIMEOUT(robust, reconfigure_every_200ms_under_load, GUEST_TIMEOUT)
 	EXPECT_EQ(0, st);
 	EXPECT_EQ(0ULL, r.errors);
 	TH_LOG("%d of %d periods at the new rate from the 2nd tick on", good, n);
+	/*
+	 * Not on the debug kernel: its checks keep the guest below 2000
+	 * reads/s (finding 3 of doc/robustness.md); there fio's status, the
+	 * ledger and the kernel's reports count.
+	 */
 	if (!gu_no_rate()) {
 		EXPECT_EQ(n, good);
-	} else {
+	} else if (!gu_debug_kernel()) {
 		EXPECT_GE(good, n * 3 / 4);
 	}
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
@@ -207,9 +212,15 @@ TEST_F_TIMEOUT(robust, suspend_resume_reload_with_parked_bios_keep_the_ledger, G
 	double t0, secs;
 
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=20 wiops=20"));
+	/*
+	 * fio must still submit after the second resume: 4 s are enough on
+	 * Debian's kernels; on the debug kernel each dmsetup step takes
+	 * seconds, and fio had stopped before the reload (no bio queued in
+	 * 60 s), so it runs 30 s there.
+	 */
 	ASSERT_EQ(0, gu_fio_start(&job, CG, "--name=p --filename=" DM_DEV " --direct=1"
 				  " --rw=randrw --bs=4k --ioengine=libaio --iodepth=64"
-				  " --runtime=4 --time_based"));
+				  " --runtime=%d --time_based", gu_debug_kernel() ? 30 : 4));
 	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
 	t0 = gu_now_s();
 	EXPECT_EQ(0, gu_sh("dmsetup suspend " DM_NAME));
@@ -453,6 +464,14 @@ TEST_F_TIMEOUT(robust, flakey_lower_errors_are_counted_exactly, GUEST_TIMEOUT)
 TEST_F_TIMEOUT(robust, table_swaps_and_two_segments_under_load, GUEST_TIMEOUT)
 {
 	long long half = self->sectors / 2;
+	/*
+	 * The caps must bite and fio must still run after each table step:
+	 * the debug kernel's guest completes fewer than 200 reads and writes
+	 * a second (no bio queued in 60 s), and its dmsetup steps take
+	 * seconds.
+	 */
+	const char *caps = gu_debug_kernel() ? "riops=20 wiops=20" : "riops=200 wiops=200";
+	int secs = gu_debug_kernel() ? 30 : 6;
 	char path[256], name[128];
 	struct gu_fio_job job;
 	struct gu_fio r;
@@ -461,10 +480,10 @@ TEST_F_TIMEOUT(robust, table_swaps_and_two_segments_under_load, GUEST_TIMEOUT)
 	ASSERT_EQ(0, gu_sh("dmsetup reload " DM_NAME " --table \"0 %lld blkiso %s 0\n"
 			   "%lld %lld blkiso %s %lld\" && dmsetup resume " DM_NAME,
 			   half, self->lower, half, self->sectors - half, self->lower, half));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=200 wiops=200"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, caps));
 	ASSERT_EQ(0, gu_fio_start(&job, CG, "--name=sw --filename=" DM_DEV " --direct=1"
 				  " --rw=randrw --bs=4k --ioengine=libaio --iodepth=32"
-				  " --runtime=6 --time_based"));
+				  " --runtime=%d --time_based", secs));
 	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
 	/* rename with parked bios: the directory, its name and the quota follow */
 	EXPECT_EQ(0, gu_sh("dmsetup rename " DM_NAME " " DM_NAME "_r"));
@@ -490,7 +509,7 @@ TEST_F_TIMEOUT(robust, table_swaps_and_two_segments_under_load, GUEST_TIMEOUT)
 	 */
 	ASSERT_EQ(0, gu_fio_start(&job, CG, "--name=sw2 --filename=" DM_DEV " --direct=1"
 				  " --rw=randrw --bs=4k --ioengine=libaio --iodepth=32"
-				  " --runtime=4 --time_based"));
+				  " --runtime=%d --time_based", secs * 2 / 3));
 	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
 	EXPECT_EQ(0, gu_sh("dmsetup reload " DM_NAME " --table \"0 %lld linear %s 0\" && "
 			   "dmsetup resume " DM_NAME, self->sectors, self->lower));
@@ -560,10 +579,14 @@ TEST_F_TIMEOUT(robust, ext4_fsync_and_metadata_not_starved_by_capped_writer, GUE
 	 * < 20 ms deterministic (measured ~3 ms), < 250 ms with 2 vCPUs under
 	 * TCG (measured 16-65 ms); a parked 64 KiB write waits ~31 ms per bio
 	 * of backlog, so starvation behind the writer's queue would show as
-	 * hundreds of ms.
+	 * hundreds of ms.  Not on the debug kernel, whose ext4 under KASAN
+	 * and lockdep is slow by itself (455 ms with the writer below its
+	 * cap, 1.4 MB/s): its reports and the ledger count there.
 	 */
 	EXPECT_LT(0, p99);
-	EXPECT_LT(p99, gu_no_rate() ? 250e6 : 20e6);
+	if (!gu_debug_kernel()) {
+		EXPECT_LT(p99, gu_no_rate() ? 250e6 : 20e6);
+	}
 	EXPECT_EQ(0, gu_sh("umount " MNT));
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
