@@ -146,7 +146,14 @@ static double ring_rate(const struct gu_tick *r, int from, int to)
 
 /*
  * The ring ticks at tick_ms and the tenant's record shows its traffic: the
- * completions of the ring add up to the tenant's completed counter.
+ * completions of the ring add up to the tenant's completed counter.  The
+ * device's window is 2 ticks, so the tenant leaves the tick's active list
+ * (and its ring gets no more records) a few ticks after its last
+ * completion: its ring then holds well under 16 records however late the
+ * test reads it.  With the default window (10 ticks) it stayed on for 12
+ * idle ticks, and a read about 1 s of guest time late (the deterministic
+ * clock leaps while the guest waits for the host) found a full ring whose
+ * oldest record, the first tick's completions, had been overwritten.
  */
 TEST_F_TIMEOUT(fb, ring_records_every_tick, GUEST_TIMEOUT)
 {
@@ -156,7 +163,7 @@ TEST_F_TIMEOUT(fb, ring_records_every_tick, GUEST_TIMEOUT)
 	struct gu_fio f;
 	int n, i, sum = 0;
 
-	ASSERT_EQ(0, make_dev(self, 64, 100, "tick_ms=100"));
+	ASSERT_EQ(0, make_dev(self, 64, 100, "tick_ms=100 window_ticks=2"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "riops=200"));
 	s0 = dev_seq(self->dir);
 	ASSERT_EQ(0, wait_seq(self->dir, s0 + 2, 30));
@@ -168,7 +175,8 @@ TEST_F_TIMEOUT(fb, ring_records_every_tick, GUEST_TIMEOUT)
 	after = gu_tenant_stat(self->dir, self->a, "completed");
 	n = tenant_ring(self->dir, self->a, r, GU_TICKS_MAX);
 	ASSERT_GT(n, 1);
-	ASSERT_LE(n, 16);
+	/* a full ring may have lost its oldest records: no sum to compare */
+	ASSERT_LT(n, 16) TH_LOG("full ring: seq %llu to %llu", r[0].seq, r[n - 1].seq);
 	for (i = 1; i < n; i++)
 		ASSERT_EQ(r[i - 1].seq + 1, r[i].seq);	/* active: every tick */
 	for (i = 0; i < n; i++)
@@ -955,6 +963,10 @@ TEST_F_TIMEOUT(fb, s3_13_smoothing_pct_weighs_the_newest_tick, GUEST_TIMEOUT)
  * their 500: A shows a delay in a tick whose usage is still under 500, B
  * never has one (measured: A from the first full tick of its rise, at
  * usage 142: 4 slots, 957 us).  Deterministic mode: B must stay under the band.
+ * A's ring is read 10 ticks after its reads flow, before B's fio starts:
+ * read after B's, as it was, it held A's idle ticks before the rise by a
+ * margin of about 2 ticks (16 records), which a clock leap while B's fio
+ * started (the guest waiting for the host) used up.
  */
 TEST_F_TIMEOUT(fb, s3_14_predictive_delays_a_rising_usage_before_it_crosses, GUEST_TIMEOUT)
 {
@@ -968,9 +980,10 @@ TEST_F_TIMEOUT(fb, s3_14_predictive_delays_a_rising_usage_before_it_crosses, GUE
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, ISO_ALLOC " predictive=1"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_B, ISO_ALLOC " predictive=0"));
 	ASSERT_EQ(0, read_at(self, &ja, CG_A, self->a, 450, 3));
-	ASSERT_EQ(0, read_at(self, &jb, CG_B, self->b, 450, 3));
 	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 10, 60));
 	na = tenant_ring(self->dir, self->a, ra, GU_TICKS_MAX);
+	ASSERT_EQ(0, read_at(self, &jb, CG_B, self->b, 450, 3));
+	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 10, 60));
 	nb = tenant_ring(self->dir, self->b, rb, GU_TICKS_MAX);
 	ASSERT_EQ(0, gu_fio_wait(&ja, &fa));
 	ASSERT_EQ(0, gu_fio_wait(&jb, &fb_));
