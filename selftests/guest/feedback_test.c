@@ -1179,7 +1179,7 @@ static void depth_limit_case(struct __test_metadata *_metadata, FIXTURE_DATA(fb)
 	struct gu_fio_job ja, jb;
 	struct gu_fio fb_;
 	unsigned long long done, missed, t0, t1;
-	long long limit, rios, rbytes, b0;
+	long long limit, rios, rbytes;
 	int n;
 
 	ASSERT_EQ(0, make_dev(self, 8, 250, "depth_limit=1 tick_ms=10 window_ticks=5"));
@@ -1194,15 +1194,13 @@ static void depth_limit_case(struct __test_metadata *_metadata, FIXTURE_DATA(fb)
 	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 200, 60));
 	rios = gu_tenant_stat(self->dir, self->b, "rios");
 	rbytes = gu_tenant_stat(self->dir, self->b, "rbytes");
-	b0 = gu_tenant_stat(self->dir, self->b, "rbytes");
 	t0 = dev_time_us(self->dir);
 	n = ring_sum(self, self->a, DEPTH_TICKS, &done, &missed);
 	ASSERT_LE(0, n);
 	t1 = dev_time_us(self->dir);
-	out->beside = t1 > t0 ? (gu_tenant_stat(self->dir, self->b, "rbytes") - b0) * 1e6 /
-				(double)(t1 - t0) : -1;
-	out->rios = gu_tenant_stat(self->dir, self->b, "rios") - rios;
 	out->rbytes = gu_tenant_stat(self->dir, self->b, "rbytes") - rbytes;
+	out->beside = t1 > t0 ? out->rbytes * 1e6 / (double)(t1 - t0) : -1;
+	out->rios = gu_tenant_stat(self->dir, self->b, "rios") - rios;
 	limit = dev_stat(self->dir, "depth_limit");
 	ASSERT_EQ(0, gu_fio_wait(&ja, &out->fa));
 	ASSERT_EQ(0, gu_fio_wait(&jb, &fb_));
