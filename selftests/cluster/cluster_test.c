@@ -455,7 +455,9 @@ static int private_port(unsigned int n)
 	}
 	if (lo - 4 - 10000 >= 1000)
 		return 10000 + n % (lo - 4 - 10000);
-	return hi + 1 + n % (65535 - 4 - hi);
+	if (65535 - 4 - hi >= 1000)
+		return hi + 1 + n % (65535 - 4 - hi);
+	return 10000 + n % 1000;	/* no room outside it: self-connects possible */
 }
 
 static int sim_setup(struct sim *s, int secs, bool sentinel, bool static_split, int try)
