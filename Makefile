@@ -224,7 +224,8 @@ check-debug: debug-kernel tests
 # the guest tests that only run with GUEST_FULL=1 (writeback_test: one and two
 # writers, the 30 s backpressure flood, fsync under a flood; lvm_test:
 # every rollback step of attach --live, LVM's devices file, activation
-# after a reboot, and the whole program on 6.12), deterministic mode, 6.1 and 6.12 (about 25 minutes); lifetime_test's 60 s stress run in the
+# after a reboot, and the whole program on 6.12), deterministic mode, 6.1
+# and 6.12 (about 25 minutes); lifetime_test's 60 s stress run in the
 # ordinary mode (2 vCPUs), 6.1 and 6.12 (~2 min each); then check-debug (a cold debug
 # kernel build is about an hour on 2 cores).
 GUEST_FULL_TESTS := writeback_test lvm_test

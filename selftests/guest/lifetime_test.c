@@ -464,21 +464,21 @@ static int read_from_each(const char *dev, int n)
  * cache, /sys/kernel/blkiso/objects), at most: 5,632 bytes before its
  * line and meter moved to a quota allocated at configuration (issue 18),
  * 3,200 after, as BLKISO_TENANT_MAX_BYTES holds at build time (not on
- * the debug kernel, whose locks are larger).  The slab
- * growth a counted-only tenant adds over what a dm-linear device costs a
- * cgroup is logged, not asserted: it holds its sysfs directory too, and
+ * the debug kernel, whose locks are larger).  The slab growth a
+ * counted-only tenant adds over what a dm-linear device costs a cgroup
+ * is logged, not asserted: it holds its sysfs directory too, and
  * the guest's other slab activity meanwhile.
  */
 #define MEM_TENANT_BYTES_MAX	3200
 /*
- * On the debug kernel a cgroup's creation, each task move and each
- * removal cost far more (lockdep, KASAN; measured when its guest had one
- * CPU): a pass of 1,000 moves and reads took 90 s, creating the 1,000
- * cgroups with the first pass 249 s, and the case did not end in its
- * 600 s, nor did its leftovers' removal leave the next case time to run.  There it runs 100 cgroups and
- * checks the tenants' lifetime, not the per-CPU bytes (the debug options
- * keep per-CPU memory of their own, and 100 tenants are too few to see
- * 256 bytes each through Percpu's kB).
+ * On the debug kernel a cgroup's creation, each task move and each removal
+ * cost far more (lockdep, KASAN; measured when its guest had one CPU): a
+ * pass of 1,000 moves and reads took 90 s, creating the 1,000 cgroups with
+ * the first pass 249 s, and the case did not end in its 600 s, nor did its
+ * leftovers' removal leave the next case time to run.  There it runs 100
+ * cgroups and checks the tenants' lifetime, not the per-CPU bytes (the
+ * debug options keep per-CPU memory of their own, and 100 tenants are too
+ * few to see 256 bytes each through Percpu's kB).
  */
 #define MEM_CGROUPS_DEBUG	100
 

@@ -258,17 +258,17 @@ TEST_F_TIMEOUT(wb, buffered_dd_is_charged_to_its_cgroup, GUEST_TIMEOUT)
  * coming: the dirty limits are 64M/8M here and each writer rewrites a
  * 128 MiB file (under 64M/32M, /a on 6.1 xfs once wrote back 9.312 MiB/s
  * with nothing of it queued 7.4% of the time: the flusher idle above the
- * background limit, as for the flood).  Under small limits the flusher stops whenever the dirty
- * pages fall under the background limit and blkiso has nothing of the
- * writer for longer than its cap's burst: one writer under 8M (the
- * backpressure flood below) had nothing queued 2-20% of the time and once
- * wrote back 7.2% short while its bucket lost the unused tokens.  With
- * two writers the kernel splits the limit between them by their recent
- * completions, which lags (measured under 16M: /a 8.1-8.4 MiB/s), and a
- * file smaller than its share of the limit is all dirty, its rewrites no
- * longer throttled (48 MiB files on xfs, 6.1: /a 8.77).  The log says how
- * many of their bios blkiso parked in the window, the share of the window
- * with nothing of them queued.
+ * background limit, as for the flood).  Under small limits the flusher
+ * stops whenever the dirty pages fall under the background limit and
+ * blkiso has nothing of the writer for longer than its cap's burst: one
+ * writer under 8M (the backpressure flood below) had nothing queued 2-20%
+ * of the time and once wrote back 7.2% short while its bucket lost the
+ * unused tokens.  With two writers the kernel splits the limit between
+ * them by their recent completions, which lags (measured under 16M: /a
+ * 8.1-8.4 MiB/s), and a file smaller than its share of the limit is all
+ * dirty, its rewrites no longer throttled (48 MiB files on xfs, 6.1: /a
+ * 8.77).  The log says how many of their bios blkiso parked in the window,
+ * the share of the window with nothing of them queued.
  */
 #define STEADY_SECS	10
 static void buffered_writers_get_their_caps(struct __test_metadata *_metadata,
