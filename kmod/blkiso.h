@@ -81,12 +81,19 @@
  * flight or parked, loses or doubles no count; both are published (release
  * stores) before the caps that use them, loaded once per use, and kept
  * until the tenant is freed (blkiso_tenant_quota_get()), so a reader
- * never sees them vanish.
+ * never sees them vanish.  Its feedback state (struct blkiso_fb: the
+ * controllers, held lists, ring) follows the same rule: allocated when a
+ * line configures it, or at its next bio once its device's feedback
+ * counts every tenant (dev->fb.all: overload gate, depth limit, an
+ * allocation), published initialised, kept until it is freed; NULL (most
+ * counted-only tenants) means nothing of the tick's, and every reader
+ * (.map's gates, .end_io's tick inputs, the dispatcher, the rings) loads
+ * it once and treats NULL as "no slot gate, nothing held, no record".
  *
  * Lock order: blkiso_devs_mutex -> dev->conf_mutex -> the rule set's
- * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb.lock |
+ * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb->lock |
  * a meter's key and class locks).  The spinlocks are taken with IRQs off
- * (completions take dev->lock, fb.lock and the meter locks).  Sysfs
+ * (completions take dev->lock, fb->lock and the meter locks).  Sysfs
  * handlers take dev->conf_mutex, so kobject_del (which waits for them) is
  * never called under it.
  */
@@ -143,7 +150,7 @@ enum blkiso_stat {
 /*
  * What .end_io's out-of-line part keeps for the feedback tick when a
  * tenant's controllers need it (blkiso_feedback_extremes()): per CPU in
- * struct blkiso_fb_cpu, or under fb.lock in a counted-only tenant's
+ * struct blkiso_fb_cpu, or under fb->lock in a counted-only tenant's
  * struct blkiso_tenant_ctr.
  */
 struct blkiso_fb_ext {
@@ -181,7 +188,7 @@ struct blkiso_tenant_pcpu {
  * counters as struct blkiso_tenant_pcpu's, shared by the CPUs, added to
  * with atomics.  They stay when the area comes (a bio counted here at
  * arrival may complete on the area): readers add both.  The extremes are
- * under fb.lock (only a device in overload=ideal asks a counted-only
+ * under fb->lock (only a device in overload=ideal asks a counted-only
  * tenant for them).
  */
 struct blkiso_tenant_ctr {
@@ -191,7 +198,7 @@ struct blkiso_tenant_ctr {
 	atomic64_t dev_ns;
 	atomic64_t missed;
 	atomic64_t throttled[BI_NR_DIRS];
-	struct blkiso_fb_ext ext;	/* under fb.lock */
+	struct blkiso_fb_ext ext;	/* under fb->lock */
 };
 
 /* Ticks kept in the stats rings (sysfs "ring" files, BLKISO_IOC_RING). */
