@@ -321,11 +321,12 @@ struct blkiso_quota {
 /*
  * A tenant's bytes at most (BUILD_BUG_ON in blkiso_tenant.c): a counted-only
  * tenant costs this and no more (issue 18; 5,632 before struct
- * blkiso_quota moved out, 3,200 before struct blkiso_fb did; lifetime_test
- * checks the slab object), on a kernel without lock debugging (the debug
- * kernel's locks are larger).
+ * blkiso_quota moved out, 3,200 before struct blkiso_fb did, 832 before
+ * the cold fields filled the room the parking line's alignment left;
+ * lifetime_test checks the slab object), on a kernel without lock
+ * debugging (the debug kernel's locks are larger).
  */
-#define BLKISO_TENANT_MAX_BYTES	832
+#define BLKISO_TENANT_MAX_BYTES	768
 
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
@@ -361,6 +362,13 @@ struct blkiso_tenant {
 	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
 	struct blkiso_dev *dev;
 	struct list_head list;		/* dev->tenant_list, under dev->lock */
+	/* cold: before the parking line, where the alignment left room */
+	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
+	bool gone;			/* its cgroup was removed: unhashed, draining */
+	bool dead;			/* and drained: the collector frees it */
+	bool in_sysfs;			/* its directory exists */
+	/* on dev->sysfs_pending: a directory to make or remove (dev->lock) */
+	struct list_head sysfs_node;
 	/* dev->parked while it has parked bios */
 	struct list_head park ____cacheline_aligned_in_smp;
 	/* A FIFO per class, so a low class's backlog never holds a high one. */
@@ -368,12 +376,6 @@ struct blkiso_tenant {
 	unsigned int nr_parked_cls[BI_NR_CLASSES];	/* read locklessly by .map */
 	unsigned int nr_parked;		/* all classes */
 	s64 deficit;			/* dispatch credit in units (DRR), dev->lock */
-	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
-	bool gone;			/* its cgroup was removed: unhashed, draining */
-	bool dead;			/* and drained: the collector frees it */
-	bool in_sysfs;			/* its directory exists */
-	/* on dev->sysfs_pending: a directory to make or remove (dev->lock) */
-	struct list_head sysfs_node;
 	/* written by every bio of a counted-only tenant: a line of its own */
 	struct blkiso_tenant_ctr ctr ____cacheline_aligned_in_smp;
 };

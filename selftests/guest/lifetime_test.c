@@ -463,7 +463,7 @@ static int read_from_each(const char *dev, int n)
  * A counted-only tenant's slab object (kmem_cache_size() of the tenant
  * cache, /sys/kernel/blkiso/objects), at most: 5,632 bytes before its
  * line and meter moved to a quota allocated at configuration (issue 18),
- * 3,200 after, 832 once its feedback state moved out too (allocated when
+ * 3,200 after, 768 once its feedback state moved out too (allocated when
  * a line configures it, or its device's feedback counts every tenant), as
  * BLKISO_TENANT_MAX_BYTES holds at build time (not on the debug kernel,
  * whose locks are larger).  The slab
@@ -471,7 +471,7 @@ static int read_from_each(const char *dev, int n)
  * cgroup is logged, not asserted: it holds its sysfs directory too, and
  * the guest's other slab activity meanwhile.
  */
-#define MEM_TENANT_BYTES_MAX	832
+#define MEM_TENANT_BYTES_MAX	768
 /*
  * On the debug kernel a cgroup's creation, each task move and each removal
  * cost far more (lockdep, KASAN; measured when its guest had one CPU): a
