@@ -91,12 +91,21 @@ FIXTURE_SETUP(wb)
 	 * WB_JOURNAL_MB (selftests/bench/wb-fsync.sh): ext4's journal of that
 	 * size.  jbd2 lets reserved credits reach an eighth of the journal, so
 	 * a small one makes the fsync stall (doc/metering.md) come often.
+	 * WB_MOUNT_OPTS: ext4 mounted again with these options added (e.g.
+	 * nodioread_nolock), to measure the stall under another mount.
 	 */
-	if (getenv("WB_JOURNAL_MB") && !strcmp(variant->fs, "ext4"))
-		ASSERT_EQ(0, gu_sh("umount " MNT " && tune2fs -O ^has_journal " DM_DEV
-				   " >/dev/null && tune2fs -J size=%d " DM_DEV " >/dev/null && "
-				   "mount -t ext4 -o noinit_itable " DM_DEV " " MNT,
-				   atoi(getenv("WB_JOURNAL_MB"))));
+	if ((getenv("WB_JOURNAL_MB") || getenv("WB_MOUNT_OPTS")) && !strcmp(variant->fs, "ext4")) {
+		const char *opts = getenv("WB_MOUNT_OPTS");
+
+		ASSERT_EQ(0, gu_sh("umount " MNT));
+		if (getenv("WB_JOURNAL_MB"))
+			ASSERT_EQ(0, gu_sh("tune2fs -O ^has_journal " DM_DEV " >/dev/null && "
+					   "tune2fs -J size=%d " DM_DEV " >/dev/null",
+					   atoi(getenv("WB_JOURNAL_MB"))));
+		ASSERT_EQ(0, gu_sh("mount -t ext4 -o noinit_itable%s%s " DM_DEV " " MNT,
+				   opts ? "," : "", opts ? opts : ""));
+		gu_sh("grep ' " MNT " ' /proc/mounts >&2");
+	}
 	/* cgroup writeback needs the memory controller beside io */
 	ASSERT_EQ(0, gu_cg_create(CG "/a"));
 	ASSERT_EQ(0, gu_cg_create(CG "/b"));
