@@ -825,16 +825,18 @@ static int cap_by_blkiso(const char *dir)
 /*
  * No priority inversion: while /a floods the page cache at wbps=1M, a
  * victim in /v doing fsync of small new files on the same filesystem
- * keeps fsync p99 <= 50 ms.  On ext4 (data=ordered) the commit's wait for
- * ordered data is what could stall behind /a's cap: jbd2 writes that data
- * with REQ_SYNC, which blkiso charges to /a but never parks (and with
- * dioread_nolock, the default, no data is ordered).  What does stall it
- * now and then (6.1 ext4: 2 of 14 runs, once 3.9 s): each of /a's
- * writeback I/Os holds a reserved journal handle until it completes (the
- * unwritten extent's conversion), /a's parked bios hold them at its cap's
- * pace, and once they reach half a transaction every ext4_writepages()
- * waits in add_transaction_credits(), the victim's fsync too
- * (doc/metering.md, "The fsync stall"; io.max's figures beside it: the
+ * keeps fsync p99 <= 50 ms.  On ext4 (data=ordered) with dioread_nolock,
+ * the default, no data is ordered (new blocks stay unwritten until their
+ * write completes), so no commit waits for /a's data; mounted
+ * nodioread_nolock, every commit would wait for /a's parked writeback,
+ * which jbd2 waits on and does not write itself (up to 14 s measured with
+ * WB_MOUNT_OPTS, doc/metering.md), so the case keeps the default mount.
+ * What does stall it now and then (6.1 ext4: 2 of 22 runs, once 3.9 s):
+ * each of /a's writeback I/Os holds a reserved journal handle until it
+ * completes (the unwritten extent's conversion), /a's parked bios hold
+ * them at its cap's pace, and once they reach half a transaction every
+ * ext4_writepages() waits in add_transaction_credits(), the victim's fsync
+ * too (doc/metering.md, "The fsync stall"; io.max's figures beside it: the
  * next case).
  */
 TEST_F_TIMEOUT(wb, fsync_beside_a_capped_flood_is_not_stalled, GUEST_TIMEOUT)
