@@ -4,7 +4,8 @@
 # cases, the writer capped by blkiso (wbps=1M) and by io.max (wbps=1M on
 # the blkiso device), alternated, BENCH_WB_REPEATS times (default 5), on
 # BENCH_WB_FS (default ext4), its journal BENCH_WB_JOURNAL_MB MiB if set
-# (else mkfs's: 16 MiB here).  Prints each run's figures (the tests' TH_LOG
+# (else mkfs's: 16 MiB here), mounted with BENCH_WB_MOUNT_OPTS added if set
+# (e.g. nodioread_nolock).  Prints each run's figures (the tests' TH_LOG
 # lines) and, per cap, in how many runs the fsync p99 passed 50 ms; the
 # slow fsyncs' stacks are kept as wb_fsync_slow_<run>_<cap>.txt in /out.
 # The rates hold in the deterministic mode:
@@ -13,6 +14,7 @@ top=${BLKISO_TOP:?run me in the guest through selftests/vm/run.sh}
 repeats=${BENCH_WB_REPEATS:-5}
 fs=${BENCH_WB_FS:-ext4}
 [ -z "${BENCH_WB_JOURNAL_MB:-}" ] || export WB_JOURNAL_MB=$BENCH_WB_JOURNAL_MB
+[ -z "${BENCH_WB_MOUNT_OPTS:-}" ] || export WB_MOUNT_OPTS=$BENCH_WB_MOUNT_OPTS
 cd /tmp || exit 1
 if [ "${BLKISO_ICOUNT:-0}" = 1 ]; then
 	cp "$top/build/guest/ticker" /tmp/ && /tmp/ticker &
@@ -28,6 +30,7 @@ for i in $(seq "$repeats"); do
 		esac
 		out=$(GUEST_FULL=1 WB_ONLY=$only WB_FS=$fs /tmp/writeback_test 2>&1)
 		line=$(grep -o "$fs: fsync p50.*" <<< "$out")
+		[ "$i.$cap" != 1.blkiso ] || grep -m1 " /mnt/wb " <<< "$out"
 		echo "run $i $cap: ${line:-no figures}"
 		mv "$BLKISO_OUT/wb_fsync_slow_$fs$tag.txt" "$BLKISO_OUT/wb_fsync_slow_${i}_$cap.txt" 2>/dev/null
 		grep "Expected" <<< "$out"
@@ -38,5 +41,5 @@ for i in $(seq "$repeats"); do
 	done
 done
 for cap in blkiso iomax; do
-	echo "$cap: fsync p99 over 50 ms in ${over[$cap]} of ${ran[$cap]} runs ($fs, journal ${BENCH_WB_JOURNAL_MB:-default} MiB, $BLKISO_KVER)"
+	echo "$cap: fsync p99 over 50 ms in ${over[$cap]} of ${ran[$cap]} runs ($fs, journal ${BENCH_WB_JOURNAL_MB:-default} MiB, mount options ${BENCH_WB_MOUNT_OPTS:-default}, $BLKISO_KVER)"
 done

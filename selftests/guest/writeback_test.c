@@ -91,12 +91,21 @@ FIXTURE_SETUP(wb)
 	 * WB_JOURNAL_MB (selftests/bench/wb-fsync.sh): ext4's journal of that
 	 * size.  jbd2 lets reserved credits reach an eighth of the journal, so
 	 * a small one makes the fsync stall (doc/metering.md) come often.
+	 * WB_MOUNT_OPTS: ext4 mounted again with these options added (e.g.
+	 * nodioread_nolock), to measure the stall under another mount.
 	 */
-	if (getenv("WB_JOURNAL_MB") && !strcmp(variant->fs, "ext4"))
-		ASSERT_EQ(0, gu_sh("umount " MNT " && tune2fs -O ^has_journal " DM_DEV
-				   " >/dev/null && tune2fs -J size=%d " DM_DEV " >/dev/null && "
-				   "mount -t ext4 -o noinit_itable " DM_DEV " " MNT,
-				   atoi(getenv("WB_JOURNAL_MB"))));
+	if ((getenv("WB_JOURNAL_MB") || getenv("WB_MOUNT_OPTS")) && !strcmp(variant->fs, "ext4")) {
+		const char *opts = getenv("WB_MOUNT_OPTS");
+
+		ASSERT_EQ(0, gu_sh("umount " MNT));
+		if (getenv("WB_JOURNAL_MB"))
+			ASSERT_EQ(0, gu_sh("tune2fs -O ^has_journal " DM_DEV " >/dev/null && "
+					   "tune2fs -J size=%d " DM_DEV " >/dev/null",
+					   atoi(getenv("WB_JOURNAL_MB"))));
+		ASSERT_EQ(0, gu_sh("mount -t ext4 -o noinit_itable%s%s " DM_DEV " " MNT,
+				   opts ? "," : "", opts ? opts : ""));
+		gu_sh("grep ' " MNT " ' /proc/mounts >&2");
+	}
 	/* cgroup writeback needs the memory controller beside io */
 	ASSERT_EQ(0, gu_cg_create(CG "/a"));
 	ASSERT_EQ(0, gu_cg_create(CG "/b"));
@@ -816,16 +825,18 @@ static int cap_by_blkiso(const char *dir)
 /*
  * No priority inversion: while /a floods the page cache at wbps=1M, a
  * victim in /v doing fsync of small new files on the same filesystem
- * keeps fsync p99 <= 50 ms.  On ext4 (data=ordered) the commit's wait for
- * ordered data is what could stall behind /a's cap: jbd2 writes that data
- * with REQ_SYNC, which blkiso charges to /a but never parks (and with
- * dioread_nolock, the default, no data is ordered).  What does stall it
- * now and then (6.1 ext4: 2 of 14 runs, once 3.9 s): each of /a's
- * writeback I/Os holds a reserved journal handle until it completes (the
- * unwritten extent's conversion), /a's parked bios hold them at its cap's
- * pace, and once they reach half a transaction every ext4_writepages()
- * waits in add_transaction_credits(), the victim's fsync too
- * (doc/metering.md, "The fsync stall"; io.max's figures beside it: the
+ * keeps fsync p99 <= 50 ms.  On ext4 (data=ordered) with dioread_nolock,
+ * the default, no data is ordered (new blocks stay unwritten until their
+ * write completes), so no commit waits for /a's data; mounted
+ * nodioread_nolock, every commit would wait for /a's parked writeback,
+ * which jbd2 waits on and does not write itself (up to 14 s measured with
+ * WB_MOUNT_OPTS, doc/metering.md), so the case keeps the default mount.
+ * What does stall it now and then (6.1 ext4: 2 of 22 runs, once 3.9 s):
+ * each of /a's writeback I/Os holds a reserved journal handle until it
+ * completes (the unwritten extent's conversion), /a's parked bios hold
+ * them at its cap's pace, and once they reach half a transaction every
+ * ext4_writepages() waits in add_transaction_credits(), the victim's fsync
+ * too (doc/metering.md, "The fsync stall"; io.max's figures beside it: the
  * next case).
  */
 TEST_F_TIMEOUT(wb, fsync_beside_a_capped_flood_is_not_stalled, GUEST_TIMEOUT)
