@@ -21,8 +21,8 @@ struct cgroup *blkiso_folio_owner(struct folio *folio);
 
 /*
  * A write the kernel waits on (BI_IO_KERNEL_WAITS): a swap write, or a
- * kernel thread's REQ_SYNC write (jbd2's ordered-data flush, sync(2)'s
- * writeback).  Holding it behind its owner's quota would stall the journal
+ * kernel thread's REQ_SYNC write (the ordered data jbd2 writes itself,
+ * on mounts without delalloc; sync(2)'s writeback).  Holding it behind its owner's quota would stall the journal
  * or reclaim for everyone, so it is charged and never parked.  In .map
  * only: current is the submitter.
  */
