@@ -62,7 +62,9 @@
 #                          blkiso_complete tracepoint, its cgroup only), one
 #                          value in ns a line: lat-solo.txt and lat-v.txt,
 #                          to set beside fio's (issue 20: where the tail is
-#                          spent)
+#                          spent); with the pread64/pwrite64 syscalls'
+#                          entries and exits (only the psync victim makes
+#                          them) in trace-solo.txt and trace-v.txt
 # From the neighbour's start to the end of blkiso's run, the rings are read
 # every 100 ms into the run's record (ring-dev.txt, ring-victim.txt,
 # ring-neighbour.txt: header lines and one line per tick, ticks repeated
@@ -193,19 +195,24 @@ ring_poll() {
 
 TRACE=/sys/kernel/tracing
 TRACE_EV=$TRACE/events/blkiso/blkiso_complete
-noisy_trace_on() {	# cgroup: its bios' blkiso_complete events into the trace buffer
+noisy_trace_on() {	# cgroup: its bios' blkiso_complete events and the psync syscalls into the trace buffer
 	[ "${BENCH_NOISY_TRACE:-0}" = 1 ] || return 0
 	echo 0 > $TRACE/tracing_on
 	echo 4096 > $TRACE/buffer_size_kb
 	echo > $TRACE/trace
 	echo "cgid == $(stat -c %i "$CG/$1")" > $TRACE_EV/filter
 	echo 1 > $TRACE_EV/enable
+	for sc in sys_enter_pread64 sys_exit_pread64 sys_enter_pwrite64 sys_exit_pwrite64; do
+		echo 1 > $TRACE/events/syscalls/$sc/enable
+	done
 	echo 1 > $TRACE/tracing_on
 }
-noisy_trace_off() {	# prefix: the traced latencies (ns) into $RUN/lat-<prefix>.txt
+noisy_trace_off() {	# prefix: the trace into $RUN/trace-<prefix>.txt, its latencies (ns) into lat-<prefix>.txt
 	[ "${BENCH_NOISY_TRACE:-0}" = 1 ] || return 0
 	echo 0 > $TRACE_EV/enable
-	sed -n 's/.* lat_ns=\([0-9]*\).*/\1/p' $TRACE/trace > "$RUN/lat-$1.txt"
+	echo 0 > $TRACE/events/syscalls/enable
+	cp $TRACE/trace "$RUN/trace-$1.txt"
+	sed -n 's/.* lat_ns=\([0-9]*\).*/\1/p' "$RUN/trace-$1.txt" > "$RUN/lat-$1.txt"
 	echo > $TRACE/trace
 }
 
