@@ -81,12 +81,19 @@
  * flight or parked, loses or doubles no count; both are published (release
  * stores) before the caps that use them, loaded once per use, and kept
  * until the tenant is freed (blkiso_tenant_quota_get()), so a reader
- * never sees them vanish.
+ * never sees them vanish.  Its feedback state (struct blkiso_fb: the
+ * controllers, held lists, ring) follows the same rule: allocated when a
+ * line configures it, or at its next bio once its device's feedback
+ * counts every tenant (dev->fb.all: overload gate, depth limit, an
+ * allocation), published initialised, kept until it is freed; NULL (most
+ * counted-only tenants) means nothing of the tick's, and every reader
+ * (.map's gates, .end_io's tick inputs, the dispatcher, the rings) loads
+ * it once and treats NULL as "no slot gate, nothing held, no record".
  *
  * Lock order: blkiso_devs_mutex -> dev->conf_mutex -> the rule set's
- * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb.lock |
+ * path_lock (.map creating tenants) -> dev->lock -> (a tenant's fb->lock |
  * a meter's key and class locks).  The spinlocks are taken with IRQs off
- * (completions take dev->lock, fb.lock and the meter locks).  Sysfs
+ * (completions take dev->lock, fb->lock and the meter locks).  Sysfs
  * handlers take dev->conf_mutex, so kobject_del (which waits for them) is
  * never called under it.
  */
@@ -143,7 +150,7 @@ enum blkiso_stat {
 /*
  * What .end_io's out-of-line part keeps for the feedback tick when a
  * tenant's controllers need it (blkiso_feedback_extremes()): per CPU in
- * struct blkiso_fb_cpu, or under fb.lock in a counted-only tenant's
+ * struct blkiso_fb_cpu, or under fb->lock in a counted-only tenant's
  * struct blkiso_tenant_ctr.
  */
 struct blkiso_fb_ext {
@@ -181,7 +188,7 @@ struct blkiso_tenant_pcpu {
  * counters as struct blkiso_tenant_pcpu's, shared by the CPUs, added to
  * with atomics.  They stay when the area comes (a bio counted here at
  * arrival may complete on the area): readers add both.  The extremes are
- * under fb.lock (only a device in overload=ideal asks a counted-only
+ * under fb->lock (only a device in overload=ideal asks a counted-only
  * tenant for them).
  */
 struct blkiso_tenant_ctr {
@@ -191,7 +198,7 @@ struct blkiso_tenant_ctr {
 	atomic64_t dev_ns;
 	atomic64_t missed;
 	atomic64_t throttled[BI_NR_DIRS];
-	struct blkiso_fb_ext ext;	/* under fb.lock */
+	struct blkiso_fb_ext ext;	/* under fb->lock */
 };
 
 /* Ticks kept in the stats rings (sysfs "ring" files, BLKISO_IOC_RING). */
@@ -216,12 +223,14 @@ enum blkiso_fb_ctr {
 };
 
 /*
- * A tenant's feedback state.  The slot gate (iso, slot_wait's count) is
- * under lock, taken by dispatch, .map and .end_io (IRQs off); the held
- * lists are under the device lock (lock nests inside it); the rest belongs
- * to the tick (device lock held).
+ * A tenant's feedback state (issue 18: apart from the tenant, allocated
+ * only when it needs one: blkiso_fb_get()).  The slot gate (iso,
+ * slot_wait's count) is under lock, taken by dispatch, .map and .end_io
+ * (IRQs off); the held lists are under the device lock (lock nests inside
+ * it); the rest belongs to the tick (device lock held).
  */
 struct blkiso_fb {
+	struct blkiso_tenant *tenant;	/* whose it is */
 	spinlock_t lock;
 	struct bi_iso iso;
 	struct bi_iso_params iso_p;
@@ -252,7 +261,7 @@ struct blkiso_fb {
 	u32 ring_n;			/* records written, ever */
 	/* on the device's active list (the tick visits it), dev->lock */
 	struct list_head active_node;
-	bool active;			/* read locklessly by .map */
+	bool active;
 	u8 idle_ticks;			/* idle ticks at rest in a row */
 };
 
@@ -263,8 +272,17 @@ struct blkiso_dev_fb {
 	struct bi_depth depth;		/* issue 20's depth limit, under the device lock */
 	struct bi_depth_params depth_p;
 	struct delayed_work tick_work;
-	struct list_head active;	/* the tenants the tick visits, dev->lock */
+	struct list_head active;	/* the tenants the tick visits (their fb), dev->lock */
 	unsigned int nr_active;
+	/*
+	 * Every tenant that does I/O needs its feedback state, counted-only
+	 * ones too (overload != off, depth_limit=1, or an allocation, whose
+	 * controller follows the device's detector: all completions count).
+	 * Set once (blkiso_fb_all()), under conf_mutex and the device lock;
+	 * all_walk: the tick has still to ask those without one to get it.
+	 */
+	bool all;
+	bool all_walk;
 	unsigned long due;		/* jiffies: when the next tick is due */
 	u64 seq;			/* ticks so far */
 	u32 victims;			/* victims in this tick */
@@ -303,15 +321,16 @@ struct blkiso_quota {
 /*
  * A tenant's bytes at most (BUILD_BUG_ON in blkiso_tenant.c): a counted-only
  * tenant costs this and no more (issue 18; 5,632 before struct
- * blkiso_quota moved out; lifetime_test checks the slab object), on a
- * kernel without lock debugging (the debug kernel's locks are larger).
+ * blkiso_quota moved out, 3,200 before struct blkiso_fb did, 832 before
+ * the cold fields filled the room the parking line's alignment left;
+ * lifetime_test checks the slab object), on a kernel without lock
+ * debugging (the debug kernel's locks are larger).
  */
-#define BLKISO_TENANT_MAX_BYTES	3200
+#define BLKISO_TENANT_MAX_BYTES	768
 
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
 	u64 cgid;
-	struct blkiso_dev *dev;
 	struct blkiso_tenant *parent;	/* nearest configured ancestor, or NULL */
 	/*
 	 * NULL until a line configures it (blkiso_tenant_quota_get()), then
@@ -326,9 +345,30 @@ struct blkiso_tenant {
 	 * until it is freed; published like ->pcpu.  Never NULL.
 	 */
 	struct blkiso_quota *quota;
+	/*
+	 * Its feedback state: NULL (none, nothing of the tick's for it)
+	 * until it needs one (blkiso_fb_get(): a line configures it, or its
+	 * device's feedback counts every tenant), then kept until it is
+	 * freed; published like ->pcpu, loaded once per use (blkiso_fb()).
+	 */
+	struct blkiso_fb *fb;
+	/*
+	 * .map has nothing to do for the feedback tick: on the active list,
+	 * or without feedback state and needing none (dev->lock, read
+	 * locklessly by .map).
+	 */
+	bool fb_settled;
 	bool configured;		/* has a quota line (else: counted only) */
 	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
+	struct blkiso_dev *dev;
 	struct list_head list;		/* dev->tenant_list, under dev->lock */
+	/* cold: before the parking line, where the alignment left room */
+	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
+	bool gone;			/* its cgroup was removed: unhashed, draining */
+	bool dead;			/* and drained: the collector frees it */
+	bool in_sysfs;			/* its directory exists */
+	/* on dev->sysfs_pending: a directory to make or remove (dev->lock) */
+	struct list_head sysfs_node;
 	/* dev->parked while it has parked bios */
 	struct list_head park ____cacheline_aligned_in_smp;
 	/* A FIFO per class, so a low class's backlog never holds a high one. */
@@ -336,13 +376,6 @@ struct blkiso_tenant {
 	unsigned int nr_parked_cls[BI_NR_CLASSES];	/* read locklessly by .map */
 	unsigned int nr_parked;		/* all classes */
 	s64 deficit;			/* dispatch credit in units (DRR), dev->lock */
-	struct blkiso_fb fb;		/* feedback: slots, delays, rate cap */
-	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
-	bool gone;			/* its cgroup was removed: unhashed, draining */
-	bool dead;			/* and drained: the collector frees it */
-	bool in_sysfs;			/* its directory exists */
-	/* on dev->sysfs_pending: a directory to make or remove (dev->lock) */
-	struct list_head sysfs_node;
 	/* written by every bio of a counted-only tenant: a line of its own */
 	struct blkiso_tenant_ctr ctr ____cacheline_aligned_in_smp;
 };
@@ -355,6 +388,12 @@ struct blkiso_tenant {
 static __always_inline struct blkiso_quota *blkiso_quota(const struct blkiso_tenant *t)
 {
 	return READ_ONCE(t->quota);
+}
+
+/* @t's feedback state, or NULL (none): loaded once per use, any context. */
+static __always_inline struct blkiso_fb *blkiso_fb(const struct blkiso_tenant *t)
+{
+	return READ_ONCE(t->fb);
 }
 
 /*
@@ -501,6 +540,7 @@ extern struct kobject *blkiso_sysfs_root;
 extern atomic_long_t blkiso_live_devices;
 extern atomic_long_t blkiso_live_tenants;
 extern atomic_long_t blkiso_live_tenant_pcpu;	/* of those, with a per-CPU area */
+extern atomic_long_t blkiso_live_tenant_fb;	/* of those, with a feedback state */
 extern atomic_long_t blkiso_live_parked;
 extern atomic_long_t blkiso_live_bio_ext;
 extern atomic_long_t blkiso_ext_failures;
@@ -629,8 +669,10 @@ static inline u8 blkiso_classify(struct blkiso_tenant *t, const struct bi_io *io
 /* Bios of @t held now: parked on its class queues, waiting for a slot or a time. */
 static inline unsigned int blkiso_tenant_queued(const struct blkiso_tenant *t)
 {
-	return READ_ONCE(t->nr_parked) + READ_ONCE(t->fb.nr_slot_wait) +
-	       READ_ONCE(t->fb.nr_timed);
+	const struct blkiso_fb *fb = blkiso_fb(t);
+
+	return READ_ONCE(t->nr_parked) +
+	       (fb ? READ_ONCE(fb->nr_slot_wait) + READ_ONCE(fb->nr_timed) : 0);
 }
 
 /*
@@ -699,7 +741,12 @@ void blkiso_dispatch_work(struct work_struct *work);
 enum hrtimer_restart blkiso_timer_fn(struct hrtimer *timer);
 
 /* blkiso_feedback.c */
-void blkiso_fb_tenant_init(struct blkiso_tenant *t);
+int blkiso_fb_cache_init(void);
+void blkiso_fb_cache_exit(void);
+unsigned int blkiso_fb_bytes(void);
+int blkiso_fb_get(struct blkiso_tenant *t, gfp_t gfp);
+void blkiso_fb_free(struct blkiso_tenant *t);
+void blkiso_fb_all(struct blkiso_dev *dev);
 void blkiso_fb_mode_configure(struct blkiso_tenant *t);
 void blkiso_fb_configure(struct blkiso_tenant *t);
 void blkiso_fb_dev_init(struct blkiso_dev *dev);
@@ -717,8 +764,24 @@ void blkiso_fb_deactivate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t
  */
 static inline void blkiso_fb_touch(struct blkiso_tenant *t)
 {
-	if (unlikely(!READ_ONCE(t->fb.active)))
+	if (unlikely(!READ_ONCE(t->fb_settled)))
 		blkiso_fb_activate(t);
+}
+
+/* The slot gate binds @t (an allocation, or the depth limit): .map, every bio. */
+static __always_inline bool blkiso_fb_gate(const struct blkiso_tenant *t)
+{
+	const struct blkiso_fb *fb = blkiso_fb(t);
+
+	return fb && (READ_ONCE(fb->iso_on) | READ_ONCE(fb->depth_on));
+}
+
+/* The depth limit binds @t: .map, every bio. */
+static __always_inline bool blkiso_fb_depth_on(const struct blkiso_tenant *t)
+{
+	const struct blkiso_fb *fb = blkiso_fb(t);
+
+	return fb && READ_ONCE(fb->depth_on);
 }
 int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		   struct blkiso_tick_rec *recs, unsigned int capacity);

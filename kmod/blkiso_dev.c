@@ -89,7 +89,7 @@ static void blkiso_gc_work(struct work_struct *work)
 		 * A bio that raced with its tenant leaving the active list
 		 * (blkiso_feedback.c) and waits: the tick visits it again.
 		 */
-		if (!READ_ONCE(t->fb.active) && blkiso_tenant_queued(t))
+		if (t->fb && !READ_ONCE(t->fb_settled) && blkiso_tenant_queued(t))
 			blkiso_fb_activate(t);
 		if (t->cgid == BLKISO_KERNEL_CGID)
 			continue;

@@ -116,8 +116,9 @@ void blkiso_hold_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	pb->release_ns = release_ns;
 	/* sent later by the dispatcher, which may block: no NOWAIT failures then */
 	bio->bi_opf &= ~REQ_NOWAIT;
-	bio_list_add(&t->fb.timed, bio);
-	WRITE_ONCE(t->fb.nr_timed, t->fb.nr_timed + 1);
+	/* a victim's, a shed read's, a slot's delay: @t has its feedback state */
+	bio_list_add(&t->fb->timed, bio);
+	WRITE_ONCE(t->fb->nr_timed, t->fb->nr_timed + 1);
 	blkiso_held_inc(dev, t);
 	blkiso_arm(dev, release_ns);
 }
@@ -172,7 +173,7 @@ void blkiso_slot_gate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 			     struct bio *bio, u64 now, struct bio_list *out)
 {
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
-	struct blkiso_fb *fb = &t->fb;
+	struct blkiso_fb *fb = t->fb;	/* the gate is on: it has one */
 	u64 delay = 0;
 	int slot = -1;
 
@@ -201,15 +202,16 @@ void blkiso_slot_gate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 /* A completed (or never sent) bio gives its slot back; wake the waiters. */
 void blkiso_slot_put(struct blkiso_tenant *t, struct blkiso_bio *pb)
 {
+	struct blkiso_fb *fb = blkiso_fb(t);	/* it gave the slot: kept since */
 	unsigned long flags;
 	bool wake;
 
-	spin_lock_irqsave(&t->fb.lock, flags);
+	spin_lock_irqsave(&fb->lock, flags);
 	if (pb->slot != BLKISO_SLOT_DEPTH)
-		bi_iso_slot_put(&t->fb.iso, pb->slot, blkiso_iso_flags(pb));
-	t->fb.depth_inflight--;
-	wake = t->fb.nr_slot_wait;
-	spin_unlock_irqrestore(&t->fb.lock, flags);
+		bi_iso_slot_put(&fb->iso, pb->slot, blkiso_iso_flags(pb));
+	fb->depth_inflight--;
+	wake = fb->nr_slot_wait;
+	spin_unlock_irqrestore(&fb->lock, flags);
 	pb->slot = -1;
 	if (wake)
 		queue_work(t->dev->wq, &t->dev->dispatch_work);
@@ -224,7 +226,12 @@ void blkiso_slot_put(struct blkiso_tenant *t, struct blkiso_bio *pb)
 bool blkiso_victim_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 			  struct blkiso_bio *pb, u8 *stage)
 {
+	struct blkiso_fb *fb = t->fb;
+
 	lockdep_assert_held(&dev->lock);
+	/* without feedback state yet (its next bio gets it): not held */
+	if (!fb)
+		return false;
 	if (dev->fb.ovl.overloaded &&
 	    bi_rate_shed_large_read(&pb->io, true, dev->conf.shed_bytes)) {
 		*stage = BLKISO_STAGE_SHED;
@@ -232,12 +239,12 @@ bool blkiso_victim_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	}
 	if (!bi_fb_victims_on(&dev->conf) || !dev->fb.ovl.m ||
 	    !bi_ovl_victim(&dev->fb.ovl, bi_conf_rank(&blkiso_quota(t)->conf, &pb->io),
-			   bi_fb_above_commit(&blkiso_quota(t)->conf, &t->fb.iso, t->fb.rate,
-					      t->fb.rate_p, true)))
+			   bi_fb_above_commit(&blkiso_quota(t)->conf, &fb->iso, fb->rate,
+					      fb->rate_p, true)))
 		return false;
 	*stage = BLKISO_STAGE_VICTIM;
 	dev->fb.victims++;
-	t->fb.victims++;
+	fb->victims++;
 	return true;
 }
 
@@ -284,10 +291,11 @@ static unsigned int blkiso_dispatch_timed(struct blkiso_dev *dev, struct blkiso_
 					  unsigned int budget)
 {
 	struct bio_list keep = BIO_EMPTY_LIST;
+	struct blkiso_fb *fb = t->fb;
 	unsigned int n = 0;
 	struct bio *bio;
 
-	while (n < budget && (bio = bio_list_pop(&t->fb.timed))) {
+	while (n < budget && (bio = bio_list_pop(&fb->timed))) {
 		struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 
 		if (!dev->draining && pb->release_ns > now && !blkiso_lower_dead(bio)) {
@@ -303,7 +311,7 @@ static unsigned int blkiso_dispatch_timed(struct blkiso_dev *dev, struct blkiso_
 			bio_list_add(&keep, bio);
 			continue;
 		}
-		WRITE_ONCE(t->fb.nr_timed, t->fb.nr_timed - 1);
+		WRITE_ONCE(fb->nr_timed, fb->nr_timed - 1);
 		if (pb->stage == BLKISO_STAGE_DELAY) {
 			blkiso_held_dec(dev);
 			blkiso_release(dev, t, bio, now, out);
@@ -313,8 +321,8 @@ static unsigned int blkiso_dispatch_timed(struct blkiso_dev *dev, struct blkiso_
 		}
 	}
 	/* over budget: the rest stays, in order, for the next pass */
-	bio_list_merge(&keep, &t->fb.timed);
-	t->fb.timed = keep;
+	bio_list_merge(&keep, &fb->timed);
+	fb->timed = keep;
 	return n;
 }
 
@@ -326,7 +334,7 @@ static unsigned int blkiso_dispatch_slots(struct blkiso_dev *dev, struct blkiso_
 					  u64 now, struct bio_list *out, u64 *next_ns,
 					  unsigned int budget)
 {
-	struct blkiso_fb *fb = &t->fb;
+	struct blkiso_fb *fb = t->fb;
 	unsigned int n = 0, moved = 0;
 	struct bio *bio;
 
@@ -387,16 +395,16 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 
 	lockdep_assert_held(&dev->lock);
 	list_for_each_entry_safe(t, tmp, &dev->parked, park) {
-		bool gate = (READ_ONCE(t->fb.iso_on) || READ_ONCE(t->fb.depth_on)) &&
-			    !dev->draining;
+		struct blkiso_fb *fb = t->fb;	/* NULL: nothing held but parked */
+		bool gate = blkiso_fb_gate(t) && !dev->draining;
 
 		if (n >= budget) {
 			*starved = true;
 			break;
 		}
-		if (t->fb.nr_timed)
+		if (fb && fb->nr_timed)
 			n += blkiso_dispatch_timed(dev, t, now, out, next_ns, budget - n);
-		if (t->fb.nr_slot_wait)
+		if (fb && fb->nr_slot_wait)
 			n += blkiso_dispatch_slots(dev, t, now, out, next_ns, budget - n);
 		if (t->nr_parked)
 			t->deficit = min_t(s64, t->deficit + BLKISO_QUANTUM_UNITS,
@@ -453,7 +461,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 		}
 		if (!t->nr_parked)
 			t->deficit = 0;
-		if (!t->nr_parked && !t->fb.nr_slot_wait && !t->fb.nr_timed)
+		if (!blkiso_tenant_queued(t))
 			list_del_init(&t->park);
 	}
 	return n;

@@ -68,15 +68,146 @@
 /* Idle ticks at rest in a row after which a tenant leaves the active list. */
 #define BLKISO_FB_IDLE_TICKS	2
 
-void blkiso_fb_tenant_init(struct blkiso_tenant *t)
-{
-	struct blkiso_fb *fb = &t->fb;
+/* Feedback states come from a cache of their own (kzalloc would round up). */
+static struct kmem_cache *blkiso_fb_cache;
 
+int blkiso_fb_cache_init(void)
+{
+	blkiso_fb_cache = KMEM_CACHE(blkiso_fb, 0);
+	return blkiso_fb_cache ? 0 : -ENOMEM;
+}
+
+void blkiso_fb_cache_exit(void)
+{
+	kmem_cache_destroy(blkiso_fb_cache);
+}
+
+/* Slab bytes of one feedback state (/sys/kernel/blkiso/objects). */
+unsigned int blkiso_fb_bytes(void)
+{
+	return kmem_cache_size(blkiso_fb_cache);
+}
+
+static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
+			   u64 *lat_min, u64 *lat_max);
+
+/*
+ * What every tenant's feedback state takes from the lines, an allocation
+ * aside: its latency target, whether .end_io keeps extremes, its own
+ * overload window.
+ */
+static void blkiso_fb_conf_common(struct blkiso_fb *fb, const struct bi_tenant_conf *conf,
+				  const struct blkiso_dev *dev, bool alloc)
+{
+	WRITE_ONCE(fb->target_ns, (u64)conf->latency_us * NSEC_PER_USEC);
+	/* the service time (allocations) and the slack (ideal mode) need them */
+	WRITE_ONCE(fb->extremes, alloc || dev->conf.overload == BI_OVERLOAD_IDEAL ||
+		   fb->mode_auto);
+	fb->ovl.threshold_permille = bi_fb_tenant_threshold(conf, &dev->conf);
+	fb->ovl.window_ticks = bi_fb_tenant_window(conf);
+}
+
+/*
+ * Publish @fb (zeroed) as @t's feedback state: set from @t's lines as a
+ * counted-only tenant's (a line's controllers follow from
+ * blkiso_fb_configure()), its counters so far taken as seen, so that its
+ * first tick counts only what came after.  Device lock held.
+ */
+static void blkiso_fb_publish_locked(struct blkiso_tenant *t, struct blkiso_fb *fb)
+{
+	struct blkiso_dev *dev = t->dev;
+	u64 lat_min, lat_max;
+
+	lockdep_assert_held(&dev->lock);
+	fb->tenant = t;
 	INIT_LIST_HEAD(&fb->active_node);
 	spin_lock_init(&fb->lock);
 	bio_list_init(&fb->slot_wait);
 	bio_list_init(&fb->timed);
 	bi_ovl_tenant_init(&fb->ovl);
+	blkiso_fb_conf_common(fb, &blkiso_quota(t)->conf, dev, false);
+	blkiso_fb_fold(t, (u32)dev->fb.seq, fb->prev, &lat_min, &lat_max);
+	/* whole before any reader can see it */
+	smp_store_release(&t->fb, fb);
+	WRITE_ONCE(t->fb_settled, false);	/* not on the active list yet */
+	atomic_long_inc(&blkiso_live_tenant_fb);
+}
+
+/*
+ * Give @t its feedback state unless it has one: when a line configures it
+ * (conf_mutex held, or @t unpublished: .map's rule preset, @gfp
+ * GFP_NOWAIT), or at .map (blkiso_fb_activate()) once its device's
+ * feedback counts every tenant.  Kept until @t is freed.  Not under the
+ * device lock.  -ENOMEM leaves @t as it was.
+ */
+int blkiso_fb_get(struct blkiso_tenant *t, gfp_t gfp)
+{
+	struct blkiso_fb *fb;
+	unsigned long flags;
+
+	if (blkiso_fb(t))
+		return 0;
+	fb = kmem_cache_zalloc(blkiso_fb_cache, gfp | __GFP_NOWARN);
+	if (!fb)
+		return -ENOMEM;
+	spin_lock_irqsave(&t->dev->lock, flags);
+	if (!t->fb) {
+		blkiso_fb_publish_locked(t, fb);
+		fb = NULL;
+	}
+	spin_unlock_irqrestore(&t->dev->lock, flags);
+	if (fb)
+		kmem_cache_free(blkiso_fb_cache, fb);
+	return 0;
+}
+
+/* The release of @t: nothing uses it any more. */
+void blkiso_fb_free(struct blkiso_tenant *t)
+{
+	if (t->fb) {
+		kmem_cache_free(blkiso_fb_cache, t->fb);
+		atomic_long_dec(&blkiso_live_tenant_fb);
+	}
+}
+
+/*
+ * From now on every tenant that does I/O needs its feedback state
+ * (dev->fb.all); conf_mutex held, or .map's rule preset.  Those without
+ * one get it at their next bio, once the tick has asked them to
+ * (blkiso_fb_all_walk()).
+ */
+void blkiso_fb_all(struct blkiso_dev *dev)
+{
+	unsigned long flags;
+
+	if (READ_ONCE(dev->fb.all))
+		return;
+	spin_lock_irqsave(&dev->lock, flags);
+	WRITE_ONCE(dev->fb.all, true);
+	dev->fb.all_walk = true;
+	spin_unlock_irqrestore(&dev->lock, flags);
+}
+
+/*
+ * The tick, once after blkiso_fb_all(): every listed tenant without
+ * feedback state gets it at its next bio (.map's touch is due again).
+ * conf_mutex held (tenants stay listed), the device lock per tenant only:
+ * a tenant whose touch found it settled without one before the flag was
+ * set is seen here after that touch.
+ */
+static void blkiso_fb_all_walk(struct blkiso_dev *dev)
+{
+	struct blkiso_tenant *t;
+
+	list_for_each_entry_rcu(t, &dev->tenant_list, list,
+				lockdep_is_held(&dev->conf_mutex)) {
+		spin_lock_irq(&dev->lock);
+		if (!t->fb)
+			WRITE_ONCE(t->fb_settled, false);
+		spin_unlock_irq(&dev->lock);
+		cond_resched();
+	}
+	dev->fb.all_walk = false;
 }
 
 static u64 blkiso_tick_ns(const struct blkiso_dev *dev)
@@ -99,9 +230,11 @@ static u8 blkiso_tenant_mode(const struct blkiso_tenant *t)
  */
 void blkiso_fb_mode_configure(struct blkiso_tenant *t)
 {
-	struct blkiso_fb *fb = &t->fb;
+	struct blkiso_fb *fb = blkiso_fb(t);
 	bool on = blkiso_quota(t)->conf.mode == BI_MODE_AUTO;
 
+	if (!fb)	/* counted only: no controller */
+		return;
 	if (on && !fb->mode_auto) {
 		bi_mode_init(&fb->ms, BI_MODE_AUTO);
 		fb->mode_win = (struct bi_sample){ 0 };
@@ -120,14 +253,20 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 {
 	struct blkiso_dev *dev = t->dev;
 	struct blkiso_quota *q = blkiso_quota(t);	/* conf_mutex: stays */
-	struct blkiso_fb *fb = &t->fb;
+	struct blkiso_fb *fb = blkiso_fb(t);
 	u64 tick_ns = blkiso_tick_ns(dev), now = ktime_get_ns();
 	struct bi_iso_params p;
 	unsigned long flags;
 	u8 rate_on = 0;
 	u32 d;
 
+	if (!fb) {
+		/* counted only: the lines it will need are read when it gets one */
+		return;
+	}
 	bi_fb_iso_params(&p, &q->conf, tick_ns);
+	if (p.alloc)	/* its controller follows the device's detector */
+		blkiso_fb_all(dev);
 	spin_lock_irqsave(&fb->lock, flags);
 	if (!fb->iso_on && p.alloc)
 		bi_iso_init(&fb->iso, &p);
@@ -135,12 +274,7 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 	WRITE_ONCE(fb->iso_on, p.alloc != 0);
 	spin_unlock_irqrestore(&fb->lock, flags);
 
-	WRITE_ONCE(fb->target_ns, (u64)q->conf.latency_us * NSEC_PER_USEC);
-	/* the service time (allocations) and the slack (ideal mode) need them */
-	WRITE_ONCE(fb->extremes, p.alloc || dev->conf.overload == BI_OVERLOAD_IDEAL ||
-		   fb->mode_auto);
-	fb->ovl.threshold_permille = bi_fb_tenant_threshold(&q->conf, &dev->conf);
-	fb->ovl.window_ticks = bi_fb_tenant_window(&q->conf);
+	blkiso_fb_conf_common(fb, &q->conf, dev, p.alloc != 0);
 
 	spin_lock_irqsave(&dev->lock, flags);
 	for (d = 0; d < BI_NR_DIRS; d++) {
@@ -166,10 +300,22 @@ void blkiso_fb_configure(struct blkiso_tenant *t)
 /* Put @t on the active list (the tick visits it from the next tick on). */
 static void blkiso_fb_activate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t)
 {
-	struct blkiso_fb *fb = &t->fb;
+	struct blkiso_fb *fb = t->fb;
 	u32 d;
 
 	lockdep_assert_held(&dev->lock);
+	if (!fb) {
+		if (t->dead || (!dev->fb.all && !t->configured)) {
+			/* nothing of the tick's for it: .map need not come back */
+			WRITE_ONCE(t->fb_settled, true);
+			return;
+		}
+		/* IRQs off: or at its next bio, if there is no memory now */
+		fb = kmem_cache_zalloc(blkiso_fb_cache, GFP_NOWAIT | __GFP_NOWARN);
+		if (!fb)
+			return;
+		blkiso_fb_publish_locked(t, fb);
+	}
 	fb->idle_ticks = 0;
 	if (fb->active || t->dead)
 		return;
@@ -178,7 +324,8 @@ static void blkiso_fb_activate_locked(struct blkiso_dev *dev, struct blkiso_tena
 		fb->rate[d].last_ns = 0;
 	list_add_tail(&fb->active_node, &dev->fb.active);
 	dev->fb.nr_active++;
-	WRITE_ONCE(fb->active, true);
+	fb->active = true;
+	WRITE_ONCE(t->fb_settled, true);
 }
 
 /* .map (blkiso_fb_touch), the collector: any context. */
@@ -198,20 +345,25 @@ void blkiso_fb_activate(struct blkiso_tenant *t)
  */
 void blkiso_fb_configured(struct blkiso_tenant *t)
 {
-	if (READ_ONCE(t->fb.iso_on) || READ_ONCE(t->fb.rate_on) || READ_ONCE(t->fb.mode_auto))
+	struct blkiso_fb *fb = blkiso_fb(t);
+
+	if (fb && (READ_ONCE(fb->iso_on) || READ_ONCE(fb->rate_on) || READ_ONCE(fb->mode_auto)))
 		blkiso_fb_activate(t);
 }
 
 /* @t leaves the active list (the tick, or the collector unlisting it). */
 void blkiso_fb_deactivate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t)
 {
+	struct blkiso_fb *fb = t->fb;
+
 	lockdep_assert_held(&dev->lock);
-	if (!t->fb.active)
+	if (!fb || !fb->active)
 		return;
-	list_del_init(&t->fb.active_node);
+	list_del_init(&fb->active_node);
 	dev->fb.nr_active--;
-	WRITE_ONCE(t->fb.active, false);
-	WRITE_ONCE(t->fb.depth_on, false);	/* idle: nothing to bound */
+	fb->active = false;
+	WRITE_ONCE(t->fb_settled, false);
+	WRITE_ONCE(fb->depth_on, false);	/* idle: nothing to bound */
 }
 
 /* The device line changed (conf_mutex held). */
@@ -224,6 +376,9 @@ void blkiso_fb_dev_configure(struct blkiso_dev *dev)
 	if (dev->conf.overload == BI_OVERLOAD_OFF)
 		WRITE_ONCE(dev->fb.gated, false);
 	spin_unlock_irqrestore(&dev->lock, flags);
+	/* victims, shedding and the depth limit look at every tenant */
+	if (dev->conf.overload != BI_OVERLOAD_OFF || dev->conf.depth_limit)
+		blkiso_fb_all(dev);
 }
 
 static void blkiso_fb_tick(struct work_struct *work);
@@ -321,7 +476,7 @@ static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
 
 static void blkiso_fb_record(struct blkiso_tenant *t, const struct blkiso_tick_rec *devrec)
 {
-	struct blkiso_fb *fb = &t->fb, *s = fb;
+	struct blkiso_fb *fb = t->fb, *s = fb;
 	struct blkiso_tick_rec *r = &fb->ring[fb->ring_n++ % BLKISO_RING_TENANT];
 
 	*r = (struct blkiso_tick_rec){
@@ -360,7 +515,7 @@ static void blkiso_fb_record(struct blkiso_tenant *t, const struct blkiso_tick_r
 static void blkiso_fb_mode_tick(struct blkiso_dev *dev, struct blkiso_tenant *t)
 {
 	const struct blkiso_quota *q = blkiso_quota(t);
-	struct blkiso_fb *fb = &t->fb;
+	struct blkiso_fb *fb = t->fb;
 	struct bi_sample *w = &fb->mode_win;
 	u64 c = bi_conf_rate_units(&q->conf, &dev->conf.cost, BI_DIR_READ);
 
@@ -379,8 +534,8 @@ static void blkiso_fb_mode_tick(struct blkiso_dev *dev, struct blkiso_tenant *t)
  */
 static void blkiso_fb_mode_switch(struct blkiso_tenant *t)
 {
-	t->fb.mode_changed = false;
-	blkiso_quota(t)->meter.auto_active = t->fb.ms.active;
+	t->fb->mode_changed = false;
+	blkiso_quota(t)->meter.auto_active = t->fb->ms.active;
 	blkiso_meter_configure(t);
 	blkiso_fb_configure(t);
 	queue_work(t->dev->wq, &t->dev->dispatch_work);
@@ -392,7 +547,7 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 {
 	/* loaded once: a line may give @t its own quota meanwhile */
 	struct blkiso_quota *q = blkiso_quota(t);
-	struct blkiso_fb *fb = &t->fb, *s = fb;
+	struct blkiso_fb *fb = t->fb, *s = fb;
 	u32 d;
 
 	if (fb->mode_auto)
@@ -452,7 +607,7 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
  */
 static u32 blkiso_fb_inflight(const struct blkiso_tenant *t)
 {
-	const struct blkiso_fb *fb = &t->fb;
+	const struct blkiso_fb *fb = t->fb;
 	s64 n = (s64)(fb->prev[BLKISO_FB_ARRIVED] - fb->prev[BLKISO_FB_OPS] -
 		      fb->prev[BLKISO_FB_REFUSED]) - blkiso_tenant_queued(t);
 
@@ -468,19 +623,19 @@ static u32 blkiso_fb_inflight(const struct blkiso_tenant *t)
 static void blkiso_fb_depth_tick(struct blkiso_dev *dev, struct bi_depth_stats *ds,
 				 u64 now, bool *wake)
 {
-	struct blkiso_tenant *t;
+	struct blkiso_fb *fb;
 	u32 limit = BI_DEPTH_OFF;
 
 	if (dev->conf.depth_limit)
 		limit = bi_depth_tick(&dev->fb.depth, &dev->fb.depth_p, ds, now);
 	else if (dev->fb.depth.limit)
 		bi_depth_init(&dev->fb.depth);
-	list_for_each_entry(t, &dev->fb.active, fb.active_node) {
-		bool on = limit != BI_DEPTH_OFF && t->fb.above;
+	list_for_each_entry(fb, &dev->fb.active, active_node) {
+		bool on = limit != BI_DEPTH_OFF && fb->above;
 
-		if (on != t->fb.depth_on)
-			WRITE_ONCE(t->fb.depth_on, on);
-		if (t->fb.nr_slot_wait)
+		if (on != fb->depth_on)
+			WRITE_ONCE(fb->depth_on, on);
+		if (fb->nr_slot_wait)
 			*wake = true;
 	}
 }
@@ -505,7 +660,7 @@ static bool blkiso_fb_rate_at_rest(const struct blkiso_fb *fb, u32 d, u64 now)
  */
 static bool blkiso_fb_at_rest(const struct blkiso_tenant *t, u64 now)
 {
-	const struct blkiso_fb *fb = &t->fb;
+	const struct blkiso_fb *fb = t->fb;
 	u32 d, i;
 
 	if (fb->d[BLKISO_FB_ARRIVED] || fb->d[BLKISO_FB_OPS] || fb->victims ||
@@ -532,20 +687,24 @@ static void blkiso_fb_tick(struct work_struct *work)
 	struct bi_ovl_stats os = { .slack_min_ns = BI_OVL_NO_SLACK };
 	struct bi_depth_stats ds = { 0 };
 	struct blkiso_tick_rec *rec;
-	struct blkiso_tenant *t, *tmp;
+	struct blkiso_fb *s, *tmp;
+	struct blkiso_tenant *t;
 	bool signal = false, wake = false, flipped, switched = false;
 	u64 now, cur[BLKISO_FB_NR], t0;
 	u32 seq, k;
 
 	mutex_lock(&dev->conf_mutex);	/* the tenants' lines hold still */
+	if (dev->fb.all_walk)
+		blkiso_fb_all_walk(dev);
 	spin_lock_irq(&dev->lock);
 	t0 = blkiso_irqsoff_begin();
 	now = ktime_get_ns();
 	seq = (u32)dev->fb.seq;
-	list_for_each_entry(t, &dev->fb.active, fb.active_node) {
-		const struct bi_tenant_conf *conf = &blkiso_quota(t)->conf;
-		struct blkiso_fb *s = &t->fb;
+	list_for_each_entry(s, &dev->fb.active, active_node) {
+		const struct bi_tenant_conf *conf;
 
+		t = s->tenant;
+		conf = &blkiso_quota(t)->conf;
 		blkiso_fb_fold(t, seq, cur, &s->lat_min, &s->lat_max);
 		for (k = 0; k < BLKISO_FB_NR; k++) {
 			s->d[k] = cur[k] - s->prev[k];
@@ -584,21 +743,22 @@ static void blkiso_fb_tick(struct work_struct *work)
 	dev->fb.victims = 0;
 
 	dev->fb.ovl.any_above_commit = false;
-	list_for_each_entry_safe(t, tmp, &dev->fb.active, fb.active_node) {
+	list_for_each_entry_safe(s, tmp, &dev->fb.active, active_node) {
+		t = s->tenant;
 		blkiso_fb_tenant_tick(dev, t, now, &wake);
-		if (t->fb.above) {
+		if (s->above) {
 			dev->fb.ovl.any_above_commit = true;
 			ds.inflight_max = max(ds.inflight_max, blkiso_fb_inflight(t));
 		}
-		if (t->configured || t->fb.d[BLKISO_FB_OPS] || t->fb.victims)
+		if (t->configured || s->d[BLKISO_FB_OPS] || s->victims)
 			blkiso_fb_record(t, rec);
-		if (t->fb.mode_changed)
+		if (s->mode_changed)
 			switched = true;
 		if (!blkiso_fb_at_rest(t, now))
-			t->fb.idle_ticks = 0;
-		else if (++t->fb.idle_ticks >= BLKISO_FB_IDLE_TICKS)
+			s->idle_ticks = 0;
+		else if (++s->idle_ticks >= BLKISO_FB_IDLE_TICKS)
 			blkiso_fb_deactivate_locked(dev, t);
-		t->fb.victims = 0;
+		s->victims = 0;
 	}
 	blkiso_fb_depth_tick(dev, &ds, now, &wake);
 	flipped = dev->fb.overloaded != dev->fb.ovl.overloaded;
@@ -620,7 +780,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	if (switched)
 		list_for_each_entry_rcu(t, &dev->tenant_list, list,
 					lockdep_is_held(&dev->conf_mutex))
-			if (t->fb.mode_changed)
+			if (t->fb && t->fb->mode_changed)
 				blkiso_fb_mode_switch(t);
 	mutex_unlock(&dev->conf_mutex);
 	/* S2-06: pollers of the "overloaded" attribute wake on a change */
@@ -648,11 +808,14 @@ int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		   struct blkiso_tick_rec *recs, unsigned int capacity)
 {
 	unsigned int size = t ? BLKISO_RING_TENANT : BLKISO_RING_DEV, n, i;
-	const struct blkiso_tick_rec *ring = t ? t->fb.ring : dev->fb.ring;
+	const struct blkiso_fb *fb = t ? blkiso_fb(t) : NULL;
+	const struct blkiso_tick_rec *ring = fb ? fb->ring : dev->fb.ring;
 	u64 written;
 
+	if (t && !fb)
+		return 0;	/* no feedback state: no tick recorded it */
 	spin_lock_irq(&dev->lock);
-	written = t ? t->fb.ring_n : dev->fb.seq;
+	written = t ? fb->ring_n : dev->fb.seq;
 	n = min3((u64)size, written, (u64)capacity);
 	for (i = 0; i < n; i++)
 		recs[i] = ring[(written - n + i) % size];

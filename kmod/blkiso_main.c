@@ -13,6 +13,7 @@ struct kobject *blkiso_sysfs_root;
 atomic_long_t blkiso_live_devices = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_tenants = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_tenant_pcpu = ATOMIC_LONG_INIT(0);
+atomic_long_t blkiso_live_tenant_fb = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_parked = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_live_bio_ext = ATOMIC_LONG_INIT(0);
 atomic_long_t blkiso_ext_failures = ATOMIC_LONG_INIT(0);
@@ -48,19 +49,21 @@ static struct kobj_attribute version_attr = __ATTR_RO(version);
 /*
  * Device states, tenants (and those with a per-CPU area and a quota of
  * their own) and parked bios alive: all 0 once every table is gone.  Then
- * the slab object sizes of a tenant and of a quota (issue 18's footprint).
+ * the slab object sizes of a tenant and of a quota, then the tenants with
+ * a feedback state and its size (issue 18's footprint).
  */
 static ssize_t objects_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld bio_ext=%ld ext_failures=%ld tenant_pcpu=%ld tenant_bytes=%u quota_bytes=%u\n",
+	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld bio_ext=%ld ext_failures=%ld tenant_pcpu=%ld tenant_bytes=%u quota_bytes=%u tenant_fb=%ld fb_bytes=%u\n",
 			  atomic_long_read(&blkiso_live_devices),
 			  atomic_long_read(&blkiso_live_tenants),
 			  atomic_long_read(&blkiso_live_parked),
 			  atomic_long_read(&blkiso_live_bio_ext),
 			  atomic_long_read(&blkiso_ext_failures),
 			  atomic_long_read(&blkiso_live_tenant_pcpu),
-			  blkiso_tenant_bytes(), blkiso_quota_bytes());
+			  blkiso_tenant_bytes(), blkiso_quota_bytes(),
+			  atomic_long_read(&blkiso_live_tenant_fb), blkiso_fb_bytes());
 }
 static struct kobj_attribute objects_attr = __ATTR_RO(objects);
 

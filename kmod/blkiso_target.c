@@ -577,8 +577,7 @@ static int blkiso_pass(struct blkiso_dev *dev, struct bio *bio,
 	struct bio_list out = BIO_EMPTY_LIST;
 	unsigned long flags;
 
-	if (likely(!(READ_ONCE(t->fb.iso_on) | READ_ONCE(t->fb.depth_on))) ||
-	    READ_ONCE(dev->draining)) {
+	if (likely(!blkiso_fb_gate(t)) || READ_ONCE(dev->draining)) {
 		blkiso_admitted(dev, t, pb);
 		return DM_MAPIO_REMAPPED;
 	}
@@ -727,8 +726,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	struct bi_meter_cpu *cpu;
 	bool ok;
 
-	if (unlikely(READ_ONCE(t->fb.iso_on) | READ_ONCE(t->fb.depth_on) |
-		     READ_ONCE(dev->fb.gated))) {
+	if (unlikely(blkiso_fb_gate(t) | READ_ONCE(dev->fb.gated))) {
 		local_irq_restore(flags);
 		blkiso_leave_fast(pb, bio, data_dir);
 		return blkiso_map_gated(dev, bio, pb, t, now);
@@ -868,7 +866,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	blkiso_count(t, BLKISO_ARRIVED);
 	blkiso_fb_touch(t);
 	now = ktime_get_ns();
-	if (unlikely(READ_ONCE(t->fb.depth_on)) && !blkiso_depth_cut(bio)) {
+	if (unlikely(blkiso_fb_depth_on(t)) && !blkiso_depth_cut(bio)) {
 		/* whole, before any part went down: the caller retries it */
 		blkiso_prepare(pb, bio, t, now);
 		local_irq_restore(flags);
@@ -926,12 +924,13 @@ noinline void blkiso_complete_chain(struct blkiso_bio *pb, u64 now)
  * and the misses.  IRQs off.
  */
 static noinline void blkiso_feedback_extremes(struct blkiso_tenant *t,
+					      const struct blkiso_fb *fb,
 					      struct blkiso_fb_ext *f, u64 dev_ns,
 					      u64 units)
 {
 	u32 seq = (u32)READ_ONCE(t->dev->fb.seq);
 
-	if (READ_ONCE(t->fb.mode_auto)) {
+	if (READ_ONCE(fb->mode_auto)) {
 		units = min_t(u64, units, 1ULL << 24);	/* as bi_sample_add() */
 		f->units_sq += units * units;
 	}
@@ -965,16 +964,20 @@ static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 					  u64 lat_ns, u64 dev_ns)
 {
 	struct blkiso_tenant_ctr *c = &t->ctr;
+	struct blkiso_fb *fb = blkiso_fb(t);
 	bool read = pb->dir == BI_DIR_READ;
 	unsigned long flags;
 
-	atomic64_add(dev_ns, &c->dev_ns);
-	if (dev_ns > READ_ONCE(t->fb.target_ns))
-		atomic64_inc(&c->missed);
-	if (unlikely(READ_ONCE(t->fb.extremes))) {
-		spin_lock_irqsave(&t->fb.lock, flags);
-		blkiso_feedback_extremes(t, &c->ext, dev_ns, pb->units);
-		spin_unlock_irqrestore(&t->fb.lock, flags);
+	/* the tick's inputs, only for a tenant it visits (its feedback state) */
+	if (unlikely(fb)) {
+		atomic64_add(dev_ns, &c->dev_ns);
+		if (dev_ns > READ_ONCE(fb->target_ns))
+			atomic64_inc(&c->missed);
+		if (unlikely(READ_ONCE(fb->extremes))) {
+			spin_lock_irqsave(&fb->lock, flags);
+			blkiso_feedback_extremes(t, fb, &c->ext, dev_ns, pb->units);
+			spin_unlock_irqrestore(&fb->lock, flags);
+		}
 	}
 	if (error)
 		atomic64_inc(&c->stat[BLKISO_ERRORS]);
@@ -991,6 +994,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 	struct blkiso_tenant *t = pb->tenant;
 	struct blkiso_tenant_pcpu __percpu *pc;
+	struct blkiso_fb *fb;
 	unsigned long flags;
 	u64 now, lat_ns, dev_ns;
 	bool read;
@@ -1042,13 +1046,18 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		blkiso_end_io_shared(t, pb, *error, lat_ns, dev_ns);
 		return DM_ENDIO_DONE;
 	}
-	/* the feedback tick's inputs: device latency and misses (IRQ-safe ops) */
+	/*
+	 * the feedback tick's inputs: device latency and misses (IRQ-safe
+	 * ops); a configured tenant has its feedback state (NULL: only
+	 * while the line that gives it both is being published)
+	 */
+	fb = blkiso_fb(t);
 	this_cpu_add(pc->fb.dev_ns, dev_ns);
-	if (dev_ns > READ_ONCE(t->fb.target_ns))
+	if (likely(fb) && dev_ns > READ_ONCE(fb->target_ns))
 		this_cpu_inc(pc->fb.missed);
-	if (unlikely(READ_ONCE(t->fb.extremes))) {
+	if (unlikely(fb && READ_ONCE(fb->extremes))) {
 		local_irq_save(flags);
-		blkiso_feedback_extremes(t, this_cpu_ptr(&pc->fb.ext), dev_ns, pb->units);
+		blkiso_feedback_extremes(t, fb, this_cpu_ptr(&pc->fb.ext), dev_ns, pb->units);
 		local_irq_restore(flags);
 	}
 	read = pb->dir == BI_DIR_READ;

@@ -33,7 +33,7 @@ int blkiso_tenant_cache_init(void)
 #endif
 	blkiso_tenant_cache = KMEM_CACHE(blkiso_tenant, 0);
 	blkiso_quota_cache = KMEM_CACHE(blkiso_quota, 0);
-	if (blkiso_tenant_cache && blkiso_quota_cache)
+	if (blkiso_tenant_cache && blkiso_quota_cache && !blkiso_fb_cache_init())
 		return 0;
 	kmem_cache_destroy(blkiso_quota_cache);
 	kmem_cache_destroy(blkiso_tenant_cache);
@@ -43,6 +43,7 @@ int blkiso_tenant_cache_init(void)
 /* Module exit: every device, and so every tenant, is gone. */
 void blkiso_tenant_cache_exit(void)
 {
+	blkiso_fb_cache_exit();
 	kmem_cache_destroy(blkiso_quota_cache);
 	kmem_cache_destroy(blkiso_tenant_cache);
 }
@@ -95,6 +96,7 @@ static void blkiso_tenant_release(struct kobject *kobj)
 	}
 	if (blkiso_tenant_own_quota(t))
 		kmem_cache_free(blkiso_quota_cache, t->quota);
+	blkiso_fb_free(t);
 	kmem_cache_free(blkiso_tenant_cache, t);
 	atomic_long_dec(&blkiso_live_tenants);
 }
@@ -111,7 +113,10 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	struct blkiso_tenant *t;
 	int i;
 
-	/* counted only: no per-CPU area nor quota until a line configures it */
+	/*
+	 * counted only: no per-CPU area, quota nor feedback state until a
+	 * line configures it (or, the last, its device's feedback needs it)
+	 */
 	t = kmem_cache_zalloc(blkiso_tenant_cache, gfp | __GFP_NOWARN);
 	if (!t)
 		return NULL;
@@ -123,9 +128,6 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	for (i = 0; i < BI_NR_CLASSES; i++)
 		bio_list_init(&t->parked_bios[i]);
 	t->quota = &dev->quota_none;
-	blkiso_fb_tenant_init(t);
-	t->fb.target_ns = (u64)t->quota->conf.latency_us * NSEC_PER_USEC;
-	t->fb.extremes = dev->conf.overload == BI_OVERLOAD_IDEAL;
 	kobject_init(&t->kobj, &blkiso_tenant_ktype);
 	return t;
 }
@@ -150,6 +152,9 @@ int blkiso_tenant_quota_get(struct blkiso_tenant *t, gfp_t gfp)
 	u64 now;
 	int cpu;
 
+	/* the controllers a line may give it: kept, even if the rest fails */
+	if (blkiso_fb_get(t, gfp))
+		return -ENOMEM;
 	if (blkiso_tenant_own_quota(t))
 		return 0;
 	q = kmem_cache_alloc(blkiso_quota_cache, gfp | __GFP_NOWARN);

@@ -181,6 +181,10 @@ TEST_F_TIMEOUT(fb, ring_records_every_tick, GUEST_TIMEOUT)
 		ASSERT_EQ(r[i - 1].seq + 1, r[i].seq);	/* active: every tick */
 	for (i = 0; i < n; i++)
 		sum += r[i].completed;
+	if (after - before != sum)
+		for (i = 0; i < n; i++)
+			TH_LOG("record %d: seq %llu time_us %llu completed %u", i,
+			       r[i].seq, r[i].time_us, r[i].completed);
 	/* 100 bios at 200/s: 0.5 s, well inside the ring's 16 ticks of 100 ms */
 	EXPECT_EQ(after - before, sum) TH_LOG("counter %lld, ring %d", after - before, sum);
 	EXPECT_EQ(100, after - before);
