@@ -57,6 +57,14 @@
 #   BENCH_NOISY_NEIGHBOUR  the neighbour's tenant line; %N = 1% of the raw
 #                          device's 1 MiB read rate (reads/s); set and
 #                          empty: no line (the neighbour unconfigured)
+#   BENCH_NOISY_TRACE=1    blkiso's run also records the victim's latency as
+#                          blkiso sees it, .map to completion (the
+#                          blkiso_complete tracepoint, its cgroup only), one
+#                          value in ns a line: lat-solo.txt and lat-v.txt,
+#                          to set beside fio's (issue 20: where the tail is
+#                          spent); with the pread64/pwrite64 syscalls'
+#                          entries and exits (only the psync victim makes
+#                          them) in trace-solo.txt and trace-v.txt
 # From the neighbour's start to the end of blkiso's run, the rings are read
 # every 100 ms into the run's record (ring-dev.txt, ring-victim.txt,
 # ring-neighbour.txt: header lines and one line per tick, ticks repeated
@@ -185,6 +193,29 @@ ring_poll() {
 	done
 }
 
+TRACE=/sys/kernel/tracing
+TRACE_EV=$TRACE/events/blkiso/blkiso_complete
+noisy_trace_on() {	# cgroup: its bios' blkiso_complete events and the psync syscalls into the trace buffer
+	[ "${BENCH_NOISY_TRACE:-0}" = 1 ] || return 0
+	echo 0 > $TRACE/tracing_on
+	echo 4096 > $TRACE/buffer_size_kb
+	echo > $TRACE/trace
+	echo "cgid == $(stat -c %i "$CG/$1")" > $TRACE_EV/filter
+	echo 1 > $TRACE_EV/enable
+	for sc in sys_enter_pread64 sys_exit_pread64 sys_enter_pwrite64 sys_exit_pwrite64; do
+		echo 1 > $TRACE/events/syscalls/$sc/enable
+	done
+	echo 1 > $TRACE/tracing_on
+}
+noisy_trace_off() {	# prefix: the trace into $RUN/trace-<prefix>.txt, its latencies (ns) into lat-<prefix>.txt
+	[ "${BENCH_NOISY_TRACE:-0}" = 1 ] || return 0
+	echo 0 > $TRACE_EV/enable
+	echo 0 > $TRACE/events/syscalls/enable
+	cp $TRACE/trace "$RUN/trace-$1.txt"
+	sed -n 's/.* lat_ns=\([0-9]*\).*/\1/p' "$RUN/trace-$1.txt" > "$RUN/lat-$1.txt"
+	echo > $TRACE/trace
+}
+
 noisy_one() {	# anchor
 	local na=$1 a=$1 v n npid rpid=
 	[ "$na" = blkiso-cap ] && a=blkiso
@@ -206,7 +237,9 @@ noisy_one() {	# anchor
 	iocost|bfq) anchor_set "$na" $v weight 1000 victim; anchor_set "$na" $n weight 10 neighbour ;;
 	esac
 	na=$a
+	[ "$1" = blkiso ] && noisy_trace_on $v
 	noisy_victim $v solo "$secs"
+	[ "$1" = blkiso ] && noisy_trace_off solo
 	if [ "$1" = blkiso ]; then
 		# the victim's line once its solo p99 is known (the operator's
 		# measurement of the workload alone)
@@ -224,7 +257,9 @@ noisy_one() {	# anchor
 	meta idle_start_ms "$(epoch_ms)"
 	sleep "$wc_secs"
 	meta victim_start_ms "$(epoch_ms)"
+	[ "$1" = blkiso ] && noisy_trace_on $v
 	noisy_victim $v v "$secs"
+	[ "$1" = blkiso ] && noisy_trace_off v
 	kill -TERM "$(cat "$RUN/n.pid")"
 	wait $npid || true
 	if [ -n "$rpid" ]; then
