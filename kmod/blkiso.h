@@ -720,7 +720,9 @@ extern const struct attribute_group *blkiso_dev_groups[];
 void blkiso_sysfs_work(struct work_struct *work);
 void blkiso_sysfs_pending_locked(struct blkiso_dev *dev, struct blkiso_tenant *t);
 
-/* blkiso_target.c: the charge path, which the dispatcher shares */
+/* blkiso_charge.c: the charge path, which the dispatcher shares */
+int blkiso_charge_init(void);
+void blkiso_charge_exit(void);
 bool blkiso_charge(struct blkiso_bio *pb, bool force, bool queue, u64 now, u64 *retry);
 void blkiso_complete_chain(struct blkiso_bio *pb, u64 now);
 void blkiso_levels_put(struct blkiso_bio *pb);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * blkiso_target.c - the "blkiso" device-mapper target: its hooks, .map and
- * .end_io, and the charge along a bio's chain of tenants.  What a bio is
- * (owner, cost at the lower queue) is read in blkiso_bio.h; where it waits
- * and what sends it on is blkiso_dispatch.c.
+ * .end_io with their inline one-level charge.  What a bio is (owner, cost
+ * at the lower queue) is read in blkiso_bio.h; its charge along a chain of
+ * tenants, and where that charge is kept until .end_io, is
+ * blkiso_charge.c; where it waits and what sends it on is
+ * blkiso_dispatch.c.
  *
  * Table line (dm-linear compatible, so a blkiso segment can replace a
  * linear one live):
@@ -69,19 +71,19 @@
  *     own): pb->level0 = P, P held (->held, the lifetime rule in
  *     blkiso.h); a level not its own leaves the inline fast path
  *     (blkiso_decide()).
- *  2. blkiso_map_slow(): blkiso_charge() finds P's local bucket short, asks
- *     P's global bucket (kmod/core/meter.c, dispense.c) and is refused
- *     with a retry time; not
- *     REQ_NOWAIT, no reject mode: blkiso_park() (blkiso_dispatch.c) puts it
- *     on C's FIFO for its class, C on dev->parked, arms the hrtimer.
+ *  2. blkiso_map_slow(): blkiso_charge() (blkiso_charge.c) finds P's local
+ *     bucket short, asks P's global bucket (kmod/core/meter.c, dispense.c)
+ *     and is refused with a retry time; not REQ_NOWAIT, no reject mode:
+ *     blkiso_park() (blkiso_dispatch.c) puts it on C's FIFO for its class,
+ *     C on dev->parked, arms the hrtimer.
  *  3. The timer kicks blkiso_dispatch_work() (blkiso_dispatch.c): under the
  *     device lock, at most BLKISO_DISPATCH_BATCH bios per run, deficit
  *     round robin over the parked tenants; C's turn charges the bio again
- *     (blkiso_charge(), here), now admitted: counted dispatched, submitted
- *     with dm_submit_bio_remap() after the lock is dropped.
+ *     (blkiso_charge()), now admitted: counted dispatched, submitted with
+ *     dm_submit_bio_remap() after the lock is dropped.
  *  4. blkiso_end_io() (here), any context: the charge corrected to the
  *     actual cost on this CPU's local buckets of every level, P given back
- *     (blkiso_levels_put()), latency and counters, and last the completion
+ *     (blkiso_levels_put(), blkiso_charge.c), latency and counters, and last the completion
  *     count, after which the collector (blkiso_dev.c) may free C or P if
  *     their cgroups are gone.
  * A bio that is admitted at once stops after step 1 and goes on at step 4.
@@ -91,13 +93,13 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/slab.h>
-#include <linux/mempool.h>
 
 #include <linux/ktime.h>
 #include <linux/cgroup.h>
 
 #include "blkiso.h"
 #include "blkiso_bio.h"
+#include "blkiso_charge.h"
 #include "compat.h"
 
 #define CREATE_TRACE_POINTS
@@ -107,38 +109,6 @@
 
 /* The per-bio area's bound (issue 18): dm-delay's is 40 bytes. */
 #define BLKISO_BIO_MAX_BYTES	96
-/*
- * Bio extensions (struct blkiso_bio_ext) kept in reserve for when the slab
- * cannot give one without sleeping: bios that need one at once beyond
- * these (nested or class-staged charges in flight) take the fallbacks.
- */
-#define BLKISO_EXT_RESERVE	64
-
-static struct kmem_cache *blkiso_ext_cache;
-static mempool_t *blkiso_ext_pool;
-
-/* @pb's extension, taken now if it has none; NULL: no memory.  Never sleeps. */
-static struct blkiso_bio_ext *blkiso_ext_get(struct blkiso_bio *pb)
-{
-	if (!pb->ext) {
-		pb->ext = mempool_alloc(blkiso_ext_pool, GFP_NOWAIT | __GFP_NOWARN);
-		if (!pb->ext) {
-			atomic_long_inc(&blkiso_ext_failures);
-			return NULL;
-		}
-		atomic_long_inc(&blkiso_live_bio_ext);
-	}
-	return pb->ext;
-}
-
-/* Give @pb's extension back: at its end, when nothing reads it any more. */
-static void blkiso_ext_put(struct blkiso_bio *pb)
-{
-	mempool_free(pb->ext, blkiso_ext_pool);
-	pb->ext = NULL;
-	atomic_long_dec(&blkiso_live_bio_ext);
-}
-
 struct blkiso_target {
 	struct dm_dev *dev;
 	sector_t start;		/* offset into the lower device, in sectors */
@@ -269,191 +239,6 @@ static void blkiso_dtr(struct dm_target *ti)
 	blkiso_dev_put(bt->bdev);
 	kfree(bt->params);
 	kfree(bt);
-}
-
-/*
- * The tenants a bio is charged to: its own and its configured ancestors',
- * those capped in its direction, innermost first (at most
- * BI_METER_MAX_DEPTH).  Ancestors are found by the tenants' parent links,
- * which the configuration path keeps up to date.  The bio holds each
- * ancestor level until its end (->held, the lifetime rule in blkiso.h).
- * Caller is in the RCU read-side section of the bio's tenant lookup.
- */
-static noinline u8 blkiso_levels_chain(struct blkiso_bio *pb, struct blkiso_tenant *t,
-				      u8 dir)
-{
-	struct blkiso_tenant *own = t;
-	u8 depth = 0;
-
-	for (; t && depth < BI_METER_MAX_DEPTH; t = READ_ONCE(t->parent)) {
-		if (!bi_meter_capped(&blkiso_quota(t)->meter, dir))
-			continue;
-		if (!depth)
-			pb->level0 = t;
-		else if (blkiso_ext_get(pb))
-			pb->ext->up[depth - 1] = t;
-		else
-			break;	/* no memory: its innermost levels only */
-		depth++;
-		if (t != own) {
-			this_cpu_inc(t->pcpu->held);
-			pb->anc_held = true;
-		}
-	}
-	return depth;
-}
-
-/*
- * A bio gives its ancestor levels back (blkiso_levels_chain): its last
- * access to them.  At its end, or when it is refused or failed unsent.
- */
-noinline void blkiso_levels_put(struct blkiso_bio *pb)
-{
-	u8 i;
-
-	for (i = 0; i < pb->depth; i++)
-		if (blkiso_level(pb, i) != pb->tenant)
-			this_cpu_dec(blkiso_level(pb, i)->pcpu->held);
-	pb->anc_held = false;
-}
-
-/*
- * Inline for a tenant without a configured ancestor (@dir constant there):
- * @c is @t's meter configuration as loaded for the bio's units.
- */
-static __always_inline u8 blkiso_levels(struct blkiso_bio *pb, struct blkiso_tenant *t,
-					const struct bi_meter_cfg *c, u8 dir)
-{
-	if (likely(!READ_ONCE(t->parent))) {
-		pb->level0 = t;
-		return bi_meter_cfg_capped(c, dir);
-	}
-	return blkiso_levels_chain(pb, t, dir);
-}
-
-/* This CPU's view of a bio's levels, for the chain calls.  IRQs off. */
-static void blkiso_chain(const struct blkiso_bio *pb, struct bi_meter **m,
-			 struct bi_meter_cpu **cpu)
-{
-	u8 i;
-
-	for (i = 0; i < pb->depth; i++) {
-		struct blkiso_tenant *lt = blkiso_level(pb, i);
-
-		m[i] = &blkiso_quota(lt)->meter;
-		cpu[i] = &this_cpu_ptr(lt->pcpu)->meter;
-	}
-}
-
-/* Keep a one-level charge without a ticket in the per-bio area. */
-static __always_inline void blkiso_charge1_keep(struct blkiso_bio *pb,
-						const struct bi_charge *ch)
-{
-	pb->ch.units = ch->units;
-	pb->ch.init = ch->init;
-	pb->ch.reqs = ch->reqs;
-	pb->ch.keys = ch->keys;
-	pb->ch.cls = ch->cls;
-	pb->charged = 1;
-}
-
-/* That charge as the core has it (no ticket), for its correction. */
-static __always_inline void blkiso_charge1_load(const struct blkiso_bio *pb,
-						struct bi_charge *ch)
-{
-	ch->ticket.nr = 0;
-	ch->units = pb->ch.units;
-	ch->init = pb->ch.init;
-	ch->reqs = pb->ch.reqs;
-	ch->keys = pb->ch.keys;
-	ch->dir = pb->dir;
-	ch->cls = pb->ch.cls;
-	ch->flags = 0;
-}
-
-/*
- * The charge of @pb as the core's chain charge: its extension's, or @tmp
- * filled from the per-bio area.  IRQs off.
- */
-static struct bi_chain_charge *blkiso_charged(struct blkiso_bio *pb,
-					      struct bi_chain_charge *tmp)
-{
-	if (pb->ch_ext)
-		return &pb->ext->cc;
-	blkiso_charge1_load(pb, &tmp->lvl[0]);
-	tmp->depth = pb->charged;
-	return tmp;
-}
-
-/*
- * Keep what an admission charged until .end_io corrects it: in the per-bio
- * area if it fits, else in the bio's extension.  Without memory for one,
- * correct it now (bi_meter_complete_chain): a bio's units are known from
- * its submission, so the correction is the same as at its end, only
- * earlier; what is lost is the refund of a bio that fails with
- * BLK_STS_AGAIN below (blkiso_refund).  IRQs off.
- */
-static void blkiso_charge_keep(struct blkiso_bio *pb, struct bi_chain_charge *cc,
-			       struct bi_meter **m, struct bi_meter_cpu **cpu, u64 now)
-{
-	pb->ch_ext = false;
-	pb->charged = 0;
-	if (!cc->depth)
-		return;
-	if (likely(cc->depth == 1 && !cc->lvl[0].ticket.nr)) {
-		blkiso_charge1_keep(pb, &cc->lvl[0]);
-		return;
-	}
-	if (blkiso_ext_get(pb)) {
-		pb->ext->cc = *cc;
-		pb->ch_ext = true;
-		pb->charged = cc->depth;
-		return;
-	}
-	blkiso_chain(pb, m, cpu);
-	bi_meter_complete_chain(m, cpu, cc, now);
-}
-
-/*
- * Charge a bio through its levels (or force it: system class, draining).
- * Out of line: the map's inline fast path covers the common case.
- */
-noinline bool blkiso_charge(struct blkiso_bio *pb, bool force, bool queue, u64 now,
-			   u64 *retry)
-{
-	struct bi_meter *m[BI_METER_MAX_DEPTH];
-	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
-	struct bi_chain_charge cc;
-	bool ok;
-	u8 i;
-
-	cc.queue = queue;
-	pb->ch.flags = 0;
-	if (likely(pb->depth == 1 && !force)) {
-		/* The common case: one level, no arrays. */
-		struct blkiso_tenant *lt = pb->level0;
-		u64 units = lt == pb->tenant ? pb->units :
-			bi_io_units(&bi_meter_cfg(&blkiso_quota(lt)->meter)->cost, &pb->io);
-
-		ok = bi_meter_admit_one(&blkiso_quota(lt)->meter, &this_cpu_ptr(lt->pcpu)->meter,
-					&pb->io, units, &cc, now, retry);
-	} else {
-		blkiso_chain(pb, m, cpu);
-		ok = force;
-		if (force)
-			bi_meter_force_chain(m, cpu, pb->depth, &pb->io, &cc, now);
-		else
-			ok = bi_meter_admit_chain(m, cpu, pb->depth, &pb->io, &cc, now,
-						  retry);
-	}
-	if (ok) {
-		blkiso_charge_keep(pb, &cc, m, cpu, now);
-		return true;
-	}
-	/* refused: whether a class policy with action=reject refused it (S1-27) */
-	for (i = 0; i < pb->depth; i++)
-		pb->ch.flags |= cc.lvl[i].flags & BI_CHARGE_REJECT;
-	return false;
 }
 
 /*
@@ -886,37 +671,6 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 }
 
 /*
- * A bio that completed with BLK_STS_AGAIN from below never reached the
- * device (a REQ_NOWAIT bio the lower queue would have split or made wait);
- * io_uring resubmits it: everything it was charged goes back, so the retry
- * is charged once.  IRQs off.
- */
-static noinline void blkiso_refund(struct blkiso_bio *pb, u64 now)
-{
-	struct bi_meter *m[BI_METER_MAX_DEPTH];
-	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
-	struct bi_chain_charge tmp;
-
-	blkiso_chain(pb, m, cpu);
-	bi_meter_refund_chain(m, cpu, blkiso_charged(pb, &tmp), now);
-	pb->charged = 0;
-}
-
-/*
- * Completion correction of a charge kept in the bio's extension (more than
- * one level, or a class ticket).  IRQs off.
- */
-noinline void blkiso_complete_chain(struct blkiso_bio *pb, u64 now)
-{
-	struct bi_meter *m[BI_METER_MAX_DEPTH];
-	struct bi_meter_cpu *cpu[BI_METER_MAX_DEPTH];
-
-	blkiso_chain(pb, m, cpu);
-	bi_meter_complete_chain(m, cpu, &pb->ext->cc, now);
-	pb->charged = 0;
-}
-
-/*
  * This tick's device-latency extremes, for the tenants whose controllers
  * use them (allocations: the service time; ideal-rate tracking: the
  * slack), and the squared units that mode=auto's selector needs (the
@@ -1227,32 +981,19 @@ int blkiso_target_init(void)
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct blkiso_bio) > BLKISO_BIO_MAX_BYTES);
-	blkiso_ext_cache = KMEM_CACHE(blkiso_bio_ext, 0);
-	if (!blkiso_ext_cache)
-		return -ENOMEM;
-	blkiso_ext_pool = mempool_create_slab_pool(BLKISO_EXT_RESERVE, blkiso_ext_cache);
-	if (!blkiso_ext_pool) {
-		ret = -ENOMEM;
-		goto free_cache;
-	}
+	ret = blkiso_charge_init();
+	if (ret)
+		return ret;
 	ret = dm_register_target(&blkiso_target_type);
 	if (ret < 0) {
 		DMERR("register failed %d", ret);
-		goto free_pool;
+		blkiso_charge_exit();
 	}
-	return 0;
-
-free_pool:
-	mempool_destroy(blkiso_ext_pool);
-free_cache:
-	kmem_cache_destroy(blkiso_ext_cache);
 	return ret;
 }
 
-/* After the target is gone no bio holds an extension. */
 void blkiso_target_exit(void)
 {
 	dm_unregister_target(&blkiso_target_type);
-	mempool_destroy(blkiso_ext_pool);
-	kmem_cache_destroy(blkiso_ext_cache);
+	blkiso_charge_exit();
 }
