@@ -272,7 +272,12 @@ struct blkiso_dev_fb {
 	struct bi_depth depth;		/* issue 20's depth limit, under the device lock */
 	struct bi_depth_params depth_p;
 	struct delayed_work tick_work;
-	struct list_head active;	/* the tenants the tick visits (their fb), dev->lock */
+	/*
+	 * The tenants the tick visits (their fb), dev->lock.  .map adds at
+	 * the tail only; the tick and the collector remove, under conf_mutex
+	 * (so the tick's walks may drop dev->lock between batches).
+	 */
+	struct list_head active;
 	unsigned int nr_active;
 	/*
 	 * Every tenant that does I/O needs its feedback state, counted-only
@@ -550,7 +555,7 @@ void blkiso_target_exit(void);
 
 /* blkiso_main.c: debug timestamp pairs around the IRQs-off sections */
 enum blkiso_irqsoff_site {
-	BLKISO_IRQSOFF_TICK,		/* the tick's walk under dev->lock */
+	BLKISO_IRQSOFF_TICK,		/* one of the tick's sections under dev->lock */
 	BLKISO_IRQSOFF_DISPATCH,	/* one dispatch pass */
 	BLKISO_IRQSOFF_CONF,		/* a device line's walk over the meters */
 	BLKISO_IRQSOFF_SYSFS,		/* the sysfs work's walk */

@@ -54,9 +54,10 @@
  * Its ring gets no record while it is off the list (the records carry the
  * tick's seq: a gap is a run of idle ticks).
  *
- * Cost: the tick is O(active tenants x possible CPUs) under the device
- * lock, nothing for an idle tenant; tenants with nothing to report write no
- * ring record.
+ * Cost: the tick is O(active tenants x possible CPUs), nothing for an idle
+ * tenant; tenants with nothing to report write no ring record.  The folds
+ * (the possible-CPU term) take no lock, and no section under the device
+ * lock visits more than BLKISO_FB_TICK_BATCH tenants (blkiso_fb_tick()).
  */
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -67,6 +68,15 @@
 
 /* Idle ticks at rest in a row after which a tenant leaves the active list. */
 #define BLKISO_FB_IDLE_TICKS	2
+
+/*
+ * The most tenants the tick visits in one section under the device lock
+ * (IRQs off), as blk-throttle's THROTL_QUANTUM bounds a dispatch round:
+ * the tick's longest section was ~700 ns per tenant with its fold inside
+ * and 4 possible CPUs (doc/robustness.md), so 32 keep one section to
+ * ~tens of us whatever the number of active tenants.
+ */
+#define BLKISO_FB_TICK_BATCH	32
 
 /* Feedback states come from a cache of their own (kzalloc would round up). */
 static struct kmem_cache *blkiso_fb_cache;
@@ -616,28 +626,31 @@ static u32 blkiso_fb_inflight(const struct blkiso_tenant *t)
 
 /*
  * Issue 20's depth limit (ctl_depth): the tick's limit from the protected
- * tenants' misses (@ds), then which tenants it binds: those above their
- * commitment.  A tenant it no longer binds, or whose limit grew, has its
- * waiting bios looked at again.  Device lock held.
+ * tenants' misses (@ds).  Device lock held.
  */
-static void blkiso_fb_depth_tick(struct blkiso_dev *dev, struct bi_depth_stats *ds,
-				 u64 now, bool *wake)
+static u32 blkiso_fb_depth_limit(struct blkiso_dev *dev, struct bi_depth_stats *ds, u64 now)
 {
-	struct blkiso_fb *fb;
-	u32 limit = BI_DEPTH_OFF;
-
+	lockdep_assert_held(&dev->lock);
 	if (dev->conf.depth_limit)
-		limit = bi_depth_tick(&dev->fb.depth, &dev->fb.depth_p, ds, now);
-	else if (dev->fb.depth.limit)
+		return bi_depth_tick(&dev->fb.depth, &dev->fb.depth_p, ds, now);
+	if (dev->fb.depth.limit)
 		bi_depth_init(&dev->fb.depth);
-	list_for_each_entry(fb, &dev->fb.active, active_node) {
-		bool on = limit != BI_DEPTH_OFF && fb->above;
+	return BI_DEPTH_OFF;
+}
 
-		if (on != fb->depth_on)
-			WRITE_ONCE(fb->depth_on, on);
-		if (fb->nr_slot_wait)
-			*wake = true;
-	}
+/*
+ * Which tenants the depth limit binds: those above their commitment.  A
+ * tenant it no longer binds, or whose limit grew, has its waiting bios
+ * looked at again.  Device lock held.
+ */
+static void blkiso_fb_depth_bind(struct blkiso_fb *fb, u32 limit, bool *wake)
+{
+	bool on = limit != BI_DEPTH_OFF && fb->above;
+
+	if (on != fb->depth_on)
+		WRITE_ONCE(fb->depth_on, on);
+	if (fb->nr_slot_wait)
+		*wake = true;
 }
 
 /* Would an empty tick leave request-rate controller @d of @fb as it is? */
@@ -680,60 +693,167 @@ static bool blkiso_fb_at_rest(const struct blkiso_tenant *t, u64 now)
 	return true;
 }
 
+/*
+ * What one tick gathers across its walks: the device's sums (applied once,
+ * after the first walk) and what it does once the walks are done.
+ */
+struct blkiso_tick {
+	struct blkiso_fb *first, *last;	/* the active list as the tick found it */
+	u64 now;
+	u32 seq;
+	struct bi_ovl_stats os;
+	struct bi_depth_stats ds;
+	bool signal, wake, switched, any_above;
+};
+
+/*
+ * Step 1 for @s and its own overload window, and its part of the device's
+ * sums.  No lock: the fold reads per-CPU and shared counters that .map and
+ * .end_io write without the device lock anyway (it is as exact with IRQs
+ * on), and what it writes (@s's d[], prev[], extremes, overload window) only
+ * the tick reads; the lines it reads hold still under conf_mutex.
+ */
+static void blkiso_fb_tenant_fold(struct blkiso_dev *dev, struct blkiso_fb *s,
+				  struct blkiso_tick *tk)
+{
+	struct blkiso_tenant *t = s->tenant;
+	const struct bi_tenant_conf *conf = &blkiso_quota(t)->conf;
+	u64 cur[BLKISO_FB_NR];
+	u32 k;
+
+	blkiso_fb_fold(t, tk->seq, cur, &s->lat_min, &s->lat_max);
+	for (k = 0; k < BLKISO_FB_NR; k++) {
+		s->d[k] = cur[k] - s->prev[k];
+		s->prev[k] = cur[k];
+	}
+	/* the tenants' own windows first: their signal feeds the device */
+	if (bi_ovl_tenant_tick(&s->ovl, &dev->fb.ovl_p, s->d[BLKISO_FB_OPS],
+			       s->d[BLKISO_FB_MISSED]))
+		tk->signal = true;
+	if (bi_fb_depth_protected(conf, &dev->conf) &&
+	    (s->d[BLKISO_FB_OPS] || blkiso_fb_inflight(t)))
+		bi_fb_depth_fold(&tk->ds, conf, &s->ovl, s->d[BLKISO_FB_OPS],
+				 s->d[BLKISO_FB_MISSED], s->d[BLKISO_FB_DEV_NS]);
+	tk->os.completed += s->d[BLKISO_FB_OPS];
+	tk->os.missed += s->d[BLKISO_FB_MISSED];
+	if (s->lat_max)
+		tk->os.slack_min_ns = min_t(s64, tk->os.slack_min_ns,
+					    (s64)s->target_ns - (s64)s->lat_max);
+}
+
+/*
+ * @t's bios arrived so far (its "arrived" counters summed): the tick's
+ * check, just before @t leaves the list, that none came since its fold.
+ */
+static u64 blkiso_fb_arrived(const struct blkiso_tenant *t)
+{
+	struct blkiso_tenant_pcpu __percpu *pcpu = READ_ONCE(t->pcpu);
+	u64 n = atomic64_read(&t->ctr.stat[BLKISO_ARRIVED]);
+	int cpu;
+
+	if (pcpu)
+		for_each_possible_cpu(cpu)
+			n += READ_ONCE(per_cpu_ptr(pcpu, cpu)->stat[BLKISO_ARRIVED]);
+	return n;
+}
+
+/* Steps 3-5 for @s after the device's step 2; the device lock held. */
+static void blkiso_fb_tenant_step(struct blkiso_dev *dev, struct blkiso_fb *s,
+				  const struct blkiso_tick_rec *rec, struct blkiso_tick *tk)
+{
+	struct blkiso_tenant *t = s->tenant;
+
+	blkiso_fb_tenant_tick(dev, t, tk->now, &tk->wake);
+	if (s->above) {
+		tk->any_above = true;
+		tk->ds.inflight_max = max(tk->ds.inflight_max, blkiso_fb_inflight(t));
+	}
+	if (t->configured || s->d[BLKISO_FB_OPS] || s->victims)
+		blkiso_fb_record(t, rec);
+	if (s->mode_changed)
+		tk->switched = true;
+	if (!blkiso_fb_at_rest(t, tk->now)) {
+		s->idle_ticks = 0;
+	} else if (++s->idle_ticks >= BLKISO_FB_IDLE_TICKS) {
+		/* a bio that came after the fold (IRQs on) found @t listed: it stays */
+		if (blkiso_fb_arrived(t) == s->prev[BLKISO_FB_ARRIVED])
+			blkiso_fb_deactivate_locked(dev, t);
+		else
+			s->idle_ticks = 0;
+	}
+	s->victims = 0;
+}
+
+/* The entry after @s in the tick's walk, NULL after the last. */
+static struct blkiso_fb *blkiso_fb_walk_next(const struct blkiso_tick *tk,
+					     struct blkiso_fb *s)
+{
+	return s == tk->last ? NULL : list_next_entry(s, active_node);
+}
+
+/*
+ * The tick.  Each section it holds the device lock in (IRQs off) visits at
+ * most BLKISO_FB_TICK_BATCH tenants; it drops the lock and may reschedule
+ * between batches.  Its walks stay valid across the gaps because, while
+ * the tick holds conf_mutex, the active list only grows at its tail: .map
+ * adds there (blkiso_fb_activate), and only the tick and the collector
+ * remove, both under conf_mutex.  So the entries from the first to the
+ * last the tick found keep their order and links (.map's additions write
+ * only the last one's next, which the walk never follows), and a cursor on
+ * an entry not yet visited stays on the list.  Walk 1 folds those tenants
+ * with the lock not held at all (blkiso_fb_tenant_fold); the device's sums
+ * span it and are applied once, with the device record, in one section;
+ * walk 2 (steps 3-5, the tick's deactivations) visits the same tenants;
+ * tenants that joined meanwhile are visited from the next tick on, as they
+ * would be had they joined after the tick.  Walk 3 (the depth limit's
+ * bindings) visits the list as it is.  The device record of tick seq is
+ * written before its tenants' records (a ring reader between the batches
+ * may see the one without all of the others).
+ */
 static void blkiso_fb_tick(struct work_struct *work)
 {
 	struct blkiso_dev *dev = container_of(to_delayed_work(work), struct blkiso_dev,
 					      fb.tick_work);
-	struct bi_ovl_stats os = { .slack_min_ns = BI_OVL_NO_SLACK };
-	struct bi_depth_stats ds = { 0 };
+	struct blkiso_tick tk = { .os.slack_min_ns = BI_OVL_NO_SLACK };
 	struct blkiso_tick_rec *rec;
-	struct blkiso_fb *s, *tmp;
+	struct blkiso_fb *s, *next;
 	struct blkiso_tenant *t;
-	bool signal = false, wake = false, flipped, switched = false;
-	u64 now, cur[BLKISO_FB_NR], t0;
-	u32 seq, k;
+	bool flipped;
+	unsigned int n;
+	u32 limit;
+	u64 t0;
 
 	mutex_lock(&dev->conf_mutex);	/* the tenants' lines hold still */
 	if (dev->fb.all_walk)
 		blkiso_fb_all_walk(dev);
 	spin_lock_irq(&dev->lock);
-	t0 = blkiso_irqsoff_begin();
-	now = ktime_get_ns();
-	seq = (u32)dev->fb.seq;
-	list_for_each_entry(s, &dev->fb.active, active_node) {
-		const struct bi_tenant_conf *conf;
-
-		t = s->tenant;
-		conf = &blkiso_quota(t)->conf;
-		blkiso_fb_fold(t, seq, cur, &s->lat_min, &s->lat_max);
-		for (k = 0; k < BLKISO_FB_NR; k++) {
-			s->d[k] = cur[k] - s->prev[k];
-			s->prev[k] = cur[k];
-		}
-		/* the tenants' own windows first: their signal feeds the device */
-		if (bi_ovl_tenant_tick(&s->ovl, &dev->fb.ovl_p, s->d[BLKISO_FB_OPS],
-				       s->d[BLKISO_FB_MISSED]))
-			signal = true;
-		if (bi_fb_depth_protected(conf, &dev->conf) &&
-		    (s->d[BLKISO_FB_OPS] || blkiso_fb_inflight(t)))
-			bi_fb_depth_fold(&ds, conf, &s->ovl, s->d[BLKISO_FB_OPS],
-					 s->d[BLKISO_FB_MISSED], s->d[BLKISO_FB_DEV_NS]);
-		os.completed += s->d[BLKISO_FB_OPS];
-		os.missed += s->d[BLKISO_FB_MISSED];
-		if (s->lat_max)
-			os.slack_min_ns = min_t(s64, os.slack_min_ns,
-						(s64)s->target_ns - (s64)s->lat_max);
+	tk.now = ktime_get_ns();
+	tk.seq = (u32)dev->fb.seq;
+	if (!list_empty(&dev->fb.active)) {
+		tk.first = list_first_entry(&dev->fb.active, struct blkiso_fb, active_node);
+		tk.last = list_last_entry(&dev->fb.active, struct blkiso_fb, active_node);
 	}
+	spin_unlock_irq(&dev->lock);
+
+	/* walk 1: steps 1-2 of each tenant, no lock */
+	for (s = tk.first, n = 0; s; s = next) {
+		next = blkiso_fb_walk_next(&tk, s);
+		blkiso_fb_tenant_fold(dev, s, &tk);
+		if (++n % BLKISO_FB_TICK_BATCH == 0)
+			cond_resched();
+	}
+
+	spin_lock_irq(&dev->lock);
+	t0 = blkiso_irqsoff_begin();
 	/* completions from now on count towards the next tick's extremes */
 	dev->fb.seq++;
-	bi_ovl_tick(&dev->fb.ovl, &dev->fb.ovl_p, &os, signal, now);
-
+	bi_ovl_tick(&dev->fb.ovl, &dev->fb.ovl_p, &tk.os, tk.signal, tk.now);
 	rec = &dev->fb.ring[(dev->fb.seq - 1) % BLKISO_RING_DEV];
 	*rec = (struct blkiso_tick_rec){
 		.seq = dev->fb.seq,
-		.time_ns = now,
-		.completed = (u32)min_t(u64, os.completed, U32_MAX),
-		.missed = (u32)min_t(u64, os.missed, U32_MAX),
+		.time_ns = tk.now,
+		.completed = (u32)min_t(u64, tk.os.completed, U32_MAX),
+		.missed = (u32)min_t(u64, tk.os.missed, U32_MAX),
 		.miss_permille = dev->fb.ovl.miss_permille,
 		.mult = dev->fb.ovl.m,
 		.flags = dev->fb.ovl.overloaded ? BLKISO_TICK_OVERLOADED : 0,
@@ -742,31 +862,40 @@ static void blkiso_fb_tick(struct work_struct *work)
 	};
 	dev->fb.victims = 0;
 
-	dev->fb.ovl.any_above_commit = false;
-	list_for_each_entry_safe(s, tmp, &dev->fb.active, active_node) {
-		t = s->tenant;
-		blkiso_fb_tenant_tick(dev, t, now, &wake);
-		if (s->above) {
-			dev->fb.ovl.any_above_commit = true;
-			ds.inflight_max = max(ds.inflight_max, blkiso_fb_inflight(t));
+	/* walk 2: steps 3-5 of each tenant, BLKISO_FB_TICK_BATCH per section */
+	for (s = tk.first; s; ) {
+		for (n = 0; s && n < BLKISO_FB_TICK_BATCH; n++, s = next) {
+			next = blkiso_fb_walk_next(&tk, s);	/* before @s may leave */
+			blkiso_fb_tenant_step(dev, s, rec, &tk);
 		}
-		if (t->configured || s->d[BLKISO_FB_OPS] || s->victims)
-			blkiso_fb_record(t, rec);
-		if (s->mode_changed)
-			switched = true;
-		if (!blkiso_fb_at_rest(t, now))
-			s->idle_ticks = 0;
-		else if (++s->idle_ticks >= BLKISO_FB_IDLE_TICKS)
-			blkiso_fb_deactivate_locked(dev, t);
-		s->victims = 0;
+		blkiso_irqsoff_done(BLKISO_IRQSOFF_TICK, t0);
+		spin_unlock_irq(&dev->lock);
+		cond_resched();
+		spin_lock_irq(&dev->lock);
+		t0 = blkiso_irqsoff_begin();
 	}
-	blkiso_fb_depth_tick(dev, &ds, now, &wake);
+	/* the device's part of step 5; it sees every tenant's step 3-4 */
+	dev->fb.ovl.any_above_commit = tk.any_above;
+	limit = blkiso_fb_depth_limit(dev, &tk.ds, tk.now);
 	flipped = dev->fb.overloaded != dev->fb.ovl.overloaded;
 	WRITE_ONCE(dev->fb.overloaded, dev->fb.ovl.overloaded);
 	/* victims while M > 0 (not in shed mode), shedding while overloaded */
 	WRITE_ONCE(dev->fb.gated, dev->conf.overload != BI_OVERLOAD_OFF &&
 		   (dev->fb.ovl.m || dev->fb.ovl.overloaded));
-	if (wake)
+
+	/* walk 3: the depth limit's bindings, the list as it is now */
+	s = list_first_entry(&dev->fb.active, struct blkiso_fb, active_node);
+	while (&s->active_node != &dev->fb.active) {
+		for (n = 0; &s->active_node != &dev->fb.active && n < BLKISO_FB_TICK_BATCH;
+		     n++, s = list_next_entry(s, active_node))
+			blkiso_fb_depth_bind(s, limit, &tk.wake);
+		blkiso_irqsoff_done(BLKISO_IRQSOFF_TICK, t0);
+		spin_unlock_irq(&dev->lock);
+		cond_resched();
+		spin_lock_irq(&dev->lock);
+		t0 = blkiso_irqsoff_begin();
+	}
+	if (tk.wake)
 		queue_work(dev->wq, &dev->dispatch_work);
 	blkiso_irqsoff_done(BLKISO_IRQSOFF_TICK, t0);
 	spin_unlock_irq(&dev->lock);
@@ -777,7 +906,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	 * a tick where a selector switched (rare): a walk over all tenants,
 	 * IRQs on.
 	 */
-	if (switched)
+	if (tk.switched)
 		list_for_each_entry_rcu(t, &dev->tenant_list, list,
 					lockdep_is_held(&dev->conf_mutex))
 			if (t->fb && t->fb->mode_changed)
