@@ -799,20 +799,19 @@ static inline void blkiso_fb_touch(struct blkiso_tenant *t)
 		blkiso_fb_activate(t);
 }
 
-/* The slot gate binds @t (an allocation, or the depth limit): .map, every bio. */
-static __always_inline bool blkiso_fb_gate(const struct blkiso_tenant *t)
+/*
+ * The slot gate binds the tenant of feedback state @fb (an allocation, or
+ * the depth limit): .map, every bio, with the @fb it loaded once.
+ */
+static __always_inline bool blkiso_fb_gate_fb(const struct blkiso_fb *fb)
 {
-	const struct blkiso_fb *fb = blkiso_fb(t);
-
 	return fb && (READ_ONCE(fb->iso_on) | READ_ONCE(fb->depth_on));
 }
 
-/* The depth limit binds @t: .map, every bio. */
-static __always_inline bool blkiso_fb_depth_on(const struct blkiso_tenant *t)
+/* The same for @t (the dispatcher, .map's general way). */
+static __always_inline bool blkiso_fb_gate(const struct blkiso_tenant *t)
 {
-	const struct blkiso_fb *fb = blkiso_fb(t);
-
-	return fb && READ_ONCE(fb->depth_on);
+	return blkiso_fb_gate_fb(blkiso_fb(t));
 }
 
 int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,
