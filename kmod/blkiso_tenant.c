@@ -31,6 +31,7 @@ int blkiso_tenant_cache_init(void)
 	/* a production kernel's size: lock debugging makes each lock larger */
 	BUILD_BUG_ON(sizeof(struct blkiso_tenant) > BLKISO_TENANT_MAX_BYTES);
 #endif
+	BUILD_BUG_ON(sizeof(struct blkiso_tenant_pcpu) > BLKISO_TENANT_PCPU_MAX_BYTES);
 	blkiso_tenant_cache = KMEM_CACHE(blkiso_tenant, 0);
 	blkiso_quota_cache = KMEM_CACHE(blkiso_quota, 0);
 	if (blkiso_tenant_cache && blkiso_quota_cache && !blkiso_fb_cache_init())
