@@ -160,19 +160,52 @@ struct blkiso_fb_ext {
 	u32 lat_seq;
 };
 
-/* Per-CPU inputs of the feedback tick (kmod/blkiso_feedback.c). */
+/*
+ * Per-CPU inputs of the feedback tick (kmod/blkiso_feedback.c); the bios
+ * the buckets throttled are counted when parked, in the shared set.
+ */
 struct blkiso_fb_cpu {
 	u64 dev_ns;		/* sum of device latencies, dispatch -> completion */
 	u64 missed;		/* completions over the tenant's latency target */
-	u64 throttled[BI_NR_DIRS];	/* bios parked by the buckets */
 	struct blkiso_fb_ext ext;
 };
 
+/*
+ * The counters a configured tenant keeps per CPU: those every bio's fast
+ * path adds to (arrived and admitted in .map, rios..wunits in .end_io).
+ * The others count slow paths that take a lock anyway (parked, dispatched,
+ * debt, rejected, errors) and are kept in the shared set only, for every
+ * tenant ("completed" is the sum of rios and wios): issue 18, per-CPU
+ * bytes.  The index of @s in the per-CPU array, or -1; a constant where
+ * @s is.
+ */
+#define BLKISO_NR_PCPU_STATS	(2 + BLKISO_WUNITS + 1 - BLKISO_RIOS)
+
+static __always_inline int blkiso_pcpu_stat(enum blkiso_stat s)
+{
+	switch (s) {
+	case BLKISO_ARRIVED:
+		return 0;
+	case BLKISO_ADMITTED:
+		return 1;
+	case BLKISO_RIOS ... BLKISO_WUNITS:
+		return 2 + s - BLKISO_RIOS;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * A configured tenant's per-CPU area, at most, on each CPU (BUILD_BUG_ON in
+ * blkiso_tenant.c; no locks in it, so the debug kernel's is the same): the
+ * four keys' local buckets (4 x 80), the fast path's counters (64), the
+ * ancestor holds and the feedback tick's inputs.  Was 1,000 (issue 18).
+ */
+#define BLKISO_TENANT_PCPU_MAX_BYTES	440
+
 struct blkiso_tenant_pcpu {
 	struct bi_meter_cpu meter;
-	u64 stat[BLKISO_NR_STATS];
-	u64 lat[BLKISO_LAT_BUCKETS];	/* arrival -> completion, uapi buckets */
-	u64 lat_sum_ns;			/* sum of those latencies */
+	u64 stat[BLKISO_NR_PCPU_STATS];	/* index: blkiso_pcpu_stat() */
 	/*
 	 * Bios of descendant tenants charging this one as an ancestor level
 	 * (blkiso_level()): taken in .map, dropped at their end.  Per CPU (one
@@ -189,7 +222,8 @@ struct blkiso_tenant_pcpu {
  * with atomics.  They stay when the area comes (a bio counted here at
  * arrival may complete on the area): readers add both.  The extremes are
  * under fb->lock (only a device in overload=ideal asks a counted-only
- * tenant for them).
+ * tenant for them).  The latency histogram and its sum are only here, for
+ * every tenant (not per CPU: issue 18's per-CPU bytes).
  */
 struct blkiso_tenant_ctr {
 	atomic64_t stat[BLKISO_NR_STATS];
@@ -402,18 +436,23 @@ static __always_inline struct blkiso_fb *blkiso_fb(const struct blkiso_tenant *t
 }
 
 /*
- * Add @n to @t's counter @s: on this CPU when @t has a per-CPU area, else
- * in its shared set (struct blkiso_tenant_ctr).  Any context.
+ * Add @n to @t's counter @s: on this CPU when @t has a per-CPU area and @s
+ * is kept there (blkiso_pcpu_stat()), else in its shared set (struct
+ * blkiso_tenant_ctr).  Any context.
  */
 static __always_inline void blkiso_count_add(struct blkiso_tenant *t,
 					     enum blkiso_stat s, u64 n)
 {
-	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
+	struct blkiso_tenant_pcpu __percpu *pc;
 
-	if (likely(pc))
-		this_cpu_add(pc->stat[s], n);
-	else
-		atomic64_add(n, &t->ctr.stat[s]);
+	if (blkiso_pcpu_stat(s) >= 0) {
+		pc = READ_ONCE(t->pcpu);
+		if (likely(pc)) {
+			this_cpu_add(pc->stat[blkiso_pcpu_stat(s)], n);
+			return;
+		}
+	}
+	atomic64_add(n, &t->ctr.stat[s]);
 }
 
 static __always_inline void blkiso_count(struct blkiso_tenant *t, enum blkiso_stat s)
@@ -775,21 +814,21 @@ static inline void blkiso_fb_touch(struct blkiso_tenant *t)
 		blkiso_fb_activate(t);
 }
 
-/* The slot gate binds @t (an allocation, or the depth limit): .map, every bio. */
-static __always_inline bool blkiso_fb_gate(const struct blkiso_tenant *t)
+/*
+ * The slot gate binds the tenant of feedback state @fb (an allocation, or
+ * the depth limit): .map, every bio, with the @fb it loaded once.
+ */
+static __always_inline bool blkiso_fb_gate_fb(const struct blkiso_fb *fb)
 {
-	const struct blkiso_fb *fb = blkiso_fb(t);
-
 	return fb && (READ_ONCE(fb->iso_on) | READ_ONCE(fb->depth_on));
 }
 
-/* The depth limit binds @t: .map, every bio. */
-static __always_inline bool blkiso_fb_depth_on(const struct blkiso_tenant *t)
+/* The same for @t (the dispatcher, .map's general way). */
+static __always_inline bool blkiso_fb_gate(const struct blkiso_tenant *t)
 {
-	const struct blkiso_fb *fb = blkiso_fb(t);
-
-	return fb && READ_ONCE(fb->depth_on);
+	return blkiso_fb_gate_fb(blkiso_fb(t));
 }
+
 int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		   struct blkiso_tick_rec *recs, unsigned int capacity);
 ssize_t blkiso_fb_ring_show(struct blkiso_dev *dev, struct blkiso_tenant *t, char *buf);

@@ -62,16 +62,11 @@ void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		 struct bio *bio, u64 retry_ns)
 {
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
-	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
 	unsigned long flags;
 
-	if (pc) {
-		this_cpu_inc(pc->stat[BLKISO_PARKED]);
-		this_cpu_inc(pc->fb.throttled[pb->dir]);
-	} else {
-		atomic64_inc(&t->ctr.stat[BLKISO_PARKED]);
-		atomic64_inc(&t->ctr.throttled[pb->dir]);
-	}
+	/* in the shared set: a bio parks under the device lock anyway */
+	atomic64_inc(&t->ctr.stat[BLKISO_PARKED]);
+	atomic64_inc(&t->ctr.throttled[pb->dir]);
 	trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
 	spin_lock_irqsave(&dev->lock, flags);
 	bio_list_add(&t->parked_bios[pb->cls], bio);

@@ -464,18 +464,15 @@ static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
 			break;
 		pc = per_cpu_ptr(pcpu, cpu);
 
-		v[BLKISO_FB_ROPS] += READ_ONCE(pc->stat[BLKISO_RIOS]);
-		v[BLKISO_FB_WOPS] += READ_ONCE(pc->stat[BLKISO_WIOS]);
-		v[BLKISO_FB_RUNITS] += READ_ONCE(pc->stat[BLKISO_RUNITS]);
-		v[BLKISO_FB_WUNITS] += READ_ONCE(pc->stat[BLKISO_WUNITS]);
+		/* throttled and refused bios: in the shared set only */
+		v[BLKISO_FB_ROPS] += READ_ONCE(pc->stat[blkiso_pcpu_stat(BLKISO_RIOS)]);
+		v[BLKISO_FB_WOPS] += READ_ONCE(pc->stat[blkiso_pcpu_stat(BLKISO_WIOS)]);
+		v[BLKISO_FB_RUNITS] += READ_ONCE(pc->stat[blkiso_pcpu_stat(BLKISO_RUNITS)]);
+		v[BLKISO_FB_WUNITS] += READ_ONCE(pc->stat[blkiso_pcpu_stat(BLKISO_WUNITS)]);
 		v[BLKISO_FB_DEV_NS] += READ_ONCE(pc->fb.dev_ns);
 		v[BLKISO_FB_MISSED] += READ_ONCE(pc->fb.missed);
-		v[BLKISO_FB_RTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_READ]);
-		v[BLKISO_FB_WTHROTTLED] += READ_ONCE(pc->fb.throttled[BI_DIR_WRITE]);
 		v[BLKISO_FB_UNITS_SQ] += READ_ONCE(pc->fb.ext.units_sq);
-		v[BLKISO_FB_ARRIVED] += READ_ONCE(pc->stat[BLKISO_ARRIVED]);
-		v[BLKISO_FB_REFUSED] += READ_ONCE(pc->stat[BLKISO_REJECTED]) +
-					READ_ONCE(pc->stat[BLKISO_REJECTED_NOWAIT]);
+		v[BLKISO_FB_ARRIVED] += READ_ONCE(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)]);
 		if (READ_ONCE(pc->fb.ext.lat_seq) == seq) {
 			*lat_min = min(*lat_min, READ_ONCE(pc->fb.ext.lat_min_ns));
 			*lat_max = max(*lat_max, READ_ONCE(pc->fb.ext.lat_max_ns));

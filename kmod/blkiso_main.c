@@ -50,12 +50,13 @@ static struct kobj_attribute version_attr = __ATTR_RO(version);
  * Device states, tenants (and those with a per-CPU area and a quota of
  * their own) and parked bios alive: all 0 once every table is gone.  Then
  * the slab object sizes of a tenant and of a quota, then the tenants with
- * a feedback state and its size (issue 18's footprint).
+ * a feedback state and its size, then a per-CPU area's bytes on each CPU
+ * (issue 18's footprint).
  */
 static ssize_t objects_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld bio_ext=%ld ext_failures=%ld tenant_pcpu=%ld tenant_bytes=%u quota_bytes=%u tenant_fb=%ld fb_bytes=%u\n",
+	return sysfs_emit(buf, "devices=%ld tenants=%ld parked=%ld bio_ext=%ld ext_failures=%ld tenant_pcpu=%ld tenant_bytes=%u quota_bytes=%u tenant_fb=%ld fb_bytes=%u pcpu_bytes=%zu\n",
 			  atomic_long_read(&blkiso_live_devices),
 			  atomic_long_read(&blkiso_live_tenants),
 			  atomic_long_read(&blkiso_live_parked),
@@ -63,7 +64,8 @@ static ssize_t objects_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  atomic_long_read(&blkiso_ext_failures),
 			  atomic_long_read(&blkiso_live_tenant_pcpu),
 			  blkiso_tenant_bytes(), blkiso_quota_bytes(),
-			  atomic_long_read(&blkiso_live_tenant_fb), blkiso_fb_bytes());
+			  atomic_long_read(&blkiso_live_tenant_fb), blkiso_fb_bytes(),
+			  sizeof(struct blkiso_tenant_pcpu));
 }
 static struct kobj_attribute objects_attr = __ATTR_RO(objects);
 

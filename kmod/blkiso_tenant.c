@@ -31,6 +31,7 @@ int blkiso_tenant_cache_init(void)
 	/* a production kernel's size: lock debugging makes each lock larger */
 	BUILD_BUG_ON(sizeof(struct blkiso_tenant) > BLKISO_TENANT_MAX_BYTES);
 #endif
+	BUILD_BUG_ON(sizeof(struct blkiso_tenant_pcpu) > BLKISO_TENANT_PCPU_MAX_BYTES);
 	blkiso_tenant_cache = KMEM_CACHE(blkiso_tenant, 0);
 	blkiso_quota_cache = KMEM_CACHE(blkiso_quota, 0);
 	if (blkiso_tenant_cache && blkiso_quota_cache && !blkiso_fb_cache_init())
@@ -384,10 +385,8 @@ void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_
 			break;
 		p = per_cpu_ptr(pc, cpu);
 		for (i = 0; i < BLKISO_NR_STATS; i++)
-			stat[i] += READ_ONCE(p->stat[i]);
-		for (i = 0; lat && i < BLKISO_LAT_BUCKETS; i++)
-			lat[i] += READ_ONCE(p->lat[i]);
-		sum_ns += READ_ONCE(p->lat_sum_ns);
+			if (blkiso_pcpu_stat(i) >= 0)
+				stat[i] += READ_ONCE(p->stat[blkiso_pcpu_stat(i)]);
 	}
 	if (lat_sum_us)
 		*lat_sum_us = div_u64(sum_ns, NSEC_PER_USEC);

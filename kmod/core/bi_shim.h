@@ -75,10 +75,11 @@ static inline u64 bi_mul_div_u64(u64 a, u64 b, u64 c)
 static inline s64 bi_abs_s64(s64 a) { return a < 0 ? -a : a; }
 
 /*
- * The per-CPU local buckets' own accounting (charged, refunded, nr_bios:
- * the conservation identities the unit tests, the fuzzers and blkiso-sim
- * check) is kept by the user-space builds only: nothing in the kernel reads
- * it, and the kernel charges and corrects every bio through these fields.
+ * The per-CPU local buckets' own accounting (got, returned, charged,
+ * refunded, nr_bios, nr_slow, nr_held: the conservation identities and
+ * dispense ratios the unit tests, the fuzzers and blkiso-sim check) is kept
+ * by the user-space builds only: nothing in the kernel reads it, so the
+ * kernel's struct bi_local has no such fields (issue 18: per-CPU bytes).
  */
 #ifdef __KERNEL__
 #define BI_LOCAL_ACCT		0

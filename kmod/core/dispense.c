@@ -283,11 +283,11 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	 * stale value costs one early or one held retry)
 	 */
 	if (now_ns < l->hold_until_ns && l->hold_gen == g->gen) {
-		l->nr_held++;
+		bi_local_acct(l, nr_held, 1);
 		*retry_ns = l->hold_until_ns;
 		return false;
 	}
-	l->nr_slow++;
+	bi_local_acct(l, nr_slow, 1);
 	want = bi_local_request_size(l, g, cost);
 	need = cost - l->tokens;
 	/*
@@ -321,7 +321,7 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	got = bi_global_dispense(g, want, least, need, now_ns, &retry, &left);
 	l->draining = got > 0 && left > 0;
 	l->tokens += got;
-	l->got += (u64)got;
+	bi_local_acct(l, got, got);
 	if (got > 0)		/* gathering for a waiting bio is use */
 		l->last_use_ns = now_ns;
 	if (l->tokens >= cost)
@@ -352,7 +352,7 @@ void bi_local_return_excess(struct bi_local *l, struct bi_global *g, u64 now_ns)
 	s64 excess = l->tokens - g->local_max;
 
 	l->tokens = g->local_max;
-	l->returned += (u64)excess;
+	bi_local_acct(l, returned, excess);
 	bi_global_put(g, excess, now_ns);
 }
 
@@ -372,9 +372,9 @@ bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
 		return false;
 	l->tokens = 0;
 	if (n > 0)
-		l->returned += (u64)n;
+		bi_local_acct(l, returned, n);
 	else
-		l->got += (u64)-n;
+		bi_local_acct(l, got, -n);
 	bi_global_put(g, n, now_ns);
 	return true;
 }

@@ -460,6 +460,13 @@ static int read_from_each(const char *dev, int n)
  */
 #define MEM_PCPU_MAX	256
 /*
+ * A configured tenant's per-CPU area on each CPU, at most
+ * (BLKISO_TENANT_PCPU_MAX_BYTES; /sys/kernel/blkiso/objects' pcpu_bytes):
+ * 1,000 bytes before issue 18 kept only the fast path's counters there and
+ * the local buckets' accounting out of the kernel.
+ */
+#define MEM_PCPU_CONF_MAX	440
+/*
  * A counted-only tenant's slab object (kmem_cache_size() of the tenant
  * cache, /sys/kernel/blkiso/objects), at most: 5,632 bytes before its
  * line and meter moved to a quota allocated at configuration (issue 18),
@@ -540,6 +547,10 @@ TEST_F_TIMEOUT(life, counted_only_tenants_have_no_per_cpu_area, GUEST_TIMEOUT)
 		ASSERT_EQ(0, gu_write(path, "/" CG "/mem/c%d riops=1000000", i));
 	EXPECT_EQ(pc0 + 10, objects_num("tenant_pcpu"));
 	EXPECT_EQ(fb0 + 10, objects_num("tenant_fb"));
+	/* each area's bytes on each CPU: 1,000 before issue 18's cuts */
+	TH_LOG("a configured tenant's per-CPU area: %ld bytes a CPU", objects_num("pcpu_bytes"));
+	EXPECT_LT(0, objects_num("pcpu_bytes"));
+	EXPECT_GE(MEM_PCPU_CONF_MAX, objects_num("pcpu_bytes"));
 	snprintf(path, sizeof(path), "%s/tenant_del", self->dir);
 	ASSERT_EQ(0, gu_write(path, "/" CG "/mem/c0"));
 	EXPECT_EQ(pc0 + 10, objects_num("tenant_pcpu"));

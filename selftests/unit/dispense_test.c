@@ -194,11 +194,19 @@ TEST(reclaim_only_idle_balances)
 	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns + 1));
 	ASSERT_EQ(0, l.tokens);
 	ASSERT_EQ(7, g.b.tokens);
+	ASSERT_EQ(7ULL, l.returned);
 	l.tokens = -3;
 	l.last_use_ns = t;
 	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 20 * g.tick_ns));
 	ASSERT_EQ(3ULL, l.got);				/* the debt, as taken */
 	ASSERT_EQ(4, g.b.tokens);
+	/* a single token goes back as returned, not as a debt */
+	l.tokens = 1;
+	l.last_use_ns = t;
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 30 * g.tick_ns));
+	ASSERT_EQ(8ULL, l.returned);
+	ASSERT_EQ(3ULL, l.got);
+	ASSERT_EQ(5, g.b.tokens);
 }
 
 /*
@@ -286,6 +294,8 @@ TEST(s4_06_07_negative_cache_and_hold)
  * A retune lapses every CPU's negative-cache entry: a bio held on the old
  * rate asks again at once and passes on the new rate's tokens, keeping
  * what its CPU gathered before (issue 15: a cap raised while bios wait).
+ * A hold computed after a retune holds: it is stamped with the generation
+ * it was computed under.
  */
 TEST(retune_lapses_the_hold)
 {
@@ -293,15 +303,19 @@ TEST(retune_lapses_the_hold)
 	struct bi_local l;
 	u64 retry, t0 = 5 * MS;
 
-	bi_global_init(&g, 5, 100, 0, 0);
+	bi_global_init(&g, 4, 100, 0, 0);
 	bi_local_init(&l, 0);
 	g.b.last_ns = t0;
+	bi_global_set(&g, 5, 100, t0);
+	ASSERT_NE(0U, g.gen);
 	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0, &retry));
 	ASSERT_EQ(t0 + g.hold_ns, retry);
+	ASSERT_EQ(g.gen, l.hold_gen);
 	/* the same rate again holds on */
 	bi_global_set(&g, 5, 100, t0 + MS);
 	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0 + MS, &retry));
-	ASSERT_EQ(1ULL, g.nr_requests);
+	ASSERT_EQ(1ULL, g.nr_requests);		/* held, not asked */
+	ASSERT_EQ(1ULL, l.nr_held);
 	/* 1000/s from t0 + 1 ms: one token 1 ms later, asked at once */
 	bi_global_set(&g, 1000, 100, t0 + MS);
 	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, t0 + 2 * MS, &retry));
@@ -326,6 +340,10 @@ TEST(s4_09_request_size)
 	ASSERT_EQ(70, bi_local_request_size(&l, &g, 1));
 	ASSERT_EQ(100, bi_local_request_size(&l, &g, 64));	/* 32 x 64, capped */
 	ASSERT_EQ(300, bi_local_request_size(&l, &g, 300));	/* a bio above the cap */
+	/* a CPU busier now than its history asks for the current interval's */
+	l.demand[0] = l.demand[1] = l.demand[2] = l.demand[3] = 0;
+	l.cur_units = 90;
+	ASSERT_EQ(90, bi_local_request_size(&l, &g, 1));
 }
 
 /* The demand history rolls lazily, one slot per elapsed interval. */
