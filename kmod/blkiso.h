@@ -641,6 +641,7 @@ int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 		       const char *want, char *name, size_t size, u64 *cgid);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
+u64 blkiso_tenant_stat(const struct blkiso_tenant *t, enum blkiso_stat s);
 int blkiso_tenant_quota_get(struct blkiso_tenant *t, gfp_t gfp);
 void blkiso_quota_none_init(struct blkiso_dev *dev);
 void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,

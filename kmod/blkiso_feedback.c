@@ -738,22 +738,6 @@ static void blkiso_fb_tenant_fold(struct blkiso_dev *dev, struct blkiso_fb *s,
 					    (s64)s->target_ns - (s64)s->lat_max);
 }
 
-/*
- * @t's bios arrived so far (its "arrived" counters summed): the tick's
- * check, just before @t leaves the list, that none came since its fold.
- */
-static u64 blkiso_fb_arrived(const struct blkiso_tenant *t)
-{
-	struct blkiso_tenant_pcpu __percpu *pcpu = READ_ONCE(t->pcpu);
-	u64 n = atomic64_read(&t->ctr.stat[BLKISO_ARRIVED]);
-	int cpu;
-
-	if (pcpu)
-		for_each_possible_cpu(cpu)
-			n += READ_ONCE(per_cpu_ptr(pcpu, cpu)->stat[BLKISO_ARRIVED]);
-	return n;
-}
-
 /* Steps 3-5 for @s after the device's step 2; the device lock held. */
 static void blkiso_fb_tenant_step(struct blkiso_dev *dev, struct blkiso_fb *s,
 				  const struct blkiso_tick_rec *rec, struct blkiso_tick *tk)
@@ -773,7 +757,7 @@ static void blkiso_fb_tenant_step(struct blkiso_dev *dev, struct blkiso_fb *s,
 		s->idle_ticks = 0;
 	} else if (++s->idle_ticks >= BLKISO_FB_IDLE_TICKS) {
 		/* a bio that came after the fold (IRQs on) found @t listed: it stays */
-		if (blkiso_fb_arrived(t) == s->prev[BLKISO_FB_ARRIVED])
+		if (blkiso_tenant_stat(t, BLKISO_ARRIVED) == s->prev[BLKISO_FB_ARRIVED])
 			blkiso_fb_deactivate_locked(dev, t);
 		else
 			s->idle_ticks = 0;

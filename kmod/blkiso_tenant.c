@@ -394,6 +394,23 @@ void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_
 	stat[BLKISO_COMPLETED] = stat[BLKISO_RIOS] + stat[BLKISO_WIOS];
 }
 
+/*
+ * One of @t's counters, as blkiso_tenant_stats() folds it (not
+ * BLKISO_COMPLETED): e.g. the tick's check, just before @t leaves the
+ * active list, that no bio arrived since its fold.
+ */
+u64 blkiso_tenant_stat(const struct blkiso_tenant *t, enum blkiso_stat s)
+{
+	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
+	int i = blkiso_pcpu_stat(s), cpu;
+	u64 n = atomic64_read(&t->ctr.stat[s]);
+
+	if (pc && i >= 0)
+		for_each_possible_cpu(cpu)
+			n += READ_ONCE(per_cpu_ptr(pc, cpu)->stat[i]);
+	return n;
+}
+
 /* ---- naming tenants ---- */
 
 /* "<cgroup>": an id, "kernel", or an absolute cgroup path. */
