@@ -28,6 +28,7 @@
 # build/kmod-<release>/blkiso.ko (selftests/host/dkms.sh).
 # BLKISO_QEMU_EXTRA: more QEMU arguments, word-split (e.g. a TCG plugin:
 # selftests/bench/insncount/profile.sh).
+# BLKISO_APPEND: more guest kernel command line (e.g. maxcpus=1).
 #
 # The exit status is the script's.  A kernel panic or oops (oops=panic,
 # panic=-1, -no-reboot), a WARNING/BUG in dmesg (status 90), or a hang
@@ -117,6 +118,7 @@ if [ "$series" = debug ] && [ "$icount" = 0 ]; then
 	khz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\{3\}\) MHz.*/\1\2/p' | head -n 1)
 	[ -z "$khz" ] || append+=" tsc_early_khz=$khz"
 fi
+[ -z "${BLKISO_APPEND:-}" ] || append+=" $BLKISO_APPEND"
 qemu=(qemu-system-x86_64 "${accel[@]}" "${machine[@]}" -cpu max -m "$mem" -no-reboot
 	-display none -monitor none -serial stdio -nic none
 	-kernel "$kimg" -initrd "$initrd"
