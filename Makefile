@@ -226,7 +226,9 @@ check-debug: debug-kernel tests
 # every rollback step of attach --live, LVM's devices file, activation
 # after a reboot, and the whole program on 6.12), deterministic mode, 6.1
 # and 6.12 (about 25 minutes); lifetime_test's 60 s stress run in the
-# ordinary mode (2 vCPUs), 6.1 and 6.12 (~2 min each); then check-debug (a cold debug
+# ordinary mode (2 vCPUs), 6.1 and 6.12 (~2 min each); manycpu_test in a
+# deterministic guest with 4 vCPUs (booted with one, the test onlines the
+# rest: doc/robustness.md), 6.1 and 6.12 (~2 min each); then check-debug (a cold debug
 # kernel build is about an hour on 2 cores).
 GUEST_FULL_TESTS := writeback_test lvm_test
 check-full: check-all
@@ -237,6 +239,8 @@ check-full: check-all
 			selftests/guest/run-all.sh $(GUEST_FULL_TESTS) | tee $(B)/results/guest-full-$$k.log; \
 		GUEST_FULL=1 bash selftests/vm/run.sh -k $$k -t 1200 \
 			selftests/guest/run-all.sh lifetime_test | tee $(B)/results/guest-life-$$k.log; \
+		GUEST_FULL=1 BLKISO_APPEND=maxcpus=1 bash selftests/vm/run.sh -k $$k -i -c 4 -t 1200 \
+			selftests/guest/run-all.sh manycpu_test | tee $(B)/results/guest-manycpu-$$k.log; \
 	done; \
 	$(MAKE) --no-print-directory check-debug; \
 	bash selftests/summary.sh $(B)/results/*.log | tee $(B)/results/summary; \
