@@ -21,9 +21,9 @@
 # bucket's batch is min(local_max 64, capacity / 4 = 100) = 64 bios and one
 # dispense per 32 bios is reachable; at riops=2000 the batch is 25).  One
 # fio job per online CPU (libaio, QD (default 4), 4 KiB random reads,
-# --cpus_allowed=N) for SECONDS + 3 s (default 10); the rate is the
-# tenant's `completed` count over the SECONDS after the first 2 s (guest
-# time), its error against RIOPS in percent.  Dispenses per bio: the
+# --cpus_allowed=N) for SECONDS + 5 s (default 10); the rate is the
+# tenant's `completed` count over SECONDS of guest time from the moment
+# it passed 2 x RIOPS, its error against RIOPS in percent.  Dispenses per bio: the
 # tenant's `dispenses` (batches its global buckets handed to per-CPU ones)
 # over its `arrived`, over the whole run.  Contention: every
 # lock:contention_begin event during the run with a stack trace (tracefs
@@ -47,10 +47,13 @@ stat_of() {	# name: one counter of the tenant's stats
 }
 # The clock and the counters with builtins only: in the deterministic mode
 # guest time leaps while a program is read over 9p.
-snap() {	# sets snap_t (guest seconds) and snap_c (completed)
-	local s
-	read -r snap_t _ < /proc/uptime
-	s=$(< "$STATS")
+snap() {	# sets snap_t (guest seconds), snap_c (completed), snap_span
+	local s u0 u1
+	read -r u0 _ < /proc/uptime
+	IFS= read -r -d '' s < "$STATS"
+	read -r u1 _ < /proc/uptime
+	snap_t=$(echo "($u0 + $u1) / 2" | bc -l)
+	snap_span=$(echo "$u1 - $u0" | bc -l)
 	s=${s##*completed=}
 	snap_c=${s%% *}
 }
@@ -90,18 +93,22 @@ echo 1 > $T/events/lock/contention_begin/enable
 
 jobs=()
 for ((i = 0; i < NCPU; i++)); do
-	jobs+=(--name=c$i --cpus_allowed=$i --filename=/dev/mapper/mc-iso --direct=1
+	jobs+=("--name=c$i" "--cpus_allowed=$i" --filename=/dev/mapper/mc-iso --direct=1
 	       --rw=randread --bs=4k --ioengine=libaio --iodepth="$QD"
-	       --runtime=$((SECS + 3)) --time_based --eta=never)
+	       --runtime=$((SECS + 5)) --time_based --eta=never)
 done
 a0=$(stat_of arrived); d0=$(stat_of dispenses)
 (echo $BASHPID > $CG/mc/cgroup.procs
  exec fio --output-format=json --output=$WORK/fio.json "${jobs[@]}") &
 fpid=$!
-sleep 2
-snap; t1=$snap_t c1=$snap_c
+# from the 2nd second of reads on: starting 8 fio jobs can take seconds of
+# guest time in the deterministic mode (their pages come over 9p)
+snap
+while [ "$snap_c" -lt $((2 * RIOPS)) ]; do sleep 0.05; snap; done
+snap; t1=$snap_t c1=$snap_c span1=$snap_span
 sleep "$SECS"
-snap; t2=$snap_t c2=$snap_c
+snap; t2=$snap_t c2=$snap_c span2=$snap_span
+echo "MANYCPU window $t1 .. $t2 s: completed $c1 .. $c2 (stats read in $span1 / $span2 s)"
 wait $fpid
 echo 0 > $T/events/lock/contention_begin/enable
 echo '!stacktrace' > $T/events/lock/contention_begin/trigger
