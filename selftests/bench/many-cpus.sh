@@ -38,7 +38,8 @@ set -uo pipefail
 RIOPS=${1:-8000}
 SECS=${2:-10}
 QD=${3:-4}
-CG=/sys/fs/cgroup
+# shellcheck source=selftests/bench/lib-guest.sh
+. "$BLKISO_TOP/selftests/bench/lib-guest.sh"	# null_dev, CG
 T=/sys/kernel/tracing
 WORK=/tmp/many-cpus
 
@@ -52,8 +53,8 @@ snap() {	# sets snap_t (guest seconds), snap_c (completed), snap_span
 	read -r u0 _ < /proc/uptime
 	IFS= read -r -d '' s < "$STATS"
 	read -r u1 _ < /proc/uptime
-	snap_t=$(echo "($u0 + $u1) / 2" | bc -l)
-	snap_span=$(echo "$u1 - $u0" | bc -l)
+	snap_t=$(echo "scale=3; ($u0 + $u1) / 2" | bc)
+	snap_span=$(echo "$u1 - $u0" | bc)
 	s=${s##*completed=}
 	snap_c=${s%% *}
 }
@@ -68,15 +69,9 @@ echo "MANYCPU cpus online $(cat /sys/devices/system/cpu/online) possible $(cat /
 modprobe dm-mod
 insmod "$BLKISO_KO" || exit 1
 modprobe null_blk nr_devices=0
-nb=/sys/kernel/config/nullb/mc
-mkdir $nb
-echo 1024 > $nb/size; echo 4096 > $nb/blocksize
-echo "$NCPU" > $nb/submit_queues; echo 1 > $nb/power
-sectors=$(blockdev --getsz /dev/mc)
-dmsetup create mc-iso --table "0 $sectors blkiso /dev/mc 0" || exit 1
-for d in /sys/block/dm-*; do
-	[ "$(cat "$d/dm/name")" = mc-iso ] && SYS=/sys/kernel/blkiso/${d##*/}
-done
+null_dev mc size=1024 blocksize=4096 submit_queues="$NCPU" || exit 1
+dmsetup create mc-iso --table "0 $(blockdev --getsz /dev/mc) blkiso /dev/mc 0" || exit 1
+SYS=/sys/kernel/blkiso/dm-$(dmsetup info -c --noheadings -o minor mc-iso)
 echo +io > $CG/cgroup.subtree_control
 mkdir $CG/mc
 echo "/mc riops=$RIOPS" > "$SYS/tenant" || exit 1
