@@ -274,6 +274,7 @@ struct blkiso_fb {
 	u32 depth_inflight;		/* bios sent through the slot gate, fb lock */
 	bool above;			/* above its commitment (S2-09), per tick */
 	bool extremes;			/* .end_io's out-of-line part: extremes, squares */
+	bool time_all;			/* every bio timed (blkiso_fb_times_all()) */
 	bool mode_auto;			/* mode=auto: .end_io sums squared units */
 	bool mode_changed;		/* the selector switched at this tick */
 	struct bi_modesel ms;		/* mode=auto's selector (S0-33) */
@@ -458,6 +459,34 @@ static __always_inline void blkiso_count_add(struct blkiso_tenant *t,
 static __always_inline void blkiso_count(struct blkiso_tenant *t, enum blkiso_stat s)
 {
 	blkiso_count_add(t, s, 1);
+}
+
+/*
+ * Issue 18: a bio is timed (two clock reads, .map and .end_io) only where
+ * a controller judges its latency: a tenant with a feedback state (a line
+ * configures it, or its device's feedback counts every tenant).  Of any
+ * other tenant's bios, 1 in BLKISO_LAT_SAMPLE per CPU (per tenant while it
+ * has no per-CPU area) is timed, and each timed one stands for
+ * BLKISO_LAT_SAMPLE in its latency histogram and sum; every counter stays
+ * exact.  A power of two: the test is a mask.
+ */
+#define BLKISO_LAT_SAMPLE_SHIFT	4
+#define BLKISO_LAT_SAMPLE	(1U << BLKISO_LAT_SAMPLE_SHIFT)
+
+/*
+ * Count a bio's arrival at @t: true if it is one of the sampled bios (the
+ * BLKISO_LAT_SAMPLE-th arrival on this CPU's counter, or on the shared one).
+ */
+static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
+{
+	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
+	u64 n;
+
+	if (likely(pc))
+		n = this_cpu_add_return(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)], 1);
+	else
+		n = atomic64_inc_return(&t->ctr.stat[BLKISO_ARRIVED]);
+	return !(n & (BLKISO_LAT_SAMPLE - 1));
 }
 
 struct blkiso_dev {
@@ -759,7 +788,7 @@ extern struct kobj_attribute blkiso_tenant_lease_attr;
 ssize_t blkiso_dev_line_store(struct kobject *kobj, const char *buf, size_t len,
 			      int (*apply)(struct blkiso_dev *dev, const char *line,
 					   size_t len));
-u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct);
+u64 blkiso_lat_pct(const u64 *lat, unsigned int pct);
 extern const struct attribute_group *blkiso_tenant_groups[];
 extern const struct attribute_group *blkiso_dev_groups[];
 void blkiso_sysfs_work(struct work_struct *work);
@@ -813,6 +842,21 @@ static inline void blkiso_fb_touch(struct blkiso_tenant *t)
 {
 	if (unlikely(!READ_ONCE(t->fb_settled)))
 		blkiso_fb_activate(t);
+}
+
+/*
+ * Issue 18: is every bio of the tenant of feedback state @fb (NULL: none)
+ * timed?  Where a controller judges each bio's latency: its own (an
+ * allocation, a latency target or miss window of its own, the extremes
+ * overload=ideal and mode=auto use: fb->time_all), or the device's
+ * feedback counting every tenant (an overload gate, the depth limit, an
+ * allocation anywhere: dev->fb.all).  Otherwise 1 in BLKISO_LAT_SAMPLE
+ * (blkiso_count_arrived()), each standing for BLKISO_LAT_SAMPLE.
+ */
+static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
+						const struct blkiso_fb *fb)
+{
+	return fb && (READ_ONCE(fb->time_all) | READ_ONCE(dev->fb.all));
 }
 
 /*

@@ -114,6 +114,9 @@ static void blkiso_fb_conf_common(struct blkiso_fb *fb, const struct bi_tenant_c
 	WRITE_ONCE(fb->extremes, alloc || dev->conf.overload == BI_OVERLOAD_IDEAL ||
 		   fb->mode_auto);
 	fb->ovl.threshold_permille = bi_fb_tenant_threshold(conf, &dev->conf);
+	/* controllers of its own that judge each bio's latency (issue 18) */
+	WRITE_ONCE(fb->time_all, fb->extremes || fb->ovl.threshold_permille ||
+		   conf->latency_us != BI_LATENCY_US_DEFAULT);
 	fb->ovl.window_ticks = bi_fb_tenant_window(conf);
 }
 

@@ -456,8 +456,8 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 		r = &s->recs[n++];
 		r->cgid = t->cgid;
 		blkiso_tenant_stats(t, r->stat, r->lat, &r->lat_sum_us);
-		r->p50_us = blkiso_lat_pct(r->lat, r->stat[BLKISO_COMPLETED], 50);
-		r->p99_us = blkiso_lat_pct(r->lat, r->stat[BLKISO_COMPLETED], 99);
+		r->p50_us = blkiso_lat_pct(r->lat, 50);
+		r->p99_us = blkiso_lat_pct(r->lat, 99);
 		r->queued = blkiso_tenant_queued(t);
 		r->flags = (READ_ONCE(t->configured) ? BLKISO_F_CONFIGURED : 0) |
 			   (READ_ONCE(t->from_rule) ? BLKISO_F_RULE : 0);

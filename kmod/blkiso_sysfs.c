@@ -86,11 +86,20 @@ static const char * const blkiso_stat_names[BLKISO_NR_STATS] = {
 	[BLKISO_WUNITS] = "wunits",
 };
 
-/* Upper bound, in us, of the bucket holding the @pct-th percentile. */
-u64 blkiso_lat_pct(const u64 *lat, u64 total, unsigned int pct)
+/*
+ * Upper bound, in us, of the bucket holding the @pct-th percentile of the
+ * histogram @lat, of its own total: a sampled histogram's (a tenant
+ * without a feedback state: BLKISO_LAT_SAMPLE per timed bio) differs from
+ * "completed" by the bios since the last sample.
+ */
+u64 blkiso_lat_pct(const u64 *lat, unsigned int pct)
 {
-	u64 want = div_u64(total * pct + 99, 100), seen = 0;
+	u64 want, seen = 0, total = 0;
 	int i;
+
+	for (i = 0; i < BLKISO_LAT_BUCKETS; i++)
+		total += lat[i];
+	want = div_u64(total * pct + 99, 100);
 
 	for (i = 0; i < BLKISO_LAT_BUCKETS && total; i++) {
 		seen += lat[i];
@@ -159,8 +168,8 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 	n += sysfs_emit_at(buf, n,
 			   "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu lat_sum_us=%llu\n",
 			   blkiso_tenant_dispenses(t), blkiso_tenant_queued(t),
-			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 50),
-			   blkiso_lat_pct(lat, stat[BLKISO_COMPLETED], 99), lat_sum_us);
+			   blkiso_lat_pct(lat, 50),
+			   blkiso_lat_pct(lat, 99), lat_sum_us);
 	return n;
 }
 

@@ -252,7 +252,7 @@ static void blkiso_dtr(struct dm_target *ti)
 static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct bio *bio,
 						  u64 now)
 {
-	pb->arrive_ns = now;
+	pb->arrive_ns = now;	/* 0: not timed (blkiso_count_arrived()) */
 	pb->dispatch_ns = now;
 	pb->slot = -1;
 	pb->anc_held = false;
@@ -355,6 +355,15 @@ static int blkiso_refuse(struct blkiso_dev *dev, struct bio *bio,
 	return DM_MAPIO_KILL;
 }
 
+/*
+ * The time for the buckets, the gates and the queues: @now if the bio is
+ * timed (read in .map), else read here (0: not read yet).
+ */
+static __always_inline u64 blkiso_now(u64 now)
+{
+	return likely(now) ? now : ktime_get_ns();
+}
+
 /* A bio its buckets admitted: on its way, through the slot gate if @t has one. */
 static int blkiso_pass(struct blkiso_dev *dev, struct bio *bio,
 		       struct blkiso_bio *pb, struct blkiso_tenant *t, u64 now)
@@ -394,6 +403,7 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 	u64 retry = 0;
 	bool admitted;
 
+	now = blkiso_now(now);
 	if (!pb->depth)
 		return blkiso_pass(dev, bio, pb, t, now);	/* no cap on its way */
 	/* Its class picks its queue; worked out only when queues matter. */
@@ -443,6 +453,7 @@ static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
 	bool hold = false;
 	u8 stage;
 
+	now = blkiso_now(now);
 	if (READ_ONCE(dev->fb.gated) && !bi_io_is_sys(&pb->io)) {
 		spin_lock_irqsave(&dev->lock, flags);
 		if (!dev->draining && blkiso_victim_locked(dev, t, pb, &stage)) {
@@ -474,6 +485,7 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 {
 	struct blkiso_tenant *t;
 	struct cgroup *cgrp;
+	bool sampled;
 	u64 now;
 
 	/* The RCU section covers the lookup, the "arrived" count, the levels. */
@@ -485,9 +497,9 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 		rcu_read_unlock();
 		return DM_MAPIO_REMAPPED;
 	}
-	blkiso_count(t, BLKISO_ARRIVED);
+	sampled = blkiso_count_arrived(t);
 	blkiso_fb_touch(t);
-	now = ktime_get_ns();
+	now = sampled || blkiso_fb_times_all(dev, blkiso_fb(t)) ? ktime_get_ns() : 0;
 	blkiso_prepare(pb, bio, t, now);
 	rcu_read_unlock();
 	return blkiso_map_gated(dev, bio, pb, t, now);
@@ -532,6 +544,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	if (likely(pb->depth == 1 && pb->level0 == t && !READ_ONCE(t->nr_parked) &&
 		   !READ_ONCE(dev->draining))) {
 		cpu = &this_cpu_ptr(t->pcpu)->meter;
+		now = blkiso_now(now);
 		if (data_dir != BI_NR_DIRS)
 			ok = bi_meter_admit_data_dir(&blkiso_quota(t)->meter, cpu, pb->units,
 						     blkiso_lower_bios(bio), &cc,
@@ -627,6 +640,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	unsigned long flags;
 	u64 cgid, now;
 	u32 chunk = READ_ONCE(dev->chunk_over);
+	bool sampled;
 
 	if (unlikely(bio->bi_iter.bi_size > chunk))
 		blkiso_chunk(bio, chunk);
@@ -656,11 +670,12 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		return blkiso_map_new(dev, bio, pb);
 	}
 	pb->tenant = t;
-	blkiso_count(t, BLKISO_ARRIVED);
+	sampled = blkiso_count_arrived(t);
 	blkiso_fb_touch(t);
 	/* once for the depth limit's test and the gates (blkiso_decide) */
 	fb = blkiso_fb(t);
-	now = ktime_get_ns();
+	/* timed, or 0: read later only if its buckets or gates need it */
+	now = sampled || blkiso_fb_times_all(dev, fb) ? ktime_get_ns() : 0;
 	if (unlikely(fb && READ_ONCE(fb->depth_on)) && !blkiso_depth_cut(bio)) {
 		/* whole, before any part went down: the caller retries it */
 		blkiso_prepare(pb, bio, t, now);
@@ -720,23 +735,48 @@ static __always_inline u32 blkiso_lat_bucket(u64 lat_ns)
 }
 
 /*
+ * How many bios a timed one of @t stands for, as a shift: 0 where every
+ * bio is timed, else BLKISO_LAT_SAMPLE_SHIFT (blkiso_fb_times_all(); @fb:
+ * @t's feedback state as loaded).  A bio timed under the other rule (its
+ * tenant's line changed meanwhile) is weighed by the new one.
+ */
+static __always_inline unsigned int blkiso_lat_shift(const struct blkiso_tenant *t,
+						     const struct blkiso_fb *fb)
+{
+	return blkiso_fb_times_all(t->dev, fb) ? 0 : BLKISO_LAT_SAMPLE_SHIFT;
+}
+
+/* A timed bio's latency in its tenant's histogram and sum, 1 << @shift times. */
+static __always_inline void blkiso_lat_add(struct blkiso_tenant *t, unsigned int shift,
+					   u64 lat_ns)
+{
+	atomic64_add(1U << shift, &t->ctr.lat[blkiso_lat_bucket(lat_ns)]);
+	atomic64_add(lat_ns << shift, &t->ctr.lat_sum_ns);
+}
+
+/*
  * .end_io's counters for a counted-only tenant (no per-CPU area): the same
  * as the per-CPU ones, in its shared set, "completed" last as well.
+ * @timed: the bio was timed (@lat_ns and @dev_ns are its latencies).
  */
 static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 					  struct blkiso_bio *pb, blk_status_t error,
-					  u64 lat_ns, u64 dev_ns)
+					  bool timed, u64 lat_ns, u64 dev_ns)
 {
 	struct blkiso_tenant_ctr *c = &t->ctr;
 	struct blkiso_fb *fb = blkiso_fb(t);
+	unsigned int shift = blkiso_lat_shift(t, fb);
 	bool read = pb->dir == BI_DIR_READ;
 	unsigned long flags;
 
-	/* the tick's inputs, only for a tenant it visits (its feedback state) */
-	if (unlikely(fb)) {
-		atomic64_add(dev_ns, &c->dev_ns);
+	/*
+	 * the tick's inputs, only for a tenant it visits (its feedback state;
+	 * a bio that arrived before it had one was not timed, unless sampled)
+	 */
+	if (unlikely(fb) && timed) {
+		atomic64_add(dev_ns << shift, &c->dev_ns);
 		if (dev_ns > READ_ONCE(fb->target_ns))
-			atomic64_inc(&c->missed);
+			atomic64_add(1U << shift, &c->missed);
 		if (unlikely(READ_ONCE(fb->extremes))) {
 			spin_lock_irqsave(&fb->lock, flags);
 			blkiso_feedback_extremes(t, fb, &c->ext, dev_ns, pb->units);
@@ -747,9 +787,37 @@ static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 		atomic64_inc(&c->stat[BLKISO_ERRORS]);
 	atomic64_add(pb->io.bytes, &c->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES]);
 	atomic64_add(pb->units, &c->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS]);
-	atomic64_inc(&c->lat[blkiso_lat_bucket(lat_ns)]);
-	atomic64_add(lat_ns, &c->lat_sum_ns);
+	if (timed)
+		blkiso_lat_add(t, shift, lat_ns);
 	atomic64_inc(&c->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
+}
+
+/*
+ * The completion's correction of a charge that is not settled, or its
+ * refund (BLK_STS_AGAIN from below).  Out of line: with the default
+ * initial=exact a one-level charge is settled, and its local struct
+ * bi_charge would give every .end_io a stack frame and its canary.
+ */
+static noinline void blkiso_end_io_correct(struct blkiso_bio *pb, blk_status_t error,
+					   u64 now)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	if (unlikely(error == BLK_STS_AGAIN)) {
+		blkiso_refund(pb, now);
+	} else if (likely(!pb->ch_ext)) {
+		struct blkiso_tenant *lt = pb->level0;
+		struct bi_charge ch;
+
+		blkiso_charge1_load(pb, &ch);
+		bi_meter_complete_fast(&blkiso_quota(lt)->meter, &this_cpu_ptr(lt->pcpu)->meter,
+				       &ch, now);
+		pb->charged = 0;
+	} else {
+		blkiso_complete_chain(pb, now);
+	}
+	local_irq_restore(flags);
 }
 
 static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
@@ -760,15 +828,19 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	struct blkiso_tenant_pcpu __percpu *pc;
 	struct blkiso_fb *fb;
 	unsigned long flags;
-	u64 now, lat_ns, dev_ns;
-	bool read;
+	u64 now = 0, lat_ns = 0, dev_ns = 0;
+	unsigned int shift;
+	bool read, timed;
 
 	if (!t) {
 		if (unlikely(pb->ext))
 			blkiso_ext_put(pb);
 		return DM_ENDIO_DONE;
 	}
-	now = ktime_get_ns();
+	/* not timed in .map (blkiso_count_arrived()): no clock unless corrected */
+	timed = pb->arrive_ns;
+	if (likely(timed))
+		now = ktime_get_ns();
 	/* once: each this_cpu op would load it again; NULL: counted only */
 	pc = READ_ONCE(t->pcpu);
 	/*
@@ -779,50 +851,45 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	if (pb->charged &&
 	    (unlikely(*error == BLK_STS_AGAIN) || pb->ch_ext ||
 	     (s64)pb->ch.units != pb->ch.init)) {
-		local_irq_save(flags);
-		if (unlikely(*error == BLK_STS_AGAIN)) {
-			blkiso_refund(pb, now);
-		} else if (likely(!pb->ch_ext)) {
-			struct blkiso_tenant *lt = pb->level0;
-			struct bi_charge ch;
-
-			blkiso_charge1_load(pb, &ch);
-			bi_meter_complete_fast(&blkiso_quota(lt)->meter, &this_cpu_ptr(lt->pcpu)->meter,
-					       &ch, now);
-			pb->charged = 0;
-		} else {
-			blkiso_complete_chain(pb, now);
-		}
-		local_irq_restore(flags);
+		now = blkiso_now(now);
+		blkiso_end_io_correct(pb, *error, now);
 	}
 	if (unlikely(pb->anc_held))
 		blkiso_levels_put(pb);
 	if (unlikely(pb->ext))
 		blkiso_ext_put(pb);
-	dev_ns = now - pb->dispatch_ns;
+	if (likely(timed)) {
+		dev_ns = now - pb->dispatch_ns;
+		lat_ns = now - pb->arrive_ns;
+	}
 	if (pb->slot >= 0)
 		blkiso_slot_put(t, pb);
-	lat_ns = now - pb->arrive_ns;
+	/* lat_ns 0: not timed */
 	if (trace_blkiso_complete_enabled())
 		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
 				      lat_ns, blk_status_to_errno(*error));
 	if (unlikely(!pc)) {
-		blkiso_end_io_shared(t, pb, *error, lat_ns, dev_ns);
+		blkiso_end_io_shared(t, pb, *error, timed, lat_ns, dev_ns);
 		return DM_ENDIO_DONE;
 	}
 	/*
 	 * the feedback tick's inputs: device latency and misses (IRQ-safe
 	 * ops); a configured tenant has its feedback state (NULL: only
-	 * while the line that gives it both is being published)
+	 * while the line that gives it both is being published), and then
+	 * every bio of it is timed, but for one that arrived before
 	 */
 	fb = blkiso_fb(t);
-	this_cpu_add(pc->fb.dev_ns, dev_ns);
-	if (likely(fb) && dev_ns > READ_ONCE(fb->target_ns))
-		this_cpu_inc(pc->fb.missed);
-	if (unlikely(fb && READ_ONCE(fb->extremes))) {
-		local_irq_save(flags);
-		blkiso_feedback_extremes(t, fb, this_cpu_ptr(&pc->fb.ext), dev_ns, pb->units);
-		local_irq_restore(flags);
+	shift = blkiso_lat_shift(t, fb);
+	if (likely(timed)) {
+		this_cpu_add(pc->fb.dev_ns, dev_ns << shift);
+		if (likely(fb) && dev_ns > READ_ONCE(fb->target_ns))
+			this_cpu_add(pc->fb.missed, 1U << shift);
+		if (unlikely(fb && READ_ONCE(fb->extremes))) {
+			local_irq_save(flags);
+			blkiso_feedback_extremes(t, fb, this_cpu_ptr(&pc->fb.ext), dev_ns,
+						 pb->units);
+			local_irq_restore(flags);
+		}
 	}
 	read = pb->dir == BI_DIR_READ;
 	if (*error)
@@ -836,8 +903,8 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	 * configured tenant too (issue 18: 264 bytes less per CPU); a
 	 * lock-prefixed add where a per-CPU one was, same instruction count.
 	 */
-	atomic64_inc(&t->ctr.lat[blkiso_lat_bucket(lat_ns)]);
-	atomic64_add(lat_ns, &t->ctr.lat_sum_ns);
+	if (likely(timed))
+		blkiso_lat_add(t, shift, lat_ns);
 	/*
 	 * "completed" is rios + wios, added up when the counters are folded;
 	 * last, the bio's last access to @t: the collector frees a removed

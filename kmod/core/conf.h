@@ -103,6 +103,9 @@ struct bi_class_conf {
 	u8 action;		/* enum bi_action */
 };
 
+/* latency_us when a line does not set it (S2-03) */
+#define BI_LATENCY_US_DEFAULT	10000
+
 struct bi_tenant_conf {
 	/* Caps per direction (index enum bi_dir), BI_CONF_UNLIMITED = max. */
 	u64 iops[BI_NR_DIRS];		/* riops, wiops: requests/s */
@@ -125,7 +128,7 @@ struct bi_tenant_conf {
 	u64 deadband_units;		/* correction dead-band (S0-25) */
 
 	/* Feedback (seeds 000, 002, 003). */
-	u32 latency_us;			/* QoS target (S2-03) */
+	u32 latency_us;			/* QoS target (S2-03), BI_LATENCY_US_DEFAULT */
 	u8 prio;			/* rank override 1..3, 0 = from ioprio (S2-16) */
 	u32 slots;			/* in-flight limit n_max (S3-04) */
 	u32 lower_ticks;		/* n: cycles before lowering the cap (S0-08) */

@@ -999,7 +999,7 @@ static const struct bi_key bi_tenant_keys[] = {
 	  .flags = BI_KF_SIGNED, .unset = "none", .unset_val = (u64)BI_NO_FLOOR,
 	  .min = -BI_CONF_TOKENS_MAX, .max = 0, .def = (u64)BI_NO_FLOOR },
 	BI_U("deadband", deadband_units, 0, BI_CONF_TOKENS_MAX, 0),
-	BI_U("latency_us", latency_us, 1, 60000000, 10000),
+	BI_U("latency_us", latency_us, 1, 60000000, BI_LATENCY_US_DEFAULT),
 	BI_UU("prio", prio, "auto", 1, 3),
 	BI_U("slots", slots, 1, 65535, 32),
 	BI_U("lower_ticks", lower_ticks, 1, 999, 3),

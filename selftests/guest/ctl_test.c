@@ -420,9 +420,10 @@ TEST_F_TIMEOUT(ctl, stats_returns_every_tenant_as_sysfs_counts_it, GUEST_TIMEOUT
 	int c;
 
 	for (c = 0; c < NR_CG; c++) {
-		ASSERT_EQ(0, cg_reads(cg_names[c], 10 * (c + 1)));
+		/* 16 or more: its histogram has 1 timed bio in 16 (issue 18) */
+		ASSERT_EQ(0, cg_reads(cg_names[c], 16 * (c + 1)));
 		ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid[c], "completed",
-					  10 * (c + 1), 10000));
+					  16 * (c + 1), 10000));
 	}
 	memset(&s, 0, sizeof(s));
 	s.hdr.size = sizeof(s);
@@ -448,8 +449,8 @@ TEST_F_TIMEOUT(ctl, stats_returns_every_tenant_as_sysfs_counts_it, GUEST_TIMEOUT
 		if (c == NR_CG)
 			continue;
 		found++;
-		EXPECT_EQ(10ULL * (c + 1), recs[i].stat[BLKISO_STAT_RIOS]);
-		EXPECT_EQ(40960ULL * (c + 1), recs[i].stat[BLKISO_STAT_RBYTES]);
+		EXPECT_EQ(16ULL * (c + 1), recs[i].stat[BLKISO_STAT_RIOS]);
+		EXPECT_EQ(65536ULL * (c + 1), recs[i].stat[BLKISO_STAT_RBYTES]);
 		EXPECT_NE(0ULL, recs[i].p99_us);
 		for (k = 0; k < BLKISO_STAT_NR; k++)
 			EXPECT_EQ(gu_tenant_stat(self->dir, recs[i].cgid, sysfs_names[k]),
@@ -990,9 +991,13 @@ TEST_F_TIMEOUT(ctl, tenant_del_returns_to_counted_only, GUEST_TIMEOUT)
  * The latency histogram in real microseconds: over a null_blk completing
  * each bio after 1 ms, every completion lands in a bucket whose bound is
  * above 1000 us (i >= 10) and the mean from lat_sum_us is at least 1000 us
- * (ns >> 10 would give 977), below 5000 us; the buckets add up to the
- * completions, sysfs's latency file and lat_sum_us show the same, and a
- * version 1 caller gets its 152-byte records.
+ * (ns >> 10 would give 977), below 5000 us; sysfs's latency file and
+ * lat_sum_us show the same, and a version 1 caller gets its 152-byte
+ * records.  Issue 18: a tenant without a feedback state (no line) times
+ * 1 bio in BLKISO_LAT_SAMPLE (16, its 16th, 32nd, 48th arrivals), each
+ * counted 16 times: 50 reads fill the buckets with 48, its counters stay
+ * exact (50); once a line (a latency target) gives it a feedback state,
+ * every bio is timed, counted once: 50 more reads add exactly 50.
  */
 TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 {
@@ -1029,14 +1034,17 @@ TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 			r = &recs[i];
 	ASSERT_NE(NULL, r);
 	ASSERT_EQ(50ULL, r->stat[BLKISO_STAT_COMPLETED]);
+	EXPECT_EQ(50ULL, r->stat[BLKISO_STAT_ARRIVED]);
+	EXPECT_EQ(50ULL * 4096, r->stat[BLKISO_STAT_RBYTES]);
 	for (i = 0; i < BLKISO_LAT_BUCKETS; i++) {
 		sum += r->lat[i];
 		if (i < 10)
 			EXPECT_EQ(0ULL, r->lat[i]) TH_LOG("bucket %u (< %llu us)", i, 1ULL << i);
+		EXPECT_EQ(0ULL, r->lat[i] % 16) TH_LOG("bucket %u", i);
 	}
-	EXPECT_EQ(50ULL, sum);
-	EXPECT_LE(50ULL * 1000, r->lat_sum_us);
-	EXPECT_GT(50ULL * 5000, r->lat_sum_us);
+	EXPECT_EQ(48ULL, sum);
+	EXPECT_LE(48ULL * 1000, r->lat_sum_us);
+	EXPECT_GT(48ULL * 5000, r->lat_sum_us);
 	EXPECT_EQ(gu_tenant_stat(dir, r->cgid, "lat_sum_us"), (long long)r->lat_sum_us);
 	/* sysfs: "<bound_us> <count>" per bucket, "inf" last */
 	snprintf(path, sizeof(path), "%s/%llu/latency", dir, r->cgid);
@@ -1066,6 +1074,26 @@ TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 			EXPECT_EQ(0, memcmp(v1[i], r, BLKISO_STATS_REC_SIZE_V1));
 	s.rec_size = sizeof(recs[0]);	/* version 1 with the version 2 size */
 	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_STATS, &s));
+
+	/* a latency target: a feedback state, every bio timed */
+	ASSERT_EQ(0, gu_sh("dmsetup message bictl2 0 tenant /%s latency_us=50000",
+			   cg_names[0]));
+	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > /sys/fs/cgroup/%s/cgroup.procs && "
+			   "exec dd if=/dev/mapper/bictl2 of=/dev/null bs=4k count=50 "
+			   "iflag=direct 2>/dev/null'", cg_names[0]));
+	s.hdr.version = BLKISO_IOCTL_VERSION;
+	s.recs = (unsigned long)recs;
+	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_STATS, &s));
+	for (i = 0, r = NULL; i < s.count; i++)
+		if (recs[i].cgid == self->cgid[0])
+			r = &recs[i];
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(100ULL, r->stat[BLKISO_STAT_COMPLETED]);
+	for (i = 0, sum = 0; i < BLKISO_LAT_BUCKETS; i++)
+		sum += r->lat[i];
+	EXPECT_EQ(48ULL + 50, sum);
+	EXPECT_LE(98ULL * 1000, r->lat_sum_us);
+	EXPECT_GT(98ULL * 5000, r->lat_sum_us);
 }
 
 /*
@@ -1131,8 +1159,9 @@ TEST_F_TIMEOUT(ctl, blkisoctl_tenant_commands_and_prometheus, GUEST_TIMEOUT)
 	snprintf(want, sizeof(want), "blkiso_ios_total{device=\"" DM_NAME "\",cgroup=\"/%s\","
 		 "cgroup_id=\"%llu\",direction=\"read\"} 30\n", cg_names[0], self->cgid[0]);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	/* its 30 reads came without a line: 1 timed (the 16th), counted 16 times */
 	snprintf(want, sizeof(want), "blkiso_latency_seconds_count{device=\"" DM_NAME "\","
-		 "cgroup=\"/%s\",cgroup_id=\"%llu\"} 30\n", cg_names[0], self->cgid[0]);
+		 "cgroup=\"/%s\",cgroup_id=\"%llu\"} 16\n", cg_names[0], self->cgid[0]);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	snprintf(want, sizeof(want), "blkiso_configured{device=\"" DM_NAME "\",cgroup=\"/%s\","
 		 "cgroup_id=\"%llu\"} 1\n", cg_names[0], self->cgid[0]);
