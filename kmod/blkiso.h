@@ -475,7 +475,9 @@ static __always_inline void blkiso_count(struct blkiso_tenant *t, enum blkiso_st
 
 /*
  * Count a bio's arrival at @t: true if it is one of the sampled bios (the
- * BLKISO_LAT_SAMPLE-th arrival on this CPU's counter, or on the shared one).
+ * 1st, (1 + BLKISO_LAT_SAMPLE)-th, ... arrival on this CPU's counter, or on
+ * the shared one: a tenant's first bio is timed, so even a tenant with a
+ * handful of bios has a latency figure).
  */
 static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
 {
@@ -486,7 +488,7 @@ static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
 		n = this_cpu_add_return(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)], 1);
 	else
 		n = atomic64_inc_return(&t->ctr.stat[BLKISO_ARRIVED]);
-	return !(n & (BLKISO_LAT_SAMPLE - 1));
+	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
 }
 
 struct blkiso_dev {
