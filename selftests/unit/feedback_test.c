@@ -146,8 +146,10 @@ TEST(tenant_threshold_override)
 
 /*
  * S2-09: above its commitment means above the isolation band (allocation
- * + 3 %, not at its edge), or above C in a direction with a committed
- * rate; a tenant promised nothing is above whenever it is active.
+ * + 3 %, not at its edge) by the usage and by the usage over its window
+ * of bios (a catch-up after a wait is not above), or above C in a
+ * direction with a committed rate; a tenant promised nothing is above
+ * whenever it is active.
  */
 TEST(above_commitment_edges)
 {
@@ -164,13 +166,21 @@ TEST(above_commitment_edges)
 	bi_fb_iso_params(&ip, &c, 100 * MS);
 	bi_iso_init(&iso, &ip);
 	iso.usage = 1030;
+	iso.usage_win = iso.usage;
 	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
 	iso.usage = 1031;
+	iso.usage_win = iso.usage;
 	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, false));
+	/* above by the tick's usage, within it over the window: catching up */
+	iso.usage_win = 1000;
+	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+	iso.usage_win = iso.usage;
 	ASSERT_EQ(0, tline(&c, "alloc=100000"));	/* the band is 3 % exactly */
 	iso.usage = 103000;
+	iso.usage_win = iso.usage;
 	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
 	iso.usage = 103001;
+	iso.usage_win = iso.usage;
 	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, true));
 
 	ASSERT_EQ(0, tline(&c, ""));		/* no allocation */
