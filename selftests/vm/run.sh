@@ -28,6 +28,8 @@
 # build/kmod-<release>/blkiso.ko (selftests/host/dkms.sh).
 # BLKISO_QEMU_EXTRA: more QEMU arguments, word-split (e.g. a TCG plugin:
 # selftests/bench/insncount/profile.sh).
+# BLKISO_APPEND: more words for the guest kernel's command line (e.g.
+# preempt=full: Debian's kernels are PREEMPT_DYNAMIC, voluntary by default).
 #
 # The exit status is the script's.  A kernel panic or oops (oops=panic,
 # panic=-1, -no-reboot), a WARNING/BUG in dmesg (status 90), or a hang
@@ -104,6 +106,7 @@ kimg=$kroot/vmlinux
 # but left the guest one CPU: it skips the MADT's I/O APIC, and the debug
 # config has no MP-table parser.)
 append="console=ttyS0 quiet panic=-1 oops=panic random.trust_cpu=on mitigations=off tsc=reliable"
+[ -z "${BLKISO_APPEND:-}" ] || append+=" $BLKISO_APPEND"
 machine=()
 if [ "$series" = debug ]; then
 	append+=" no_hash_pointers rcupdate.rcu_cpu_stall_timeout=120"
