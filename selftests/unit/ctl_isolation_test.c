@@ -344,6 +344,15 @@ TEST(iterative_reduction)
 		plant_tick(&pl, 3200, false);
 	ASSERT_EQ(5, pl.t.n);
 	ASSERT_CLOSE(500, pl.last_usage, 25);
+
+	/* an allocation under one slot's rate: one slot at the least, never 0 */
+	plant_init(&pl, 50);
+	pl.p.predict_underuse = false;
+	pl.p.eval_ticks = 1;
+	plant_start(&pl);
+	for (i = 0; i < 40; i++)
+		plant_tick(&pl, 3200, false);
+	ASSERT_EQ(1, pl.t.n);
 }
 
 /*
@@ -889,7 +898,8 @@ static void qd1_tick(struct bi_iso *t, const struct bi_iso_params *p, u64 bios,
  * With the usage alone, the tick's rate smoothed at alpha 0.3 (window_bios
  * 0: the controller before the window), a catch-up carried it past 187 +3 %
  * and it was delayed.  At 250 IOPS (2 and 3 bios in turn), it is above its
- * allocation and is held within 0.3 s.
+ * allocation: from 150, it is held within 0.25 s (the window's lag: with
+ * the usage alone, 2 ticks).
  */
 TEST(catch_up_below_the_allocation_is_not_delayed)
 {
@@ -922,8 +932,12 @@ TEST(catch_up_below_the_allocation_is_not_delayed)
 
 	p.window_bios = BI_ISO_WINDOW_BIOS_DEF;
 	bi_iso_init(&t, &p);
-	for (i = 0; i < 30 && t.mode != BI_ISO_DELAY; i++)
+	for (i = 0; i < 100; i++)
+		qd1_tick(&t, &p, 1 + i % 2, lat, (i + 1) * tick);
+	ASSERT_EQ(BI_ISO_SLOTS, t.mode);
+	for (i = 100; i < 125 && t.mode != BI_ISO_DELAY; i++)
 		qd1_tick(&t, &p, 2 + i % 2, lat, (i + 1) * tick);
+	TH_LOG("150 -> 250 IOPS: DELAY after %d ticks", i - 100);
 	ASSERT_EQ(BI_ISO_DELAY, t.mode);
 	/* one slot paced to 187: 1 / 187 s a cycle, 4 ms of it service */
 	ASSERT_EQ(1, t.n);
@@ -977,6 +991,11 @@ TEST(window_holds_bios_at_the_allocation)
 	bi_iso_tick(&t, &p, &none, true, tick);
 	ASSERT_EQ(10, t.win_alpha_fp);		/* 1024 x 10 ms / 1 s */
 	ASSERT_EQ(2, t.win_band);
+	/* ticks under 1 ms: the window's weight is never 0 (a frozen usage) */
+	p.tick_ns = 500 * BI_NSEC_PER_USEC;
+	bi_iso_init(&t, &p);
+	bi_iso_tick(&t, &p, &none, true, p.tick_ns);
+	ASSERT_EQ(1, t.win_alpha_fp);
 
 	bi_iso_params_init(&p, 5120);
 	p.tick_ns = tick;
