@@ -198,4 +198,19 @@ TEST(above_commitment_edges)
 	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
 }
 
+/* S3-13: smoothing_pct is the usage's alpha in percent: 100 is no smoothing */
+TEST(smoothing_pct_is_alpha_in_percent)
+{
+	struct bi_tenant_conf c;
+	struct bi_iso_params ip;
+
+	ASSERT_EQ(0, tline(&c, "alloc=1000 smoothing_pct=100"));
+	bi_fb_iso_params(&ip, &c, 10 * MS);
+	ASSERT_EQ(BI_FP_ONE, ip.alpha_fp);
+	ASSERT_EQ(0, tline(&c, "alloc=1000"));
+	bi_fb_iso_params(&ip, &c, 10 * MS);
+	ASSERT_EQ(BI_ISO_ALPHA_FP_DEF, ip.alpha_fp);
+	ASSERT_EQ(BI_ISO_WINDOW_BIOS_DEF, ip.window_bios);
+}
+
 TEST_HARNESS_MAIN
