@@ -33,6 +33,7 @@ void bi_iso_params_init(struct bi_iso_params *p, u64 alloc)
 	p->eval_ticks = BI_ISO_EVAL_TICKS_DEF;
 	p->abuse_permille = BI_ISO_ABUSE_PERMILLE_DEF;
 	p->horizon_ticks = BI_ISO_HORIZON_TICKS_DEF;
+	p->window_bios = BI_ISO_WINDOW_BIOS_DEF;
 	p->delay_mode = BI_ISO_SPREAD;
 	p->strict = true;
 	p->predict_underuse = true;
@@ -52,6 +53,9 @@ static u32 bi_iso_n_max(const struct bi_iso_params *p)
 void bi_iso_init(struct bi_iso *t, const struct bi_iso_params *p)
 {
 	t->usage = 0;
+	t->usage_win = 0;
+	t->win_band = 0;
+	t->win_alpha_fp = p->alpha_fp;
 	t->slope = 0;
 	t->r_pt = 0;
 	t->lat_ns = 0;
@@ -267,6 +271,27 @@ static void bi_iso_enter_delay(struct bi_iso *t, const struct bi_iso_params *p,
 		bi_iso_model_reset(t, p->alloc);
 }
 
+/* The band around the allocation: alloc -+ tol_permille. */
+static void bi_iso_band(const struct bi_iso_params *p, u64 *hi, u64 *lo)
+{
+	*hi = bi_div_u64(p->alloc * (BI_ISO_PERMILLE + p->tol_permille), BI_ISO_PERMILLE);
+	*lo = bi_div_u64(p->alloc * (BI_ISO_PERMILLE - bi_min_u64(p->tol_permille,
+								 BI_ISO_PERMILLE)),
+			 BI_ISO_PERMILLE);
+}
+
+/*
+ * Above the band (@hi) by the usage, and above its own band by the
+ * windowed usage (bi_iso_window()): only then is a tenant over its
+ * allocation, and only then does it lose slots or gain delay.  A tenant
+ * below its allocation over a window of many bios that catches up after
+ * a wait is not.
+ */
+static bool bi_iso_above(const struct bi_iso *t, const struct bi_iso_params *p, u64 hi)
+{
+	return t->usage > hi && t->usage_win > p->alloc + t->win_band;
+}
+
 /* S3-08: track crossings of the band; true once it has hovered hover_ns. */
 static bool bi_iso_hovering(struct bi_iso *t, const struct bi_iso_params *p,
 			    s8 sign, u64 now_ns)
@@ -304,7 +329,7 @@ static void bi_iso_eval_slots(struct bi_iso *t, const struct bi_iso_params *p,
 			      u64 hi, u64 lo, u64 now_ns)
 {
 	u32 nmax = bi_iso_n_max(p);
-	s8 sign = t->usage > hi ? 1 : t->usage < lo ? -1 : 0;
+	s8 sign = bi_iso_above(t, p, hi) ? 1 : t->usage < lo ? -1 : 0;
 	u32 n_hi;
 	u64 nt;
 
@@ -365,15 +390,6 @@ static void bi_iso_eval_slots(struct bi_iso *t, const struct bi_iso_params *p,
 	}
 }
 
-/* The band around the allocation: alloc -+ tol_permille. */
-static void bi_iso_band(const struct bi_iso_params *p, u64 *hi, u64 *lo)
-{
-	*hi = bi_div_u64(p->alloc * (BI_ISO_PERMILLE + p->tol_permille), BI_ISO_PERMILLE);
-	*lo = bi_div_u64(p->alloc * (BI_ISO_PERMILLE - bi_min_u64(p->tol_permille,
-								 BI_ISO_PERMILLE)),
-			 BI_ISO_PERMILLE);
-}
-
 /*
  * Every tick, paced DELAY, slot-limited in the tick, not above the band:
  * the slots and not the pace hold the tenant back once the device's
@@ -419,7 +435,7 @@ static void bi_iso_eval_delay(struct bi_iso *t, const struct bi_iso_params *p,
 
 	if (p->delay_mode == BI_ISO_SINGLE)
 		step *= t->n;	/* one slot carries the whole slow-down */
-	if (t->usage > hi) {
+	if (bi_iso_above(t, p, hi)) {
 		if (t->delay_ns >= dmax && t->n == 1)
 			return;	/* no slot left to take: dropping delta would free it */
 		if (t->delay_ns >= dmax && bi_iso_paced(t, p)) {
@@ -502,6 +518,46 @@ static void bi_iso_eval(struct bi_iso *t, const struct bi_iso_params *p, u64 now
 }
 
 /*
+ * S3-13: "recent history, not a single data point".  The windowed usage's
+ * smoothing for a tick of @dt_ns: alpha_fp, but no larger than the weight
+ * that keeps window_bios bios at the allocation's rate in the window (1 /
+ * alpha ticks; a mean bio's units with work units), and no smaller than a
+ * window of BI_ISO_WINDOW_MAX_NS.  At 28 bios a tick that is alpha_fp
+ * itself (the two usages are one); at 1.9 (a 187 IOPS allocation, 10 ms
+ * ticks) a window of 34 ticks.  Its band is tol_permille of the
+ * allocation, or BI_ISO_BAND_BIOS bios' step of it in one tick if that is
+ * wider (a window capped at 1 s holds few bios of a very low allocation).
+ * window_bios 0: the usage alone, as S3-13 reads.
+ */
+static void bi_iso_window(struct bi_iso *t, const struct bi_iso_params *p, u64 dt_ns)
+{
+	u64 per_bio = BI_FP_ONE;	/* metric per bio, x1024 */
+	u64 bpt, alpha, floor, num, den, step, tol;
+
+	tol = bi_div_u64(p->alloc * bi_min_u64(p->tol_permille, BI_ISO_PERMILLE),
+			 BI_ISO_PERMILLE);
+	if (!p->window_bios) {
+		t->win_alpha_fp = p->alpha_fp;
+		t->win_band = tol;
+		return;
+	}
+	if (p->metric_units && t->units_fp > BI_FP_ONE)
+		per_bio = t->units_fp;
+	/* bios a tick at the allocation, x1024 */
+	bpt = bi_mul_div_u64(p->alloc, dt_ns << (2 * BI_FP_SHIFT), BI_NSEC_PER_SEC * per_bio);
+	floor = bi_mul_div_u64(dt_ns, BI_FP_ONE, BI_ISO_WINDOW_MAX_NS);
+	alpha = bi_max_u64(bi_div_u64(bpt, p->window_bios), bi_max_u64(floor, 1));
+	t->win_alpha_fp = (u32)bi_min_u64(alpha, p->alpha_fp);
+	/* BI_ISO_BAND_BIOS bios in one tick move the usage by this, rounded up */
+	num = (u64)BI_ISO_BAND_BIOS * per_bio * t->win_alpha_fp;
+	den = dt_ns << (2 * BI_FP_SHIFT);
+	step = bi_mul_div_u64(num, BI_NSEC_PER_SEC, den);
+	if (bi_mul_div_u64(step, den, BI_NSEC_PER_SEC) < num)
+		step++;
+	t->win_band = bi_max_u64(tol, step);
+}
+
+/*
  * One tick for one tenant: smooth usage, per-slot usage and latency from
  * @s, then every eval_ticks evaluate the state machine.  @dev_overloaded
  * is the overload controller's state (S3-18 work-conserving mode).
@@ -512,13 +568,13 @@ void bi_iso_tick(struct bi_iso *t, const struct bi_iso_params *p,
 		 const struct bi_iso_stats *s, bool dev_overloaded, u64 now_ns)
 {
 	u64 dt = t->last_ns && now_ns > t->last_ns ? now_ns - t->last_ns : p->tick_ns;
-	u64 old = t->usage;
+	u64 old = t->usage, rate = bi_rate_per_sec(s->done, dt, 1);
 	bool limited, ramp;
 
-	/* the first tick primes the average instead of ramping up from 0 */
-	t->usage = t->last_ns ? bi_ewma_u64(t->usage, bi_rate_per_sec(s->done, dt, 1),
-					    p->alpha_fp) :
-		   bi_rate_per_sec(s->done, dt, 1);
+	bi_iso_window(t, p, dt);
+	/* the first tick primes the averages instead of ramping up from 0 */
+	t->usage = t->last_ns ? bi_ewma_u64(t->usage, rate, p->alpha_fp) : rate;
+	t->usage_win = t->last_ns ? bi_ewma_u64(t->usage_win, rate, t->win_alpha_fp) : rate;
 	t->last_ns = now_ns;
 	t->slope = bi_ewma_s64(t->slope, (s64)t->usage - (s64)old, p->alpha_fp);
 	if (s->ops && s->dev_ns) {

@@ -42,6 +42,13 @@
  * device latency, slowly drifting up), not the mean latency, so that a
  * congested device does not inflate the slot target.
  *
+ * Above the band means above it by the usage and also by a second usage
+ * smoothed over a window of at least window_bios (64) bios at the
+ * allocation's rate (up to 1 s), against a band of at least
+ * BI_ISO_BAND_BIOS bios' step of it: at a few bios a tick the +-3 % band
+ * was finer than one bio, and a QD1 tenant well below its allocation
+ * catching up after a wait crossed it and was delayed.
+ *
  * Scales: usage and allocation in the tenant's metric per second (bios or
  * work units, A-31); times in ns; alpha x1024; fractions in permille.
  */
@@ -66,6 +73,17 @@
 #define BI_ISO_SMALL_UNITS_DEF		8	/* <= 16 KiB is a small read */
 #define BI_ISO_BIG_UNITS_DEF		512	/* >= 1 MiB is a big bio */
 #define BI_ISO_HORIZON_TICKS_DEF	10	/* S3-14: predict 1 s ahead */
+/*
+ * S3-13's history, never shorter than the signal's granularity: a tenant
+ * is above its allocation only if also above it over a window (1 / alpha
+ * ticks) that holds at least this many bios at the allocation's rate, so
+ * that a catch-up of a few bios after a wait moves it by a few percent at
+ * most, at any rate per tick ...
+ */
+#define BI_ISO_WINDOW_BIOS_DEF		64
+#define BI_ISO_WINDOW_MAX_NS		(1000 * BI_NSEC_PER_MSEC)	/* ... up to 1 s */
+/* and the band is never finer than this many bios' step of that usage */
+#define BI_ISO_BAND_BIOS		2
 
 enum bi_iso_mode {
 	BI_ISO_SLOTS,		/* slot limit only */
@@ -96,6 +114,7 @@ struct bi_iso_params {
 	u32 eval_ticks;			/* ticks between evaluations */
 	u32 abuse_permille;		/* S3-15; 0 = off */
 	u32 horizon_ticks;		/* S3-14 */
+	u32 window_bios;		/* usage window >= this many bios; 0 = alpha only */
 	u8 delay_mode;			/* enum bi_iso_delay_mode */
 	bool strict;			/* S3-18: false = work-conserving */
 	bool predict_underuse;		/* S3-05 remedy 1 / proportional steps */
@@ -115,6 +134,9 @@ struct bi_iso_stats {
 
 struct bi_iso {
 	u64 usage;		/* smoothed usage, metric/s */
+	u64 usage_win;		/* usage over a window of window_bios bios (S3-13) */
+	u64 win_band;		/* its band's half-width around alloc, metric/s */
+	u32 win_alpha_fp;	/* its smoothing this tick */
 	s64 slope;		/* smoothed usage change per tick */
 	u64 r_pt;		/* usage per busy slot, metric/s */
 	u64 lat_ns;		/* smoothed device latency */

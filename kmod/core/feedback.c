@@ -101,9 +101,14 @@ bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *
 	bool committed = conf->alloc != 0;
 	u32 d;
 
-	/* above the isolation controller's band, not at its edge: no flicker */
+	/*
+	 * above the isolation controller's band, not at its edge: no flicker;
+	 * and above it over its window of bios, as the controller holds it: a
+	 * victim catching up after a wait is not above its promise
+	 */
 	if (conf->alloc &&
-	    iso->usage > conf->alloc + conf->alloc * BI_ISO_TOL_PERMILLE_DEF / BI_PERMILLE)
+	    iso->usage > conf->alloc + conf->alloc * BI_ISO_TOL_PERMILLE_DEF / BI_PERMILLE &&
+	    iso->usage_win > conf->alloc + iso->win_band)
 		return true;
 	for (d = 0; d < BI_NR_DIRS; d++) {
 		if (!rate_p[d].committed_ups)

@@ -65,6 +65,10 @@
 #                          spent); with the pread64/pwrite64 syscalls'
 #                          entries and exits (only the psync victim makes
 #                          them) in trace-solo.txt and trace-v.txt
+#   BENCH_NOISY_CPUS=split the victim's fio on CPU 0, the neighbour's on
+#                          CPU 1 (cpus_allowed; needs BENCH_VM_CPUS=2), as a
+#                          host with cpusets gives containers (issue 20:
+#                          the victim's tail is a wait for the CPU)
 # From the neighbour's start to the end of blkiso's run, the rings are read
 # every 100 ms into the run's record (ring-dev.txt, ring-victim.txt,
 # ring-neighbour.txt: header lines and one line per tick, ticks repeated
@@ -130,10 +134,18 @@ noisy_blkiso_victim=${BENCH_NOISY_VICTIM:-latency_us=%L miss_pct=1}
 noisy_blkiso_neighbour=${BENCH_NOISY_NEIGHBOUR-alloc=%N alloc_metric=iops slots=2 latency_us=1000000}
 
 noisy_victim() {	# cgroup prefix runtime
+	# shellcheck disable=SC2046  # noisy_cpus: one word or none
 	fio_in "$1" "$2" --filename="$(anchor_dev "$na")" --rw=randrw --rwmixread=50 --bs=4k \
 		--ioengine=psync --iodepth=1 --rate_iops="$((v_iops / 2)),$((v_iops / 2))" \
 		--runtime="$3" --time_based --write_iops_log="$RUN/$2" --log_avg_msec=1000 \
-		--write_hist_log="$RUN/$2" --log_hist_msec=1000
+		--write_hist_log="$RUN/$2" --log_hist_msec=1000 $(noisy_cpus 0)
+}
+
+# noisy_cpus cpu: fio's cpus_allowed for BENCH_NOISY_CPUS=split, else nothing
+noisy_cpus() {
+	[ "${BENCH_NOISY_CPUS:-}" = split ] || return 0
+	[ "$(nproc)" -ge 2 ] || { echo "noisy: BENCH_NOISY_CPUS=split needs 2 vCPUs (BENCH_VM_CPUS=2)" >&2; return 1; }
+	echo "--cpus_allowed=$1"
 }
 
 # solo_p99_us: the victim's solo p99 (reads and writes, the higher), from
@@ -150,16 +162,18 @@ EOF
 noisy_meta_workloads() {
 	meta victim_workload "randrw 50/50 bs=4k psync QD1 rate_iops=$((v_iops / 2)),$((v_iops / 2))"
 	meta neighbour_workload "randread bs=1M io_uring QD128, flat out, continue_on_error=read ignore_error=EAGAIN"
+	meta guest_cpus "$(nproc) vCPUs, fio split over CPUs 0/1: ${BENCH_NOISY_CPUS:-no}; $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo "preempt: see cmdline") ($(cat /proc/cmdline))"
 }
 
 # noisy_flood device runtime label [engine]: the neighbour (cgroup $n)
 # flat out in the background (io_uring unless engine), its pid in npid; 1
 # if it never flows
 noisy_flood() {
+	# shellcheck disable=SC2046  # noisy_cpus: one word or none
 	fio_in $n n --filename="$1" --rw=randread --bs=1M --ioengine="${4:-io_uring}" \
 		--iodepth=128 --runtime="$2" --time_based \
 		--continue_on_error=read --ignore_error=EAGAIN \
-		--write_iops_log="$RUN/n" --log_avg_msec=1000 &
+		--write_iops_log="$RUN/n" --log_avg_msec=1000 $(noisy_cpus 1) &
 	npid=$!
 	wait_flowing $n 20 && return 0
 	echo "noisy: the neighbour never started ($3)" >&2

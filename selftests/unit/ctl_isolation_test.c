@@ -253,6 +253,7 @@ TEST(delay_rules_step_by_one_slot)
 	delay_state(&p, &t, 5, 5 * BI_NSEC_PER_MSEC);
 	p.eval_ticks = 1;
 	t.usage = 5000;
+	t.usage_win = 5000;
 	t.prev_n = 9;
 	bi_iso_tick(&t, &p, &flood, true, now);
 	ASSERT_EQ(BI_ISO_SLOTS, t.mode);
@@ -343,6 +344,15 @@ TEST(iterative_reduction)
 		plant_tick(&pl, 3200, false);
 	ASSERT_EQ(5, pl.t.n);
 	ASSERT_CLOSE(500, pl.last_usage, 25);
+
+	/* an allocation under one slot's rate: one slot at the least, never 0 */
+	plant_init(&pl, 50);
+	pl.p.predict_underuse = false;
+	pl.p.eval_ticks = 1;
+	plant_start(&pl);
+	for (i = 0; i < 40; i++)
+		plant_tick(&pl, 3200, false);
+	ASSERT_EQ(1, pl.t.n);
 }
 
 /*
@@ -439,6 +449,7 @@ static void delay_rig(struct bi_iso_params *p, struct bi_iso *t, u64 alloc,
 {
 	bi_iso_params_init(p, alloc);
 	p->alpha_fp = BI_FP_ONE;
+	p->window_bios = 0;	/* the usage is the tick's rate: state transitions only */
 	p->eval_ticks = 1;
 	p->abuse_permille = 0;
 	p->delay_max_ns = delay_max_ns;
@@ -863,6 +874,137 @@ TEST(strict_vs_work_conserving)
 	for (i = 0; i < 20; i++)
 		plant_tick(&pl, 1400, true);
 	ASSERT_LE(pl.last_usage, 525);
+}
+
+/*
+ * One tick of @bios 4k reads of a QD1 tenant on a device of @lat_ns per
+ * bio, at 10 ms ticks, none refused a slot (its one bio never waits).
+ */
+static void qd1_tick(struct bi_iso *t, const struct bi_iso_params *p, u64 bios,
+		     u64 lat_ns, u64 now)
+{
+	struct bi_iso_stats s = { bios, bios, 2 * bios, bios * lat_ns, bios ? lat_ns : 0 };
+
+	bi_iso_tick(t, p, &s, true, now);
+}
+
+/*
+ * S3-13 at a few bios a tick (issue 20's slow shape): a QD1 tenant at 150
+ * IOPS on a 4 ms device, 10 ms ticks, 1 and 2 bios in turn, and every 20
+ * ticks a wait of five empty ticks (a neighbour's reads ahead of it) that
+ * it catches up with 3 and 2 in turn for 7 ticks, as fast as one slot goes
+ * (fio's rate behind its schedule).  Its allocation is 187 (1.25x): it is
+ * at 150 over every 200 ms, so it is never delayed and keeps its 32 slots.
+ * With the usage alone, the tick's rate smoothed at alpha 0.3 (window_bios
+ * 0: the controller before the window), a catch-up carried it past 187 +3 %
+ * and it was delayed.  At 250 IOPS (2 and 3 bios in turn), it is above its
+ * allocation: from 150, it is held within 0.25 s (the window's lag: with
+ * the usage alone, 2 ticks).
+ */
+TEST(catch_up_below_the_allocation_is_not_delayed)
+{
+	static const u64 pattern[20] = { 0, 0, 0, 0, 0, 3, 2, 3, 2, 3,
+					 2, 3, 1, 2, 1, 2, 1, 2, 1, 2 };
+	const u64 tick = 10 * BI_NSEC_PER_MSEC, lat = 4 * BI_NSEC_PER_MSEC;
+	struct bi_iso_params p;
+	struct bi_iso t;
+	u32 delayed = 0, old_delayed = 0;
+	int i;
+
+	bi_iso_params_init(&p, 187);
+	p.tick_ns = tick;
+	bi_iso_init(&t, &p);
+	for (i = 0; i < 600; i++) {
+		qd1_tick(&t, &p, pattern[i % 20], lat, (i + 1) * tick);
+		delayed += t.mode != BI_ISO_SLOTS;
+	}
+	ASSERT_EQ(0, delayed);
+	ASSERT_EQ(32, t.n);
+	ASSERT_LT(t.usage_win, 187);
+
+	p.window_bios = 0;
+	bi_iso_init(&t, &p);
+	for (i = 0; i < 600; i++) {
+		qd1_tick(&t, &p, pattern[i % 20], lat, (i + 1) * tick);
+		old_delayed += t.mode == BI_ISO_DELAY;
+	}
+	ASSERT_GT(old_delayed, 30);
+
+	p.window_bios = BI_ISO_WINDOW_BIOS_DEF;
+	bi_iso_init(&t, &p);
+	for (i = 0; i < 100; i++)
+		qd1_tick(&t, &p, 1 + i % 2, lat, (i + 1) * tick);
+	ASSERT_EQ(BI_ISO_SLOTS, t.mode);
+	for (i = 100; i < 125 && t.mode != BI_ISO_DELAY; i++)
+		qd1_tick(&t, &p, 2 + i % 2, lat, (i + 1) * tick);
+	TH_LOG("150 -> 250 IOPS: DELAY after %d ticks", i - 100);
+	ASSERT_EQ(BI_ISO_DELAY, t.mode);
+	/* one slot paced to 187: 1 / 187 s a cycle, 4 ms of it service */
+	ASSERT_EQ(1, t.n);
+	ASSERT_CLOSE(BI_NSEC_PER_SEC / 187 - lat, t.delay_ns, 10 * BI_NSEC_PER_USEC);
+}
+
+/*
+ * The windowed usage and its band by rate: at 28 bios a tick (2,800 IOPS,
+ * 10 ms) the window is alpha 0.3 itself and the band +-3 %; at 1.87 a tick it
+ * holds 64 bios (alpha 1.87 / 64) and the band is two bios' step of it,
+ * about 3 %; at 10 IOPS the window is capped at 1 s (alpha 0.01) and the
+ * band is two bios' step: 2 x 10 / 1024 / 10 ms = 1.95, rounded up to 2
+ * IOPS, 20 % of 10.  In work
+ * units a bio is its mean units: 1 MiB reads (512 units) at 5,120 units/s
+ * are 10 bios a second.
+ */
+TEST(window_holds_bios_at_the_allocation)
+{
+	const u64 tick = 10 * BI_NSEC_PER_MSEC;
+	struct bi_iso_stats none = { 0, 0, 0, 0, 0 };
+	struct bi_iso_params p;
+	struct bi_iso t;
+
+	bi_iso_params_init(&p, 2800);
+	p.tick_ns = tick;
+	bi_iso_init(&t, &p);
+	bi_iso_tick(&t, &p, &none, true, tick);
+	ASSERT_EQ(BI_ISO_ALPHA_FP_DEF, t.win_alpha_fp);
+	ASSERT_EQ(84, t.win_band);
+	/* smoothing_pct=100 at 1.87 bios a tick: the usage is the tick's rate */
+	bi_iso_params_init(&p, 187);
+	p.tick_ns = tick;
+	p.alpha_fp = BI_FP_ONE;
+	bi_iso_init(&t, &p);
+	qd1_tick(&t, &p, 2, 4 * BI_NSEC_PER_MSEC, tick);
+	qd1_tick(&t, &p, 1, 4 * BI_NSEC_PER_MSEC, 2 * tick);
+	ASSERT_EQ(100, t.usage);
+	ASSERT_CLOSE(197, t.usage_win, 1);	/* 200 - 29 / 1024 x 100 */
+	p.alpha_fp = BI_ISO_ALPHA_FP_DEF;
+
+	bi_iso_params_init(&p, 187);
+	p.tick_ns = tick;
+	bi_iso_init(&t, &p);
+	bi_iso_tick(&t, &p, &none, true, tick);
+	ASSERT_CLOSE(187 * 1024 / 100 / 64, t.win_alpha_fp, 1);
+	ASSERT_EQ(6, t.win_band);		/* 2 x 29 / 1024 / 10 ms = 5.66 */
+
+	bi_iso_params_init(&p, 10);
+	p.tick_ns = tick;
+	bi_iso_init(&t, &p);
+	bi_iso_tick(&t, &p, &none, true, tick);
+	ASSERT_EQ(10, t.win_alpha_fp);		/* 1024 x 10 ms / 1 s */
+	ASSERT_EQ(2, t.win_band);
+	/* ticks under 1 ms: the window's weight is never 0 (a frozen usage) */
+	p.tick_ns = 500 * BI_NSEC_PER_USEC;
+	bi_iso_init(&t, &p);
+	bi_iso_tick(&t, &p, &none, true, p.tick_ns);
+	ASSERT_EQ(1, t.win_alpha_fp);
+
+	bi_iso_params_init(&p, 5120);
+	p.tick_ns = tick;
+	p.metric_units = true;
+	bi_iso_init(&t, &p);
+	t.units_fp = 512 << BI_FP_SHIFT;
+	bi_iso_tick(&t, &p, &none, true, tick);
+	ASSERT_EQ(10, t.win_alpha_fp);
+	ASSERT_EQ(1000, t.win_band);	/* 2 x 512 units x 10 / 1024 / 10 ms */
 }
 
 TEST_HARNESS_MAIN

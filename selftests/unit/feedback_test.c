@@ -146,8 +146,10 @@ TEST(tenant_threshold_override)
 
 /*
  * S2-09: above its commitment means above the isolation band (allocation
- * + 3 %, not at its edge), or above C in a direction with a committed
- * rate; a tenant promised nothing is above whenever it is active.
+ * + 3 %, not at its edge) by the usage and by the usage over its window
+ * of bios (a catch-up after a wait is not above), or above C in a
+ * direction with a committed rate; a tenant promised nothing is above
+ * whenever it is active.
  */
 TEST(above_commitment_edges)
 {
@@ -164,13 +166,21 @@ TEST(above_commitment_edges)
 	bi_fb_iso_params(&ip, &c, 100 * MS);
 	bi_iso_init(&iso, &ip);
 	iso.usage = 1030;
+	iso.usage_win = iso.usage;
 	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
 	iso.usage = 1031;
+	iso.usage_win = iso.usage;
 	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, false));
+	/* above by the tick's usage, within it over the window: catching up */
+	iso.usage_win = 1000;
+	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+	iso.usage_win = iso.usage;
 	ASSERT_EQ(0, tline(&c, "alloc=100000"));	/* the band is 3 % exactly */
 	iso.usage = 103000;
+	iso.usage_win = iso.usage;
 	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
 	iso.usage = 103001;
+	iso.usage_win = iso.usage;
 	ASSERT_TRUE(bi_fb_above_commit(&c, &iso, rc, rp, true));
 
 	ASSERT_EQ(0, tline(&c, ""));		/* no allocation */
@@ -186,6 +196,21 @@ TEST(above_commitment_edges)
 	rc[BI_DIR_READ].l_fp = (u64)10000 << BI_FP_SHIFT;	/* no read commitment */
 	rc[BI_DIR_WRITE].l_fp = 0;
 	ASSERT_FALSE(bi_fb_above_commit(&c, &iso, rc, rp, true));
+}
+
+/* S3-13: smoothing_pct is the usage's alpha in percent: 100 is no smoothing */
+TEST(smoothing_pct_is_alpha_in_percent)
+{
+	struct bi_tenant_conf c;
+	struct bi_iso_params ip;
+
+	ASSERT_EQ(0, tline(&c, "alloc=1000 smoothing_pct=100"));
+	bi_fb_iso_params(&ip, &c, 10 * MS);
+	ASSERT_EQ(BI_FP_ONE, ip.alpha_fp);
+	ASSERT_EQ(0, tline(&c, "alloc=1000"));
+	bi_fb_iso_params(&ip, &c, 10 * MS);
+	ASSERT_EQ(BI_ISO_ALPHA_FP_DEF, ip.alpha_fp);
+	ASSERT_EQ(BI_ISO_WINDOW_BIOS_DEF, ip.window_bios);
 }
 
 TEST_HARNESS_MAIN

@@ -114,6 +114,7 @@ static void derive(const struct bi_tenant_conf *c, const struct bi_dev_conf *d,
 	put(s, ip.eval_ticks);
 	put(s, ip.abuse_permille);
 	put(s, ip.horizon_ticks);
+	put(s, ip.window_bios);
 	put(s, ip.delay_mode);
 	put(s, ip.strict);
 	put(s, ip.predict_underuse);

@@ -28,7 +28,9 @@
 # build/kmod-<release>/blkiso.ko (selftests/host/dkms.sh).
 # BLKISO_QEMU_EXTRA: more QEMU arguments, word-split (e.g. a TCG plugin:
 # selftests/bench/insncount/profile.sh).
-# BLKISO_APPEND: more guest kernel command line (e.g. maxcpus=1).
+# BLKISO_APPEND: more words for the guest kernel's command line (e.g.
+# maxcpus=1, preempt=full: Debian's kernels are PREEMPT_DYNAMIC, voluntary
+# by default).
 #
 # The exit status is the script's.  A kernel panic or oops (oops=panic,
 # panic=-1, -no-reboot), a WARNING/BUG in dmesg (status 90), or a hang

@@ -26,6 +26,9 @@
 #   BENCH_README     1: rewrite README.md's Results, 0: leave it alone
 #                    (default: 1 for a full run, 0 with BENCH_SMOKE or a subset)
 #   BENCH_T0         start time (epoch s) to count elapsed time from
+#   BENCH_VM_CPUS    vCPUs of the guests (default: selftests/vm/run.sh's, one
+#                    in the deterministic mode; N take turns on one host
+#                    thread, still deterministic)
 #
 # The guests' "BENCH-STEP n/N what" lines are shown with the elapsed wall
 # time and an estimate of the phase's remaining time (its elapsed time per
@@ -71,7 +74,7 @@ guest() {
 	# (tail --pid would wait for the child to be reaped)
 	{
 		stdbuf -oL env BLKISO_VM_OUT="$dir" bash "$top/selftests/vm/run.sh" -i -k "$series" \
-			-t "$limit" "$script"
+			${BENCH_VM_CPUS:+-c "$BENCH_VM_CPUS"} -t "$limit" "$script"
 		echo "BENCH-GUEST-STATUS $?"
 	} > "$log" 2>&1 &
 	pid=$!

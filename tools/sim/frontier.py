@@ -13,7 +13,14 @@ victim's allocation at 1.25x its rate with latency_us = 1.5x its solo p99
 and miss_pct=1, the neighbour with no line) with and without depth_limit=1.  The first second of every
 run is left out (the controllers start).
 
-    tools/sim/frontier.py [-s build/tools/blkiso-sim] [-d 8] [-j] [shape...]
+    tools/sim/frontier.py [-s build/tools/blkiso-sim] [-d 8] [-j] [-c N] [-a PCT]
+                          [shape...]
+
+-c N: the victim catches up up to N arrivals missed while its one bio was
+out (fio's rate behind its schedule; blkiso-sim's catchup=N); -a PCT: its
+allocation in % of its rate (default 125).  Each policy line also gives
+the victim's DELAY ticks (its own allocation holding it) after the first
+second.
 
 Shapes (the bench's BENCH_SHAPE, doc/bench.md): ssd, fast, slow, slotbound.
 """
@@ -50,11 +57,14 @@ def victim_rate(dev):
     return int(0.6 * 1e6 / (lat + 4 * per_kib / 1000))
 
 
+CATCHUP = 0
+
+
 def scenario(dev, rate, victim_line, neighbour_line, devconf, with_neighbour=True):
     lines = ["devconf tick_ms=10 window_ticks=5 " + devconf, dev,
              "tenant name=V cgroup=/v " + victim_line,
              "tenant name=N cgroup=/n " + neighbour_line,
-             "workload V rate=%d iodepth=1 bs=4k" % rate]
+             "workload V rate=%d iodepth=1 bs=4k catchup=%d" % (rate, CATCHUP)]
     if with_neighbour:
         lines.append(NEIGHBOUR)
     return "\n".join(lines) + "\n"
@@ -70,10 +80,11 @@ def figures(d, rate, solo_p99):
     ratio = p99 / solo_p99 if solo_p99 else 0
     held = mean >= 99 and p05 >= 95 and ratio <= 1.5
     return {"iso_mean": mean, "iso_p05": p05, "p99_ratio": ratio,
-            "neighbour_mb_s": mbs, "held": held}
+            "neighbour_mb_s": mbs, "held": held,
+            "delay_ticks": sum(s["tenants"][0]["delay_ticks"] for s in secs)}
 
 
-def shape_report(sim, name, dev, duration):
+def shape_report(sim, name, dev, duration, alloc_pct=125):
     rate = victim_rate(dev)
     solo = run(sim, scenario(dev, rate, "", "", "", False), duration)
     solo_p99 = solo["totals"]["tenants"][0]["lat_p99_us"]
@@ -82,7 +93,7 @@ def shape_report(sim, name, dev, duration):
     target = int(solo_p99 * 1.5)
     # as the README's example: 1.25x its rate, the p99 bound as 1 % missed
     victim = ("alloc=%d alloc_metric=iops isolation=strict latency_us=%d miss_pct=1"
-              % (rate * 5 // 4, target))
+              % (rate * alloc_pct // 100, target))
     res = {"shape": name, "victim_iops": rate, "solo_p99_us": solo_p99,
            "capacity_mb_s": cap_mb, "none": figures(full, rate, solo_p99)}
     # the static frontier: bisect the neighbour's rbps (MB/s = 10^6 B/s)
@@ -116,6 +127,8 @@ def line(label, f):
         extra += "  cap %.1f %% of capacity" % f["cap_pct"]
     if "static_pct" in f:
         extra += "  %.1f %% of best_static" % f["static_pct"]
+    if label not in ("none", "best_static"):
+        extra += "  DELAY ticks %d" % f["delay_ticks"]
     return ("  %-13s isolation %6.2f %% p05 %6.2f %% p99 %5.2fx  neighbour %8.1f MB/s  %s%s"
             % (label, f["iso_mean"], f["iso_p05"], f["p99_ratio"], f["neighbour_mb_s"],
                "held" if f["held"] else "NOT held", extra))
@@ -126,11 +139,15 @@ def main():
     ap.add_argument("-s", "--sim", default="build/tools/blkiso-sim")
     ap.add_argument("-d", "--duration", type=int, default=8)
     ap.add_argument("-j", "--json", action="store_true")
+    ap.add_argument("-c", "--catchup", type=int, default=0)
+    ap.add_argument("-a", "--alloc-pct", type=int, default=125)
     ap.add_argument("shapes", nargs="*", default=list(SHAPES))
     a = ap.parse_args()
+    global CATCHUP
+    CATCHUP = a.catchup
     out = []
     for name in a.shapes:
-        r = shape_report(a.sim, name, SHAPES[name], a.duration)
+        r = shape_report(a.sim, name, SHAPES[name], a.duration, a.alloc_pct)
         out.append(r)
         if a.json:
             continue

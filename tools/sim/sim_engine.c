@@ -228,7 +228,7 @@ u64 sim_hist_mean_ns(const struct sim_hist *h)
 
 void sim_stats_reset(struct sim_stats *st)
 {
-	if (st->ios || st->throttled || st->lat.count)
+	if (st->ios || st->throttled || st->delay_ticks || st->lat.count)
 		memset(st, 0, sizeof(*st));
 }
 
@@ -568,6 +568,15 @@ static void gen_refill(struct sim *s, struct sim_tenant *t)
 	} else if (t->arrival_blocked && t->outstanding < t->wl.iodepth) {
 		t->arrival_blocked = false;
 		issue(s, t);
+		/* fio behind its schedule issues the rest back to back */
+		while (t->arrivals_owed && t->outstanding < t->wl.iodepth) {
+			t->arrivals_owed--;
+			issue(s, t);
+		}
+		/* one owed arrival becomes the one waiting for a completion */
+		t->arrival_blocked = t->arrivals_owed != 0;
+		if (t->arrival_blocked)
+			t->arrivals_owed--;
 	}
 }
 
@@ -679,6 +688,7 @@ static void gen_start(struct sim *s, struct sim_tenant *t)
 	for (i = 0; i < t->wl.nr_bs; i++)
 		t->bs_total_weight += t->wl.bs_weight[i];
 	t->arrival_blocked = false;
+	t->arrivals_owed = 0;
 	if (t->wl.rate_iops) {
 		/* stagger tenants inside the first interval */
 		u64 first = rng_next(&t->rng) % interarrival_ns(t);
@@ -695,6 +705,8 @@ static void ev_arrive(struct sim *s, struct sim_tenant *t, u64 gen)
 		return;
 	ev_push(s, s->now + interarrival_ns(t), EV_ARRIVE, tenant_idx(s, t), NULL, gen);
 	if (t->outstanding >= t->wl.iodepth) {
+		if (t->arrival_blocked && t->arrivals_owed < t->wl.catchup)
+			t->arrivals_owed++;
 		t->arrival_blocked = true;	/* fio waits for a completion */
 		return;
 	}
@@ -736,8 +748,13 @@ static void tenant_tick(struct sim *s, struct sim_tenant *t)
 		}
 		tenant_request_rates(s, t);
 	}
-	if (t->conf.alloc)
+	if (t->conf.alloc) {
 		bi_iso_tick(&t->iso, &t->iso_p, &t->is, bi_fb_overload_episode(&s->ovl), s->now);
+		if (t->iso.mode == BI_ISO_DELAY && t->iso.delay_ns) {
+			t->sec->delay_ticks++;
+			t->total->delay_ticks++;
+		}
+	}
 	memset(t->rs, 0, sizeof(t->rs));
 	memset(&t->is, 0, sizeof(t->is));
 	s->tick_tenant_updates++;

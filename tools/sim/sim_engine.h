@@ -55,6 +55,7 @@ struct sim_workload {
 	u32 read_pct;		/* share of reads */
 	u8 prio_class;		/* enum bi_prio_class */
 	bool poisson;		/* exponential inter-arrival times */
+	u32 catchup;		/* arrivals missed at iodepth owed (at most), as fio's rate */
 };
 
 struct sim_hist {
@@ -69,6 +70,7 @@ struct sim_stats {
 	u64 bytes;
 	u64 throttled;		/* bios held at least once (bucket, gate or slot) */
 	u64 rejected;		/* of those, failed by the gate (reject mode) */
+	u64 delay_ticks;	/* ticks that ended with its allocation delaying it */
 	struct sim_hist lat;	/* submit -> completion */
 };
 
@@ -105,6 +107,7 @@ struct sim_tenant {
 	u32 queued, inflight, outstanding;
 	bool above;		/* above its commitment at the last tick (S2-09) */
 	bool arrival_blocked;
+	u64 arrivals_owed;	/* catchup: missed arrivals still to issue */
 	bool wl_changed;	/* a phase replaced the workload */
 	bool touched;		/* a phase changed quota or workload */
 	u64 wake_seq[BI_NR_DIRS];

@@ -34,13 +34,14 @@ static void tenant_fields(FILE *f, struct sim *s, struct sim_tenant *t,
 			"\"read_iops\":%.1f,\"write_iops\":%.1f,"
 			"\"mbps\":%.3f,\"lat_mean_us\":%.1f,\"lat_p50_us\":%.1f,"
 			"\"lat_p99_us\":%.1f,\"throttled\":%llu,\"rejected\":%llu,\"slots\":%u,"
-			"\"delay_us\":%.1f,\"cap_rps\":%.3f}",
+			"\"delay_us\":%.1f,\"delay_ticks\":%llu,\"cap_rps\":%.3f}",
 			t->name, t->cgroup, (unsigned long long)st->ios, iops,
 			secs > 0 ? st->ios_dir[BI_DIR_READ] / secs : 0,
 			secs > 0 ? st->ios_dir[BI_DIR_WRITE] / secs : 0,
 			mbps(st->bytes, secs), mean, p50, p99,
 			(unsigned long long)st->throttled,
-			(unsigned long long)st->rejected, slots, delay, cap);
+			(unsigned long long)st->rejected, slots, delay,
+			(unsigned long long)st->delay_ticks, cap);
 		return;
 	}
 	fprintf(f, "%-12s %9.1f %8.3f %11.1f %10.1f %10.1f %9llu %5u %9.1f %9.3f\n",

@@ -316,7 +316,7 @@ static int sim_parse_bs(struct sim_workload *w, char *val)
 	return w->nr_bs ? 0 : -1;
 }
 
-/* "workload A rate=3000 iodepth=64 bs=4k:70,64k:30 read=70 prio=be poisson=1" */
+/* "workload A rate=3000 iodepth=64 bs=4k:70,64k:30 read=70 prio=be poisson=1 catchup=4" */
 static int sim_line_workload(struct sim *s, char *rest, u32 lineno)
 {
 	struct sim_workload w;
@@ -355,6 +355,8 @@ static int sim_line_workload(struct sim *s, char *rest, u32 lineno)
 			w.read_pct = (u32)v;
 		} else if (!strcmp(tok, "poisson")) {
 			w.poisson = v != 0;
+		} else if (!strcmp(tok, "catchup") && v <= 1 << 20) {
+			w.catchup = (u32)v;
 		} else {
 			return sim_fail(s, lineno, "workload: unknown or bad key %s", tok);
 		}
