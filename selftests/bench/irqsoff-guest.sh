@@ -36,6 +36,10 @@ N_LIST=("$@")
 P=/sys/module/blkiso/parameters
 
 cpus_online_all
+# BENCH_IRQSOFF_CPU=K: the script and all it starts on CPU K only, the
+# other online vCPUs idle (the control of a several-vCPU run: in the
+# deterministic mode a busy vCPU's turns count in another's sections)
+[ -z "${BENCH_IRQSOFF_CPU:-}" ] || taskset -pc "$BENCH_IRQSOFF_CPU" $$ > /dev/null || exit 1
 modprobe dm-mod
 insmod "$BLKISO_KO" irqsoff_trace=1 || exit 1
 modprobe null_blk nr_devices=0
@@ -48,7 +52,7 @@ done
 echo +io > $CG/cgroup.subtree_control
 mkdir $CG/irq
 echo +io > $CG/irq/cgroup.subtree_control
-echo "# cpus: possible $(cat /sys/devices/system/cpu/possible), online $(cat /sys/devices/system/cpu/online) ($(nproc))"
+echo "# cpus: possible $(cat /sys/devices/system/cpu/possible), online $(cat /sys/devices/system/cpu/online), the script on $(taskset -pc $$ | sed 's/.*: //')"
 
 have=0
 for n in "${N_LIST[@]}"; do
@@ -88,7 +92,7 @@ for n in "${N_LIST[@]}"; do
 	active=$(grep -o 'tick_tenants=[0-9]*' "$SYS/stats")
 	wait "${pids[@]}"
 	IFS=, read -r tick disp conf sysfs < $P/irqsoff_max_ns
-	echo "IRQSOFF tenants=$n online=$(nproc) possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick dispatch_ns=$disp conf_ns=$conf sysfs_ns=$sysfs setup_s=$(echo "$t1 - $t0" | bc)"
+	echo "IRQSOFF tenants=$n online=$(cat /sys/devices/system/cpu/online) possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick dispatch_ns=$disp conf_ns=$conf sysfs_ns=$sysfs setup_s=$(echo "$t1 - $t0" | bc)"
 	for ((j = 0; j < 4; j++)); do
 		echo "/irq/c$((j * n / 8)) riops=1000000" > "$SYS/tenant"
 	done
@@ -111,7 +115,7 @@ for n in "${N_LIST[@]}"; do
 	na=${active#*=}
 	# a tick section visits at most BLKISO_FB_TICK_BATCH (32) tenants
 	nb=$((na < 32 ? (na > 0 ? na : 1) : 32))
-	echo "IRQSOFF_ACTIVE tenants=$n online=$(nproc) possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick per_section_tenant_ns=$((tick / nb))"
+	echo "IRQSOFF_ACTIVE tenants=$n online=$(cat /sys/devices/system/cpu/online) possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick per_section_tenant_ns=$((tick / nb))"
 	# back to 100 ms ticks, and the active tenants off the list again
 	echo "tick_ms=100" > "$SYS/conf"
 	for ((w = 0; w < 600; w++)); do
