@@ -3,15 +3,18 @@
 # configured tenants (issue 14), by the module's debug timestamp pairs
 # (irqsoff_trace=1; Debian's kernels have no irqsoff tracer).  Run in the
 # guest, in the deterministic mode (guest time counts instructions), with
-# one online vCPU and P possible CPUs (hotpluggable slots: the per-CPU
-# folds walk every possible CPU):
+# N online vCPUs:
+#
+#   BLKISO_APPEND=maxcpus=1 \
+#       bash selftests/vm/run.sh -i -c N -t 2400 selftests/bench/irqsoff-guest.sh 1000 10000
+#
+# (a deterministic boot that brings up the secondary CPUs itself does not
+# finish in useful time: the guest boots with one and this script onlines
+# every present CPU first), or with one online vCPU and P possible CPUs
+# (hotpluggable slots: the per-CPU folds walk every possible CPU):
 #
 #   BLKISO_QEMU_EXTRA="-smp 1,maxcpus=4" \
 #       bash selftests/vm/run.sh -i -t 3000 selftests/bench/irqsoff-guest.sh 1000 10000
-#
-# (-c 2 / -c 4 in the deterministic mode boot for many minutes: one host
-# thread runs the vCPUs in turns, and every wait of one vCPU for another,
-# from the secondary CPUs' bring-up on, lasts a whole turn.)
 #
 # For each N given (ascending), it configures tenants up to N cgroups
 # (riops=1000000, never biting), lets 8 of them read (fio psync, 4 of them
@@ -28,15 +31,19 @@
 set -u
 N_LIST=("$@")
 [ ${#N_LIST[@]} -gt 0 ] || N_LIST=(1000 10000)
-CG=/sys/fs/cgroup
+# shellcheck source=selftests/bench/lib-guest.sh
+. "$BLKISO_TOP/selftests/bench/lib-guest.sh"	# null_dev, cpus_online_all, CG
 P=/sys/module/blkiso/parameters
 
+cpus_online_all
+# BENCH_IRQSOFF_CPU=K: the script and all it starts on CPU K only, the
+# other online vCPUs idle (the control of a several-vCPU run: in the
+# deterministic mode a busy vCPU's turns count in another's sections)
+[ -z "${BENCH_IRQSOFF_CPU:-}" ] || taskset -pc "$BENCH_IRQSOFF_CPU" $$ > /dev/null || exit 1
 modprobe dm-mod
 insmod "$BLKISO_KO" irqsoff_trace=1 || exit 1
 modprobe null_blk nr_devices=0
-nb=/sys/kernel/config/nullb/irq
-mkdir $nb
-echo 1024 > $nb/size; echo 4096 > $nb/blocksize; echo 1 > $nb/power
+null_dev irq size=1024 blocksize=4096 || exit 1
 sectors=$(blockdev --getsz /dev/irq)
 dmsetup create irq-iso --table "0 $sectors blkiso /dev/irq 0 1 tick_ms=100" || exit 1
 for d in /sys/block/dm-*; do
@@ -45,7 +52,7 @@ done
 echo +io > $CG/cgroup.subtree_control
 mkdir $CG/irq
 echo +io > $CG/irq/cgroup.subtree_control
-echo "# cpus: possible $(cat /sys/devices/system/cpu/possible), online $(nproc)"
+echo "# cpus: possible $(cat /sys/devices/system/cpu/possible), online $(cat /sys/devices/system/cpu/online), the script on $(taskset -pc $$ | sed 's/.*: //')"
 
 have=0
 for n in "${N_LIST[@]}"; do
@@ -85,7 +92,7 @@ for n in "${N_LIST[@]}"; do
 	active=$(grep -o 'tick_tenants=[0-9]*' "$SYS/stats")
 	wait "${pids[@]}"
 	IFS=, read -r tick disp conf sysfs < $P/irqsoff_max_ns
-	echo "IRQSOFF tenants=$n possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick dispatch_ns=$disp conf_ns=$conf sysfs_ns=$sysfs setup_s=$(echo "$t1 - $t0" | bc)"
+	echo "IRQSOFF tenants=$n online=$(cat /sys/devices/system/cpu/online) possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick dispatch_ns=$disp conf_ns=$conf sysfs_ns=$sysfs setup_s=$(echo "$t1 - $t0" | bc)"
 	for ((j = 0; j < 4; j++)); do
 		echo "/irq/c$((j * n / 8)) riops=1000000" > "$SYS/tenant"
 	done
@@ -108,7 +115,7 @@ for n in "${N_LIST[@]}"; do
 	na=${active#*=}
 	# a tick section visits at most BLKISO_FB_TICK_BATCH (32) tenants
 	nb=$((na < 32 ? (na > 0 ? na : 1) : 32))
-	echo "IRQSOFF_ACTIVE tenants=$n possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick per_section_tenant_ns=$((tick / nb))"
+	echo "IRQSOFF_ACTIVE tenants=$n online=$(cat /sys/devices/system/cpu/online) possible=$(cat /sys/devices/system/cpu/possible) $active tick_ns=$tick per_section_tenant_ns=$((tick / nb))"
 	# back to 100 ms ticks, and the active tenants off the list again
 	echo "tick_ms=100" > "$SYS/conf"
 	for ((w = 0; w < 600; w++)); do

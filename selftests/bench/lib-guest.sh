@@ -1,5 +1,6 @@
 # lib-guest.sh - helpers of the `make bench` scenarios in the guest, sourced
-# by selftests/bench/scenarios-guest.sh (and through it by scen-*.sh):
+# by selftests/bench/scenarios-guest.sh (and through it by scen-*.sh),
+# many-cpus.sh and irqsoff-guest.sh:
 # the shaped device and its capacity, the five anchors' setup and teardown,
 # fio in a cgroup, progress lines, and each run's record for scen-collect.py.
 #
@@ -39,6 +40,15 @@ json_num() {	# file dir key: one number of fio's JSON (jq-free, its JSON is regu
 		in_d && index($0, k) { gsub(/[ ,]/, ""); split($0, a, ":"); print a[2]; exit }' "$1"
 }
 calc() { echo "$*" | bc -l; }
+# Every present CPU online: a deterministic guest boots with maxcpus=1
+# (BLKISO_APPEND) and the others come up from user space (doc/robustness.md).
+cpus_online_all() {
+	local c
+	for c in /sys/devices/system/cpu/cpu[0-9]*; do
+		[ -f "$c/online" ] && [ "$(cat "$c/online")" = 0 ] && echo 1 > "$c/online"
+	done
+	return 0
+}
 round() { printf '%.0f' "$1"; }
 
 # Progress: "BENCH-STEP n/N scenario anchor case".

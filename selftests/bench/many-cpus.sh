@@ -39,7 +39,7 @@ RIOPS=${1:-8000}
 SECS=${2:-10}
 QD=${3:-4}
 # shellcheck source=selftests/bench/lib-guest.sh
-. "$BLKISO_TOP/selftests/bench/lib-guest.sh"	# null_dev, CG
+. "$BLKISO_TOP/selftests/bench/lib-guest.sh"	# null_dev, cpus_online_all, CG
 T=/sys/kernel/tracing
 WORK=/tmp/many-cpus
 
@@ -60,9 +60,7 @@ snap() {	# sets snap_t (guest seconds), snap_c (completed), snap_span
 }
 
 mkdir -p $WORK
-for c in /sys/devices/system/cpu/cpu[0-9]*; do
-	[ -f "$c/online" ] && [ "$(cat "$c/online")" = 0 ] && echo 1 > "$c/online"
-done
+cpus_online_all
 NCPU=$(nproc)
 echo "MANYCPU cpus online $(cat /sys/devices/system/cpu/online) possible $(cat /sys/devices/system/cpu/possible) icount=$BLKISO_ICOUNT"
 
