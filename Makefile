@@ -239,7 +239,7 @@ check-full: check-all
 			selftests/guest/run-all.sh $(GUEST_FULL_TESTS) | tee $(B)/results/guest-full-$$k.log; \
 		GUEST_FULL=1 bash selftests/vm/run.sh -k $$k -t 1200 \
 			selftests/guest/run-all.sh lifetime_test | tee $(B)/results/guest-life-$$k.log; \
-		GUEST_FULL=1 BLKISO_APPEND=maxcpus=1 bash selftests/vm/run.sh -k $$k -i -c 4 -t 1200 \
+		GUEST_FULL=1 bash selftests/vm/run.sh -k $$k -i -c 4 -t 1200 \
 			selftests/guest/run-all.sh manycpu_test | tee $(B)/results/guest-manycpu-$$k.log; \
 	done; \
 	$(MAKE) --no-print-directory check-debug; \

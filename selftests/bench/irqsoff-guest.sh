@@ -5,12 +5,10 @@
 # guest, in the deterministic mode (guest time counts instructions), with
 # N online vCPUs:
 #
-#   BLKISO_APPEND=maxcpus=1 \
-#       bash selftests/vm/run.sh -i -c N -t 2400 selftests/bench/irqsoff-guest.sh 1000 10000
+#   bash selftests/vm/run.sh -i -c N -t 2400 selftests/bench/irqsoff-guest.sh 1000 10000
 #
-# (a deterministic boot that brings up the secondary CPUs itself does not
-# finish in useful time: the guest boots with one and this script onlines
-# every present CPU first), or with one online vCPU and P possible CPUs
+# (run.sh boots the deterministic guest with one online CPU and onlines the
+# others before this script), or with one online vCPU and P possible CPUs
 # (hotpluggable slots: the per-CPU folds walk every possible CPU):
 #
 #   BLKISO_QEMU_EXTRA="-smp 1,maxcpus=4" \
@@ -32,10 +30,9 @@ set -u
 N_LIST=("$@")
 [ ${#N_LIST[@]} -gt 0 ] || N_LIST=(1000 10000)
 # shellcheck source=selftests/bench/lib-guest.sh
-. "$BLKISO_TOP/selftests/bench/lib-guest.sh"	# null_dev, cpus_online_all, CG
+. "$BLKISO_TOP/selftests/bench/lib-guest.sh"	# null_dev, CG
 P=/sys/module/blkiso/parameters
 
-cpus_online_all
 # BENCH_IRQSOFF_CPU=K: the script and all it starts on CPU K only, the
 # other online vCPUs idle (the control of a several-vCPU run: in the
 # deterministic mode a busy vCPU's turns count in another's sections)

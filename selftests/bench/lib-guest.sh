@@ -40,15 +40,6 @@ json_num() {	# file dir key: one number of fio's JSON (jq-free, its JSON is regu
 		in_d && index($0, k) { gsub(/[ ,]/, ""); split($0, a, ":"); print a[2]; exit }' "$1"
 }
 calc() { echo "$*" | bc -l; }
-# Every present CPU online: a deterministic guest boots with maxcpus=1
-# (BLKISO_APPEND) and the others come up from user space (doc/robustness.md).
-cpus_online_all() {
-	local c
-	for c in /sys/devices/system/cpu/cpu[0-9]*; do
-		[ -f "$c/online" ] && [ "$(cat "$c/online")" = 0 ] && echo 1 > "$c/online"
-	done
-	return 0
-}
 round() { printf '%.0f' "$1"; }
 
 # Progress: "BENCH-STEP n/N scenario anchor case".

@@ -4,16 +4,14 @@
 # blkiso's own counters, the global dispenses per bio, and the
 # lock:contention_begin events with the lock's caller.
 #
-#   BLKISO_APPEND=maxcpus=1 bash selftests/vm/run.sh -k 6.1 -i -c 4 -t 1200 \
+#   bash selftests/vm/run.sh -k 6.1 -i -c 4 -t 1200 \
 #       selftests/bench/many-cpus.sh [RIOPS [SECONDS [QD]]]
 #
-# In the deterministic mode (-i) the guest must boot with one online CPU
-# (maxcpus=1 on its command line, BLKISO_APPEND): a boot that brings up
-# the secondary CPUs itself does not finish in useful time under QEMU 7.2's
-# round-robin TCG (doc/robustness.md), while onlining them from user space
-# takes ~0.1-0.5 s of guest time each.  This script onlines every present
-# CPU first.  The ordinary mode (-c N without -i) works too; its rates
-# swing with the host's load.
+# In the deterministic mode (-i) run.sh boots the guest with one online CPU
+# and onlines the others before this script (a boot that brings them up
+# itself does not finish in useful time: selftests/vm/run.sh).  The
+# ordinary mode (-c N without -i) works too; its rates swing with the
+# host's load.
 #
 # The device: a null_blk device (one submit queue per CPU, no shaping:
 # its capacity is far above the cap), blkiso over it, cgroup /mc with
@@ -39,7 +37,7 @@ RIOPS=${1:-8000}
 SECS=${2:-10}
 QD=${3:-4}
 # shellcheck source=selftests/bench/lib-guest.sh
-. "$BLKISO_TOP/selftests/bench/lib-guest.sh"	# null_dev, cpus_online_all, CG
+. "$BLKISO_TOP/selftests/bench/lib-guest.sh"	# null_dev, CG
 T=/sys/kernel/tracing
 WORK=/tmp/many-cpus
 
@@ -60,7 +58,6 @@ snap() {	# sets snap_t (guest seconds), snap_c (completed), snap_span
 }
 
 mkdir -p $WORK
-cpus_online_all
 NCPU=$(nproc)
 echo "MANYCPU cpus online $(cat /sys/devices/system/cpu/online) possible $(cat /sys/devices/system/cpu/possible) icount=$BLKISO_ICOUNT"
 

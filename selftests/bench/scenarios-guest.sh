@@ -52,9 +52,6 @@ for s in noisy accuracy convergence scale buffered; do
 	case " $scenarios " in *" $s "*) order+=("$s") ;; esac
 done
 [ ${#order[@]} -gt 0 ] || { echo "BENCH_SCENARIOS: none of accuracy noisy convergence scale buffered" >&2; exit 2; }
-# A deterministic guest with several vCPUs boots with one (BLKISO_APPEND=
-# maxcpus=1: run.sh) and brings the others up here; a no-op otherwise.
-cpus_online_all
 if [ "${BLKISO_ICOUNT:-0}" != 1 ]; then
 	echo "scenarios: note: not in the deterministic mode (run.sh -i); rates and instructions per I/O mean little" >&2
 fi

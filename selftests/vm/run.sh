@@ -10,7 +10,9 @@
 #               jumps to the next timer, so rates and costs repeat exactly
 #   -t SECONDS  wall-clock limit for the whole run (default 600)
 #   -c CPUS     vCPUs (default 2; in the deterministic mode 1 unless -c is
-#               given: then CPUS vCPUs take turns on one host thread)
+#               given: then CPUS vCPUs take turns on one host thread, the
+#               guest boots with one online (maxcpus=1) and the others are
+#               onlined before SCRIPT runs; see below)
 #   -m MEM      guest memory (default 2G)
 #
 # The guest sees the host's / read-only at /host (so SCRIPT, the project
@@ -29,8 +31,15 @@
 # BLKISO_QEMU_EXTRA: more QEMU arguments, word-split (e.g. a TCG plugin:
 # selftests/bench/insncount/profile.sh).
 # BLKISO_APPEND: more words for the guest kernel's command line (e.g.
-# maxcpus=1, preempt=full: Debian's kernels are PREEMPT_DYNAMIC, voluntary
-# by default).
+# preempt=full: Debian's kernels are PREEMPT_DYNAMIC, voluntary by default).
+#
+# Several vCPUs in the deterministic mode (-i -c N, N > 1): a guest kernel
+# that brings its secondary CPUs up at boot does not reach its script in
+# useful time under QEMU 7.2's round-robin TCG (doc/robustness.md), while
+# onlining them from user space takes 0.1-0.5 s of guest time each.  So
+# run.sh adds maxcpus=1 to the command line (unless BLKISO_APPEND gives a
+# maxcpus= of its own) and job.sh onlines every present CPU before SCRIPT:
+# SCRIPT starts with all N online, as in the ordinary mode.
 #
 # The exit status is the script's.  A kernel panic or oops (oops=panic,
 # panic=-1, -no-reboot), a WARNING/BUG in dmesg (status 90), or a hang
@@ -47,7 +56,7 @@ while getopts "k:it:c:m:" opt; do
 	t) limit=$OPTARG ;;
 	c) cpus=$OPTARG icpus=$OPTARG ;;
 	m) mem=$OPTARG ;;
-	*) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,16s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -70,6 +79,16 @@ fi
 
 # BLKISO_VM_OUT names the output directory (else a fresh one per run, and
 # build/vm/out/latest points at the newest: concurrent runs move it).
+# Several deterministic vCPUs: boot with one, online the rest in job.sh.
+online_all=0
+if [ "$icount" = 1 ] && [ "$icpus" -gt 1 ]; then
+	online_all=1
+	case " ${BLKISO_APPEND:-} " in
+	*" maxcpus="*) ;;
+	*) BLKISO_APPEND="${BLKISO_APPEND:+$BLKISO_APPEND }maxcpus=1" ;;
+	esac
+fi
+
 out=${BLKISO_VM_OUT:-$top/build/vm/out/$(date +%Y%m%d-%H%M%S)-$$}
 mkdir -p "$out"
 [ -n "${BLKISO_VM_OUT:-}" ] || ln -sfn "$out" "$top/build/vm/out/latest"
@@ -78,6 +97,12 @@ mkdir -p "$out"
 	echo "export BLKISO_KVER='$ver' BLKISO_ICOUNT=$icount BLKISO_SERIES='$series'"
 	# Knobs of guest scripts pass through: DEMO_*, BENCH_*, GUEST_FULL.
 	env | grep -E '^((DEMO|BENCH)_[A-Z0-9_]*|GUEST_FULL)=' | sed "s/'/'\\\\''/g; s/=\(.*\)/='\1'/; s/^/export /"
+	# -i -c N: the guest booted with one online CPU (maxcpus=1, below).
+	if [ "$online_all" = 1 ]; then
+		echo 'for c in /sys/devices/system/cpu/cpu[0-9]*; do'
+		echo '	[ -f "$c/online" ] && [ "$(cat "$c/online")" = 0 ] && echo 1 > "$c/online"'
+		echo 'done'
+	fi
 	echo "cd /tmp"
 	printf 'exec /usr/bin/bash %q' "/host$script"
 	[ $# -eq 0 ] || printf ' %q' "$@"

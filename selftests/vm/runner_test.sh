@@ -1,6 +1,7 @@
 #!/bin/bash
 # runner_test.sh - the QEMU runner turns a guest panic, a hang and a failing
-# script into prompt, distinct failures and leaves no qemu behind (host test,
+# script into prompt, distinct failures and leaves no qemu behind, and boots
+# a deterministic guest with several vCPUs all online (host test,
 # kselftest-style output).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,6 +13,8 @@ echo 'exit 3' > "$tmp/exit3.sh"
 echo 'echo 1 > /proc/sys/kernel/sysrq; echo c > /proc/sysrq-trigger; sleep 60' > "$tmp/panic.sh"
 echo 'sleep 600' > "$tmp/hang.sh"
 echo 'dd if=/dev/zero of=/dev/null bs=1k count=1 2>/dev/null' > "$tmp/ok.sh"
+# -i -c 2: booted with maxcpus=1, both CPUs online when the script starts.
+echo 'grep -qw maxcpus=1 /proc/cmdline && [ "$(cat /sys/devices/system/cpu/online)" = 0-1 ] || exit 7' > "$tmp/cpus.sh"
 
 # check NAME SCRIPT WANT_STATUS MAX_SECONDS [run.sh options]
 check() {
@@ -36,10 +39,11 @@ check() {
 }
 
 echo "TAP version 13"
-echo "1..4"
+echo "1..5"
 check passing_script "$tmp/ok.sh" 0 60
 check script_status_is_returned "$tmp/exit3.sh" 3 60
 check panic_fails_promptly "$tmp/panic.sh" 125 60
 check hang_is_killed "$tmp/hang.sh" 124 60 -t 20
+check deterministic_vcpus_all_online "$tmp/cpus.sh" 0 120 -i -c 2
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ "$fail" = 0 ]

@@ -28,11 +28,9 @@
 #   BENCH_T0         start time (epoch s) to count elapsed time from
 #   BENCH_VM_CPUS    vCPUs of the guests (default: selftests/vm/run.sh's, one
 #                    in the deterministic mode; N take turns on one host
-#                    thread, close to deterministic); with N > 1 also set
-#                    BLKISO_APPEND=maxcpus=1: a deterministic guest that
-#                    brings its CPUs up at boot does not reach its script,
-#                    so it boots with one and scenarios-guest.sh onlines
-#                    the rest
+#                    thread, close to deterministic; the guest boots with
+#                    one online and run.sh onlines the rest before the
+#                    scenarios start)
 #
 # The guests' "BENCH-STEP n/N what" lines are shown with the elapsed wall
 # time and an estimate of the phase's remaining time (its elapsed time per
