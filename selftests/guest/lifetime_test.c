@@ -478,7 +478,7 @@ static int read_from_each(const char *dev, int n)
  * cgroup is logged, not asserted: it holds its sysfs directory too, and
  * the guest's other slab activity meanwhile.
  */
-#define MEM_TENANT_BYTES_MAX	768
+#define MEM_TENANT_BYTES_MAX	584
 /*
  * On the debug kernel a cgroup's creation, each task move and each removal
  * cost far more (lockdep, KASAN; measured when its guest had one CPU): a
