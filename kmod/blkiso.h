@@ -151,7 +151,7 @@ enum blkiso_stat {
  * What .end_io's out-of-line part keeps for the feedback tick when a
  * tenant's controllers need it (blkiso_feedback_extremes()): per CPU in
  * struct blkiso_fb_cpu, or under fb->lock in a counted-only tenant's
- * struct blkiso_tenant_ctr.
+ * struct blkiso_fb_shared.
  */
 struct blkiso_fb_ext {
 	u64 lat_min_ns;		/* device latency extremes of tick lat_seq */
@@ -220,15 +220,29 @@ struct blkiso_tenant_pcpu {
  * configures it, so no local buckets and no ancestor holds): the same
  * counters as struct blkiso_tenant_pcpu's, shared by the CPUs, added to
  * with atomics.  They stay when the area comes (a bio counted here at
- * arrival may complete on the area): readers add both.  The extremes are
- * under fb->lock (only a device in overload=ideal asks a counted-only
- * tenant for them).  The latency histogram and its sum are only here, for
- * every tenant (not per CPU: issue 18's per-CPU bytes).
+ * arrival may complete on the area): readers add both.  The latency
+ * histogram and its sum are only here, for every tenant (not per CPU:
+ * issue 18's per-CPU bytes).  What only the feedback tick reads is in the
+ * feedback state (struct blkiso_fb_shared), which most counted-only tenants
+ * do not have.
  */
 struct blkiso_tenant_ctr {
 	atomic64_t stat[BLKISO_NR_STATS];
 	atomic64_t lat[BLKISO_LAT_BUCKETS];
 	atomic64_t lat_sum_ns;
+};
+
+/*
+ * The feedback tick's inputs that a tenant without a per-CPU area adds to
+ * in its feedback state (issue 18: allocated with it, so a counted-only
+ * tenant without one carries none of them): counted from the state's
+ * publication on, which is when the tick starts differencing them
+ * (blkiso_fb_publish_locked()).  Bios the buckets throttled are counted
+ * here for every tenant (a bio parks under the device lock anyway).  The
+ * extremes are under fb->lock (only a device in overload=ideal asks a
+ * counted-only tenant for them).
+ */
+struct blkiso_fb_shared {
 	atomic64_t dev_ns;
 	atomic64_t missed;
 	atomic64_t throttled[BI_NR_DIRS];
@@ -294,6 +308,7 @@ struct blkiso_fb {
 	u64 lat_min, lat_max;		/* this tick's device latency extremes */
 	struct blkiso_tick_rec ring[BLKISO_RING_TENANT];
 	u32 ring_n;			/* records written, ever */
+	struct blkiso_fb_shared ctr;	/* written by .end_io and parking */
 	/* on the device's active list (the tick visits it), dev->lock */
 	struct list_head active_node;
 	bool active;
@@ -351,22 +366,38 @@ struct blkiso_quota {
 };
 
 /*
+ * A tenant's class queues: a FIFO per class, so a low class's backlog never
+ * holds a high one, and its dispatch credit.  Issue 18: apart from the
+ * tenant, allocated only when it may need them (blkiso_parkq_get()): with
+ * its feedback state (whose held bios go back to them), or at its first
+ * parked bio (a counted-only tenant under a capped ancestor); kept until
+ * it is freed.  Under dev->lock; published with a release store.
+ */
+struct blkiso_parkq {
+	struct bio_list bios[BI_NR_CLASSES];
+	unsigned int nr[BI_NR_CLASSES];	/* read locklessly by .map */
+	s64 deficit;			/* dispatch credit in units (DRR) */
+};
+
+/*
  * Layout: the first cache line holds what .map reads of any tenant (the
  * hash walk reads every tenant on its chain: hash, cgid) and nothing that
- * bios write; the parking state, which parks and dispatches write (the
- * round-robin links are written by the neighbours' parking too), starts a
- * line of its own, and so do the meter's dispense buckets (struct
- * bi_meter), apart from the published configuration every charge reads.
+ * bios or parking write; the rest (its own bios' counters, its flags, the
+ * parking link the neighbours' parking writes, the cold sysfs fields)
+ * follows unaligned: only its own bios and slow paths touch it.  The
+ * meter's dispense buckets (struct bi_meter) are apart from the published
+ * configuration every charge reads.
  */
 /*
  * A tenant's bytes at most (BUILD_BUG_ON in blkiso_tenant.c): a counted-only
  * tenant costs this and no more (issue 18; 5,632 before struct
  * blkiso_quota moved out, 3,200 before struct blkiso_fb did, 832 before
- * the cold fields filled the room the parking line's alignment left;
- * lifetime_test checks the slab object), on a kernel without lock
- * debugging (the debug kernel's locks are larger).
+ * the cold fields filled the room the parking line's alignment left, 768
+ * before the feedback tick's inputs went to struct blkiso_fb and the class
+ * queues to struct blkiso_parkq; lifetime_test checks the slab object), on
+ * a kernel without lock debugging (the debug kernel's locks are larger).
  */
-#define BLKISO_TENANT_MAX_BYTES	768
+#define BLKISO_TENANT_MAX_BYTES	584
 
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
@@ -392,6 +423,7 @@ struct blkiso_tenant {
 	 * freed; published like ->pcpu, loaded once per use (blkiso_fb()).
 	 */
 	struct blkiso_fb *fb;
+	struct blkiso_dev *dev;
 	/*
 	 * .map has nothing to do for the feedback tick: on the active list,
 	 * or without feedback state and needing none (dev->lock, read
@@ -400,24 +432,20 @@ struct blkiso_tenant {
 	bool fb_settled;
 	bool configured;		/* has a quota line (else: counted only) */
 	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
-	struct blkiso_dev *dev;
-	struct list_head list;		/* dev->tenant_list, under dev->lock */
-	/* cold: before the parking line, where the alignment left room */
-	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
 	bool gone;			/* its cgroup was removed: unhashed, draining */
 	bool dead;			/* and drained: the collector frees it */
 	bool in_sysfs;			/* its directory exists */
+	unsigned int nr_parked;		/* in its class queues, dev->lock; read by .map */
+	struct list_head list;		/* dev->tenant_list, under dev->lock */
+	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
 	/* on dev->sysfs_pending: a directory to make or remove (dev->lock) */
 	struct list_head sysfs_node;
-	/* dev->parked while it has parked bios */
-	struct list_head park ____cacheline_aligned_in_smp;
-	/* A FIFO per class, so a low class's backlog never holds a high one. */
-	struct bio_list parked_bios[BI_NR_CLASSES];	/* under dev->lock */
-	unsigned int nr_parked_cls[BI_NR_CLASSES];	/* read locklessly by .map */
-	unsigned int nr_parked;		/* all classes */
-	s64 deficit;			/* dispatch credit in units (DRR), dev->lock */
-	/* written by every bio of a counted-only tenant: a line of its own */
-	struct blkiso_tenant_ctr ctr ____cacheline_aligned_in_smp;
+	/* dev->parked while it has parked or held bios */
+	struct list_head park;
+	/* NULL until it may park (struct blkiso_parkq), then kept */
+	struct blkiso_parkq *parkq;
+	/* written by every bio of a counted-only tenant */
+	struct blkiso_tenant_ctr ctr;
 };
 
 /*
@@ -674,6 +702,8 @@ int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
 u64 blkiso_tenant_stat(const struct blkiso_tenant *t, enum blkiso_stat s);
 int blkiso_tenant_quota_get(struct blkiso_tenant *t, gfp_t gfp);
+int blkiso_parkq_get(struct blkiso_tenant *t, gfp_t gfp);
+int blkiso_parkq_get_locked(struct blkiso_tenant *t);
 void blkiso_quota_none_init(struct blkiso_dev *dev);
 void blkiso_tenant_apply(struct blkiso_tenant *t, const struct bi_tenant_conf *conf,
 			 bool configured);
@@ -805,7 +835,7 @@ void blkiso_levels_put(struct blkiso_bio *pb);
 
 /* blkiso_dispatch.c: parking and the dispatcher */
 bool blkiso_lower_dead(const struct bio *bio);
-void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
+bool blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		 struct bio *bio, u64 retry_ns);
 void blkiso_hold_locked(struct blkiso_dev *dev, struct blkiso_tenant *t,
 			struct bio *bio, u8 stage, u64 release_ns);

@@ -58,19 +58,31 @@ static void blkiso_arm(struct blkiso_dev *dev, u64 when)
 	hrtimer_start(&dev->timer, t, HRTIMER_MODE_ABS);
 }
 
-void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
+/*
+ * Park @bio on @t's queue of its class until @retry_ns.  False if @t has
+ * no class queues yet and no memory for them (GFP_NOWAIT): nothing done.
+ */
+bool blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		 struct bio *bio, u64 retry_ns)
 {
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_fb *fb = blkiso_fb(t);
+	struct blkiso_parkq *q;
 	unsigned long flags;
+
+	if (unlikely(blkiso_parkq_get(t, GFP_NOWAIT)))
+		return false;
 
 	/* in the shared set: a bio parks under the device lock anyway */
 	atomic64_inc(&t->ctr.stat[BLKISO_PARKED]);
-	atomic64_inc(&t->ctr.throttled[pb->dir]);
+	/* for the tick, which differences them only once @t has its state */
+	if (fb)
+		atomic64_inc(&fb->ctr.throttled[pb->dir]);
 	trace_blkiso_park(dev->devt, t->cgid, pb->dir, pb->units);
 	spin_lock_irqsave(&dev->lock, flags);
-	bio_list_add(&t->parked_bios[pb->cls], bio);
-	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
+	q = t->parkq;
+	bio_list_add(&q->bios[pb->cls], bio);
+	WRITE_ONCE(q->nr[pb->cls], q->nr[pb->cls] + 1);
 	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
 	WRITE_ONCE(dev->nr_parked, dev->nr_parked + 1);
 	atomic_long_inc(&blkiso_live_parked);
@@ -82,6 +94,7 @@ void blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	if (dev->draining)
 		queue_work(dev->wq, &dev->dispatch_work);
 	spin_unlock_irqrestore(&dev->lock, flags);
+	return true;
 }
 
 /* One more bio held by @t outside its class queues.  Device lock held. */
@@ -250,17 +263,19 @@ u64 blkiso_hold_ns(const struct blkiso_dev *dev)
 
 /*
  * A released victim or shed read goes to the tail of its class queue, to
- * be charged like any parked bio (it was counted held once already).
+ * be charged like any parked bio (it was counted held once already).  @t
+ * held it: it has its feedback state, so its class queues.
  */
 static void blkiso_requeue_locked(struct blkiso_tenant *t, struct bio *bio)
 {
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_parkq *q = t->parkq;
 
 	lockdep_assert_held(&t->dev->lock);
 	if (pb->cls >= BI_NR_CLASSES)
 		pb->cls = blkiso_classify(t, &pb->io);
-	bio_list_add(&t->parked_bios[pb->cls], bio);
-	WRITE_ONCE(t->nr_parked_cls[pb->cls], t->nr_parked_cls[pb->cls] + 1);
+	bio_list_add(&q->bios[pb->cls], bio);
+	WRITE_ONCE(q->nr[pb->cls], q->nr[pb->cls] + 1);
 	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
 }
 
@@ -391,6 +406,8 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 	lockdep_assert_held(&dev->lock);
 	list_for_each_entry_safe(t, tmp, &dev->parked, park) {
 		struct blkiso_fb *fb = t->fb;	/* NULL: nothing held but parked */
+		/* NULL: nothing parked (it has them once it parked or held) */
+		struct blkiso_parkq *q = t->parkq;
 		bool gate = blkiso_fb_gate(t) && !dev->draining;
 
 		if (n >= budget) {
@@ -402,23 +419,23 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 		if (fb && fb->nr_slot_wait)
 			n += blkiso_dispatch_slots(dev, t, now, out, next_ns, budget - n);
 		if (t->nr_parked)
-			t->deficit = min_t(s64, t->deficit + BLKISO_QUANTUM_UNITS,
+			q->deficit = min_t(s64, q->deficit + BLKISO_QUANTUM_UNITS,
 					   BLKISO_DEFICIT_MAX_UNITS);
 		/* classes in priority order; a refused class lets the next try */
-		for (cls = 0; cls < BI_NR_CLASSES; cls++) {
-			while (t->nr_parked_cls[cls]) {
+		for (cls = 0; q && cls < BI_NR_CLASSES; cls++) {
+			while (q->nr[cls]) {
 				if (n >= budget) {
 					*starved = true;
 					break;
 				}
-				struct bio *bio = bio_list_peek(&t->parked_bios[cls]);
+				struct bio *bio = bio_list_peek(&q->bios[cls]);
 				struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 				u64 retry = now;
 				bool queue;
 
 				if (unlikely(blkiso_lower_dead(bio))) {
-					bio_list_pop(&t->parked_bios[cls]);
-					WRITE_ONCE(t->nr_parked_cls[cls], t->nr_parked_cls[cls] - 1);
+					bio_list_pop(&q->bios[cls]);
+					WRITE_ONCE(q->nr[cls], q->nr[cls] - 1);
 					WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
 					blkiso_held_dec(dev);
 					bio_list_add(failed, bio);
@@ -426,21 +443,21 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 					continue;
 				}
 				/* bios behind it: wait for whole batches (dispense.c) */
-				queue = t->nr_parked_cls[cls] > 1;
+				queue = q->nr[cls] > 1;
 				if (dev->draining) {
 					blkiso_charge(pb, true, queue, now, NULL);
 					blkiso_count(t, BLKISO_DEBT);
-				} else if ((s64)pb->units > t->deficit &&
-					   t->deficit < BLKISO_DEFICIT_MAX_UNITS) {
+				} else if ((s64)pb->units > q->deficit &&
+					   q->deficit < BLKISO_DEFICIT_MAX_UNITS) {
 					*starved = true;
 					break;
 				} else if (!blkiso_charge(pb, false, queue, now, &retry)) {
 					*next_ns = min(*next_ns, retry);
 					break;
 				}
-				t->deficit -= pb->units;
-				bio_list_pop(&t->parked_bios[cls]);
-				WRITE_ONCE(t->nr_parked_cls[cls], t->nr_parked_cls[cls] - 1);
+				q->deficit -= pb->units;
+				bio_list_pop(&q->bios[cls]);
+				WRITE_ONCE(q->nr[cls], q->nr[cls] - 1);
 				WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
 				blkiso_held_dec(dev);
 				if (gate) {
@@ -455,7 +472,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 			}
 		}
 		if (!t->nr_parked)
-			t->deficit = 0;
+			q->deficit = 0;
 		if (!blkiso_tenant_queued(t))
 			list_del_init(&t->park);
 	}

@@ -98,8 +98,8 @@ unsigned int blkiso_fb_bytes(void)
 	return kmem_cache_size(blkiso_fb_cache);
 }
 
-static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
-			   u64 *lat_min, u64 *lat_max);
+static void blkiso_fb_fold(struct blkiso_tenant *t, const struct blkiso_fb *fb, u32 seq,
+			   u64 *v, u64 *lat_min, u64 *lat_max);
 
 /*
  * What every tenant's feedback state takes from the lines, an allocation
@@ -139,7 +139,7 @@ static void blkiso_fb_publish_locked(struct blkiso_tenant *t, struct blkiso_fb *
 	bio_list_init(&fb->timed);
 	bi_ovl_tenant_init(&fb->ovl);
 	blkiso_fb_conf_common(fb, &blkiso_quota(t)->conf, dev, false);
-	blkiso_fb_fold(t, (u32)dev->fb.seq, fb->prev, &lat_min, &lat_max);
+	blkiso_fb_fold(t, fb, (u32)dev->fb.seq, fb->prev, &lat_min, &lat_max);
 	/* whole before any reader can see it */
 	smp_store_release(&t->fb, fb);
 	WRITE_ONCE(t->fb_settled, false);	/* not on the active list yet */
@@ -160,6 +160,9 @@ int blkiso_fb_get(struct blkiso_tenant *t, gfp_t gfp)
 
 	if (blkiso_fb(t))
 		return 0;
+	/* its held bios go back to its class queues: they come first */
+	if (blkiso_parkq_get(t, gfp))
+		return -ENOMEM;
 	fb = kmem_cache_zalloc(blkiso_fb_cache, gfp | __GFP_NOWARN);
 	if (!fb)
 		return -ENOMEM;
@@ -324,6 +327,8 @@ static void blkiso_fb_activate_locked(struct blkiso_dev *dev, struct blkiso_tena
 			return;
 		}
 		/* IRQs off: or at its next bio, if there is no memory now */
+		if (blkiso_parkq_get_locked(t))
+			return;
 		fb = kmem_cache_zalloc(blkiso_fb_cache, GFP_NOWAIT | __GFP_NOWARN);
 		if (!fb)
 			return;
@@ -423,27 +428,31 @@ static void blkiso_fb_requeue(struct blkiso_dev *dev)
 	queue_delayed_work(dev->wq, &dev->fb.tick_work, dev->fb.due - now);
 }
 
-/* @t's shared counters (a counted-only tenant's) into @v, as the per-CPU ones. */
-static void blkiso_fb_fold_shared(struct blkiso_tenant *t, u32 seq, u64 *v,
-				  u64 *lat_min, u64 *lat_max)
+/*
+ * @t's shared counters (a counted-only tenant's) and those in its feedback
+ * state @fb into @v, as the per-CPU ones.
+ */
+static void blkiso_fb_fold_shared(struct blkiso_tenant *t, const struct blkiso_fb *fb,
+				  u32 seq, u64 *v, u64 *lat_min, u64 *lat_max)
 {
 	const struct blkiso_tenant_ctr *c = &t->ctr;
+	const struct blkiso_fb_shared *fc = &fb->ctr;
 
 	v[BLKISO_FB_ROPS] = atomic64_read(&c->stat[BLKISO_RIOS]);
 	v[BLKISO_FB_WOPS] = atomic64_read(&c->stat[BLKISO_WIOS]);
 	v[BLKISO_FB_RUNITS] = atomic64_read(&c->stat[BLKISO_RUNITS]);
 	v[BLKISO_FB_WUNITS] = atomic64_read(&c->stat[BLKISO_WUNITS]);
-	v[BLKISO_FB_DEV_NS] = atomic64_read(&c->dev_ns);
-	v[BLKISO_FB_MISSED] = atomic64_read(&c->missed);
-	v[BLKISO_FB_RTHROTTLED] = atomic64_read(&c->throttled[BI_DIR_READ]);
-	v[BLKISO_FB_WTHROTTLED] = atomic64_read(&c->throttled[BI_DIR_WRITE]);
-	v[BLKISO_FB_UNITS_SQ] = READ_ONCE(c->ext.units_sq);
+	v[BLKISO_FB_DEV_NS] = atomic64_read(&fc->dev_ns);
+	v[BLKISO_FB_MISSED] = atomic64_read(&fc->missed);
+	v[BLKISO_FB_RTHROTTLED] = atomic64_read(&fc->throttled[BI_DIR_READ]);
+	v[BLKISO_FB_WTHROTTLED] = atomic64_read(&fc->throttled[BI_DIR_WRITE]);
+	v[BLKISO_FB_UNITS_SQ] = READ_ONCE(fc->ext.units_sq);
 	v[BLKISO_FB_ARRIVED] = atomic64_read(&c->stat[BLKISO_ARRIVED]);
 	v[BLKISO_FB_REFUSED] = atomic64_read(&c->stat[BLKISO_REJECTED]) +
 			       atomic64_read(&c->stat[BLKISO_REJECTED_NOWAIT]);
-	if (READ_ONCE(c->ext.lat_seq) == seq) {
-		*lat_min = READ_ONCE(c->ext.lat_min_ns);
-		*lat_max = READ_ONCE(c->ext.lat_max_ns);
+	if (READ_ONCE(fc->ext.lat_seq) == seq) {
+		*lat_min = READ_ONCE(fc->ext.lat_min_ns);
+		*lat_max = READ_ONCE(fc->ext.lat_max_ns);
 	}
 }
 
@@ -451,15 +460,15 @@ static void blkiso_fb_fold_shared(struct blkiso_tenant *t, u32 seq, u64 *v,
  * Fold @t's counters into @v (cumulative) and the latency extremes: its
  * shared set, and its per-CPU ones if it has them.
  */
-static void blkiso_fb_fold(struct blkiso_tenant *t, u32 seq, u64 *v,
-			   u64 *lat_min, u64 *lat_max)
+static void blkiso_fb_fold(struct blkiso_tenant *t, const struct blkiso_fb *fb, u32 seq,
+			   u64 *v, u64 *lat_min, u64 *lat_max)
 {
 	struct blkiso_tenant_pcpu __percpu *pcpu = READ_ONCE(t->pcpu);
 	int cpu;
 
 	*lat_min = U64_MAX;
 	*lat_max = 0;
-	blkiso_fb_fold_shared(t, seq, v, lat_min, lat_max);
+	blkiso_fb_fold_shared(t, fb, seq, v, lat_min, lat_max);
 	for_each_possible_cpu(cpu) {
 		struct blkiso_tenant_pcpu *pc;
 
@@ -721,7 +730,7 @@ static void blkiso_fb_tenant_fold(struct blkiso_dev *dev, struct blkiso_fb *s,
 	u64 cur[BLKISO_FB_NR];
 	u32 k;
 
-	blkiso_fb_fold(t, tk->seq, cur, &s->lat_min, &s->lat_max);
+	blkiso_fb_fold(t, s, tk->seq, cur, &s->lat_min, &s->lat_max);
 	for (k = 0; k < BLKISO_FB_NR; k++) {
 		s->d[k] = cur[k] - s->prev[k];
 		s->prev[k] = cur[k];

@@ -399,6 +399,7 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 				    struct blkiso_bio *pb, struct blkiso_tenant *t,
 				    u64 now)
 {
+	const struct blkiso_parkq *q;
 	unsigned long flags;
 	u64 retry = 0;
 	bool admitted;
@@ -410,12 +411,14 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 	if (READ_ONCE(t->nr_parked))
 		pb->cls = blkiso_classify(t, &pb->io);
 
+	/* NULL: it never parked (struct blkiso_parkq) */
+	q = READ_ONCE(t->parkq);
 	/* a new bio: nothing of its class waits behind it (queue: false) */
 	local_irq_save(flags);
 	if (READ_ONCE(dev->draining))
 		admitted = blkiso_charge(pb, true, false, now, NULL);
-	else if (pb->cls < BI_NR_CLASSES && pb->cls != BI_CLASS_SYS &&
-		 READ_ONCE(t->nr_parked_cls[pb->cls]))
+	else if (pb->cls < BI_NR_CLASSES && pb->cls != BI_CLASS_SYS && q &&
+		 READ_ONCE(q->nr[pb->cls]))
 		admitted = false;	/* FIFO: queue behind its class's parked bios */
 	else
 		admitted = blkiso_charge(pb, false, false, now, &retry);
@@ -435,8 +438,18 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 		return blkiso_refuse(dev, bio, pb, t);
 	if (pb->cls == BI_NR_CLASSES)
 		pb->cls = blkiso_classify(t, &pb->io);
-	blkiso_park(dev, t, bio, retry);
-	return DM_MAPIO_SUBMITTED;
+	if (likely(blkiso_park(dev, t, bio, retry)))
+		return DM_MAPIO_SUBMITTED;
+	/*
+	 * No memory for its first class queues (GFP_NOWAIT): it goes now,
+	 * charged in full as a drain charges it, so its buckets carry the
+	 * debt and the bios after it pay for it.
+	 */
+	local_irq_save(flags);
+	blkiso_charge(pb, true, false, now, NULL);
+	local_irq_restore(flags);
+	blkiso_count(t, BLKISO_DEBT);
+	return blkiso_pass(dev, bio, pb, t, now);
 }
 
 /*
@@ -765,6 +778,7 @@ static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 {
 	struct blkiso_tenant_ctr *c = &t->ctr;
 	struct blkiso_fb *fb = blkiso_fb(t);
+	struct blkiso_fb_shared *fc;
 	unsigned int shift = blkiso_lat_shift(t, fb);
 	bool read = pb->dir == BI_DIR_READ;
 	unsigned long flags;
@@ -774,12 +788,13 @@ static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 	 * a bio that arrived before it had one was not timed, unless sampled)
 	 */
 	if (unlikely(fb) && timed) {
-		atomic64_add(dev_ns << shift, &c->dev_ns);
+		fc = &fb->ctr;
+		atomic64_add(dev_ns << shift, &fc->dev_ns);
 		if (dev_ns > READ_ONCE(fb->target_ns))
-			atomic64_add(1U << shift, &c->missed);
+			atomic64_add(1U << shift, &fc->missed);
 		if (unlikely(READ_ONCE(fb->extremes))) {
 			spin_lock_irqsave(&fb->lock, flags);
-			blkiso_feedback_extremes(t, fb, &c->ext, dev_ns, pb->units);
+			blkiso_feedback_extremes(t, fb, &fc->ext, dev_ns, pb->units);
 			spin_unlock_irqrestore(&fb->lock, flags);
 		}
 	}

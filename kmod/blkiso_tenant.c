@@ -98,6 +98,7 @@ static void blkiso_tenant_release(struct kobject *kobj)
 	if (blkiso_tenant_own_quota(t))
 		kmem_cache_free(blkiso_quota_cache, t->quota);
 	blkiso_fb_free(t);
+	kfree(t->parkq);
 	kmem_cache_free(blkiso_tenant_cache, t);
 	atomic_long_dec(&blkiso_live_tenants);
 }
@@ -112,11 +113,11 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 						 gfp_t gfp)
 {
 	struct blkiso_tenant *t;
-	int i;
 
 	/*
-	 * counted only: no per-CPU area, quota nor feedback state until a
-	 * line configures it (or, the last, its device's feedback needs it)
+	 * counted only: no per-CPU area, quota, feedback state nor class
+	 * queues until a line configures it (or, the last two, its device's
+	 * feedback needs them, or it parks a bio)
 	 */
 	t = kmem_cache_zalloc(blkiso_tenant_cache, gfp | __GFP_NOWARN);
 	if (!t)
@@ -126,11 +127,51 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	t->cgid = cgid;
 	INIT_LIST_HEAD(&t->park);
 	INIT_LIST_HEAD(&t->sysfs_node);
-	for (i = 0; i < BI_NR_CLASSES; i++)
-		bio_list_init(&t->parked_bios[i]);
 	t->quota = &dev->quota_none;
 	kobject_init(&t->kobj, &blkiso_tenant_ktype);
 	return t;
+}
+
+/*
+ * Give @t its class queues (struct blkiso_parkq, zeroed: empty) unless it
+ * has them; device lock held, so IRQs are off: GFP_NOWAIT.  Kept until @t
+ * is freed.  -ENOMEM leaves @t as it was.
+ */
+int blkiso_parkq_get_locked(struct blkiso_tenant *t)
+{
+	struct blkiso_parkq *q;
+
+	lockdep_assert_held(&t->dev->lock);
+	if (t->parkq)
+		return 0;
+	q = kzalloc(sizeof(*q), GFP_NOWAIT | __GFP_NOWARN);
+	if (!q)
+		return -ENOMEM;
+	/* whole before .map's lockless reads of its counts */
+	smp_store_release(&t->parkq, q);
+	return 0;
+}
+
+/* The same, not under the device lock, any context that @gfp allows. */
+int blkiso_parkq_get(struct blkiso_tenant *t, gfp_t gfp)
+{
+	struct blkiso_parkq *q;
+	unsigned long flags;
+
+	if (READ_ONCE(t->parkq))
+		return 0;
+	q = kzalloc(sizeof(*q), gfp | __GFP_NOWARN);
+	if (!q)
+		return -ENOMEM;
+	spin_lock_irqsave(&t->dev->lock, flags);
+	if (!t->parkq) {
+		/* whole before .map's lockless reads of its counts */
+		smp_store_release(&t->parkq, q);
+		q = NULL;
+	}
+	spin_unlock_irqrestore(&t->dev->lock, flags);
+	kfree(q);
+	return 0;
 }
 
 /*
