@@ -25,8 +25,8 @@
  *                    id (RCU hash; created on first sight without sleeping);
  *                    a tenant the depth limit binds (issue 20) has a larger
  *                    read or write cut to one lower request
- *                    (blkiso_depth_cut(), the same way), a REQ_NOWAIT one
- *                    refused whole with BLK_STS_AGAIN.  The tenant:
+ *                    (blkiso_depth_cut(), the same way), REQ_NOWAIT ones
+ *                    too.  The tenant:
  *                    a write of page-cache pages is its owner's (cgroup
  *                    writeback's), other bios the submitter's, those of
  *                    kernel threads the "kernel" tenant's; and
@@ -602,10 +602,14 @@ static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
  * its first request of the lower queue (bi_depth_piece(); dm core sends
  * the rest through .map again), so that the limit, which counts bios,
  * counts the device's requests.  After the remap: the limits and sectors
- * are the lower device's.  Returns false for a REQ_NOWAIT bio that would
- * have to be cut: the caller refuses it whole.
+ * are the lower device's.  A REQ_NOWAIT bio is cut as well: each piece is
+ * one request, which the lower queue does not split, and a piece the limit
+ * holds loses the flag (blkiso_hold_locked()).  Refused whole, io_uring
+ * would send it again from a worker thread, whose wake-ups take the CPU
+ * the protected tenant's completions wait for.  A later piece refused
+ * (a cap, the victim gate) still ends the whole bio with BLK_STS_AGAIN.
  */
-static noinline bool blkiso_depth_cut(struct bio *bio)
+static noinline void blkiso_depth_cut(struct bio *bio)
 {
 	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
 	struct bi_depth_lower q = {
@@ -615,18 +619,10 @@ static noinline bool blkiso_depth_cut(struct bio *bio)
 	};
 	u32 piece;
 
-	if (!blkiso_may_cut(bio))
-		return true;
-	switch (bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
-			       bio->bi_opf & REQ_NOWAIT, &piece)) {
-	case BI_DEPTH_CUT:
+	if (blkiso_may_cut(bio) &&
+	    bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
+			   &piece) == BI_DEPTH_CUT)
 		dm_accept_partial_bio(bio, piece);
-		return true;
-	case BI_DEPTH_AGAIN:
-		return false;
-	default:
-		return true;
-	}
 }
 
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
@@ -676,12 +672,8 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	fb = blkiso_fb(t);
 	/* timed, or 0: read later only if its buckets or gates need it */
 	now = sampled || blkiso_fb_times_all(dev, fb) ? ktime_get_ns() : 0;
-	if (unlikely(fb && READ_ONCE(fb->depth_on)) && !blkiso_depth_cut(bio)) {
-		/* whole, before any part went down: the caller retries it */
-		blkiso_prepare(pb, bio, t, now);
-		local_irq_restore(flags);
-		return blkiso_refuse(dev, bio, pb, t);
-	}
+	if (unlikely(fb && READ_ONCE(fb->depth_on)))
+		blkiso_depth_cut(bio);
 	blkiso_prepare_common(pb, bio, now);
 	switch (blkiso_data_dir(bio)) {
 	case BI_DIR_READ:
