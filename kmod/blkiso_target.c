@@ -26,7 +26,7 @@
  *                    a tenant the depth limit binds (issue 20) has a larger
  *                    read or write cut to one lower request
  *                    (blkiso_depth_cut(), the same way), REQ_NOWAIT ones
- *                    too.  The tenant:
+ *                    too, without the flag.  The tenant:
  *                    a write of page-cache pages is its owner's (cgroup
  *                    writeback's), other bios the submitter's, those of
  *                    kernel threads the "kernel" tenant's; and
@@ -602,12 +602,13 @@ static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
  * its first request of the lower queue (bi_depth_piece(); dm core sends
  * the rest through .map again), so that the limit, which counts bios,
  * counts the device's requests.  After the remap: the limits and sectors
- * are the lower device's.  A REQ_NOWAIT bio is cut as well: each piece is
- * one request, which the lower queue does not split, and a piece the limit
- * holds loses the flag (blkiso_hold_locked()).  Refused whole, io_uring
- * would send it again from a worker thread, whose wake-ups take the CPU
- * the protected tenant's completions wait for.  A later piece refused
- * (a cap, the victim gate) still ends the whole bio with BLK_STS_AGAIN.
+ * are the lower device's.  REQ_NOWAIT bios are cut as well, and lose the
+ * flag: a piece that failed with BLK_STS_AGAIN once an earlier one went
+ * down would end the whole bio when that one completes, where io_uring
+ * cannot send it again (its read fails with EAGAIN).  So a piece may wait
+ * for a lower tag in the submitter's context.  Refused whole instead,
+ * io_uring would send every such bio again from a worker thread, whose
+ * wake-ups take the CPU the protected tenant's completions wait for.
  */
 static noinline void blkiso_depth_cut(struct bio *bio)
 {
@@ -619,10 +620,32 @@ static noinline void blkiso_depth_cut(struct bio *bio)
 	};
 	u32 piece;
 
-	if (blkiso_may_cut(bio) &&
-	    bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
+	if (!blkiso_may_cut(bio))
+		return;
+	if (bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
 			   &piece) == BI_DEPTH_CUT)
 		dm_accept_partial_bio(bio, piece);
+	bio->bi_opf &= ~REQ_NOWAIT;
+}
+
+/*
+ * Is @bio to be cut for the depth limit: its tenant bound, or a REQ_NOWAIT
+ * bio of a tenant bound within BLKISO_NOWAIT_CUT_GRACE (the rest of a bio
+ * cut before the limit let go).
+ */
+static __always_inline bool blkiso_depth_cuts(const struct blkiso_fb *fb,
+					      const struct bio *bio)
+{
+	unsigned long until;
+
+	if (likely(!fb))
+		return false;
+	if (READ_ONCE(fb->depth_on))
+		return true;
+	if (!(bio->bi_opf & REQ_NOWAIT))
+		return false;
+	until = READ_ONCE(fb->nowait_cut_until);
+	return until && time_before(jiffies, until);
 }
 
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
@@ -672,7 +695,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	fb = blkiso_fb(t);
 	/* timed, or 0: read later only if its buckets or gates need it */
 	now = sampled || blkiso_fb_times_all(dev, fb) ? ktime_get_ns() : 0;
-	if (unlikely(fb && READ_ONCE(fb->depth_on)))
+	if (unlikely(blkiso_depth_cuts(fb, bio)))
 		blkiso_depth_cut(bio);
 	blkiso_prepare_common(pb, bio, now);
 	switch (blkiso_data_dir(bio)) {
