@@ -124,13 +124,6 @@
  */
 #define BLKISO_SLOT_DEPTH	BI_ISO_MAX_SLOTS
 
-/*
- * How long after the depth limit last bound a tenant its REQ_NOWAIT bios
- * are still cut (blkiso_depth_cut()): far longer than the rest of a cut bio
- * takes to come back through .map, even behind a wait for a lower tag.
- */
-#define BLKISO_NOWAIT_CUT_GRACE	HZ
-
 /* The kernel tenant's id: cgroup ids start at 1 (the root). */
 #define BLKISO_KERNEL_CGID	0ULL
 
@@ -278,8 +271,6 @@ struct blkiso_fb {
 	bool iso_on;			/* has an allocation: every bio takes a slot */
 	/* issue 20: above its commitment while the device's depth limit is on */
 	bool depth_on;
-	/* jiffies until which its REQ_NOWAIT bios are still cut, 0 = never */
-	unsigned long nowait_cut_until;
 	u32 depth_inflight;		/* bios sent through the slot gate, fb lock */
 	bool above;			/* above its commitment (S2-09), per tick */
 	bool extremes;			/* .end_io's out-of-line part: extremes, squares */

@@ -649,14 +649,6 @@ static void blkiso_fb_depth_bind(struct blkiso_fb *fb, u32 limit, bool *wake)
 
 	if (on != fb->depth_on)
 		WRITE_ONCE(fb->depth_on, on);
-	/*
-	 * Its REQ_NOWAIT bios are cut a while longer (blkiso_depth_cut()):
-	 * the rest of one cut before the limit let go comes through .map
-	 * after, and must not go down whole to be refused by the lower
-	 * queue's split when part of its bio is already done.
-	 */
-	if (on)
-		WRITE_ONCE(fb->nowait_cut_until, (jiffies + BLKISO_NOWAIT_CUT_GRACE) | 1);
 	if (fb->nr_slot_wait)
 		*wake = true;
 }

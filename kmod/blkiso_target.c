@@ -25,8 +25,8 @@
  *                    id (RCU hash; created on first sight without sleeping);
  *                    a tenant the depth limit binds (issue 20) has a larger
  *                    read or write cut to one lower request
- *                    (blkiso_depth_cut(), the same way), REQ_NOWAIT ones
- *                    too, without the flag.  The tenant:
+ *                    (blkiso_depth_cut(), the same way), a REQ_NOWAIT one
+ *                    refused whole with BLK_STS_AGAIN.  The tenant:
  *                    a write of page-cache pages is its owner's (cgroup
  *                    writeback's), other bios the submitter's, those of
  *                    kernel threads the "kernel" tenant's; and
@@ -602,15 +602,10 @@ static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
  * its first request of the lower queue (bi_depth_piece(); dm core sends
  * the rest through .map again), so that the limit, which counts bios,
  * counts the device's requests.  After the remap: the limits and sectors
- * are the lower device's.  REQ_NOWAIT bios are cut as well, and lose the
- * flag: a piece that failed with BLK_STS_AGAIN once an earlier one went
- * down would end the whole bio when that one completes, where io_uring
- * cannot send it again (its read fails with EAGAIN).  So a piece may wait
- * for a lower tag in the submitter's context.  Refused whole instead,
- * io_uring would send every such bio again from a worker thread, whose
- * wake-ups take the CPU the protected tenant's completions wait for.
+ * are the lower device's.  Returns false for a REQ_NOWAIT bio that would
+ * have to be cut: the caller refuses it whole.
  */
-static noinline void blkiso_depth_cut(struct bio *bio)
+static noinline bool blkiso_depth_cut(struct bio *bio)
 {
 	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
 	struct bi_depth_lower q = {
@@ -621,31 +616,17 @@ static noinline void blkiso_depth_cut(struct bio *bio)
 	u32 piece;
 
 	if (!blkiso_may_cut(bio))
-		return;
-	if (bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
-			   &piece) == BI_DEPTH_CUT)
-		dm_accept_partial_bio(bio, piece);
-	bio->bi_opf &= ~REQ_NOWAIT;
-}
-
-/*
- * Is @bio to be cut for the depth limit: its tenant bound, or a REQ_NOWAIT
- * bio of a tenant bound within BLKISO_NOWAIT_CUT_GRACE (the rest of a bio
- * cut before the limit let go).
- */
-static __always_inline bool blkiso_depth_cuts(const struct blkiso_fb *fb,
-					      const struct bio *bio)
-{
-	unsigned long until;
-
-	if (likely(!fb))
-		return false;
-	if (READ_ONCE(fb->depth_on))
 		return true;
-	if (!(bio->bi_opf & REQ_NOWAIT))
+	switch (bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
+			       bio->bi_opf & REQ_NOWAIT, &piece)) {
+	case BI_DEPTH_CUT:
+		dm_accept_partial_bio(bio, piece);
+		return true;
+	case BI_DEPTH_AGAIN:
 		return false;
-	until = READ_ONCE(fb->nowait_cut_until);
-	return until && time_before(jiffies, until);
+	default:
+		return true;
+	}
 }
 
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
@@ -695,8 +676,12 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	fb = blkiso_fb(t);
 	/* timed, or 0: read later only if its buckets or gates need it */
 	now = sampled || blkiso_fb_times_all(dev, fb) ? ktime_get_ns() : 0;
-	if (unlikely(blkiso_depth_cuts(fb, bio)))
-		blkiso_depth_cut(bio);
+	if (unlikely(fb && READ_ONCE(fb->depth_on)) && !blkiso_depth_cut(bio)) {
+		/* whole, before any part went down: the caller retries it */
+		blkiso_prepare(pb, bio, t, now);
+		local_irq_restore(flags);
+		return blkiso_refuse(dev, bio, pb, t);
+	}
 	blkiso_prepare_common(pb, bio, now);
 	switch (blkiso_data_dir(bio)) {
 	case BI_DIR_READ:

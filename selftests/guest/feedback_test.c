@@ -1254,8 +1254,8 @@ TEST_F_TIMEOUT(fb, depth_limit_bounds_an_unconfigured_flood, GUEST_TIMEOUT)
 /*
  * A flood of 1 MiB io_uring reads at QD32 (REQ_NOWAIT; each eight of the
  * lower queue's 128 KiB requests, the whole device): while the limit binds
- * B, its reads reach the device cut to one request each (NOWAIT ones
- * too, without the flag: fio sees no EAGAIN), so its
+ * B, its reads reach the device cut to one request each (a NOWAIT one is
+ * refused whole and comes back from io_uring's worker, then cut), so its
  * reads completed from 2 s on average at most 192 KiB (128 KiB, and a
  * margin for a whole read sent before a tick that let go: 1 MiB uncut),
  * and A's bounds hold as with the 128k flood.
