@@ -184,26 +184,34 @@ TEST(reclaim_only_idle_balances)
 	bi_global_init(&g, 0, 1000, 0, 0);
 	bi_local_init(&l, 0);
 	ASSERT_LT(0ULL, g.tick_ns);
+	/* used in the interval [10, 11) ticks */
 	t = 10 * g.tick_ns;
-	l.last_use_ns = t;
+	l.interval_end_ns = t + g.tick_ns;
+	l.cur_units = 1;
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + 50 * g.tick_ns));	/* empty */
+	l.interval_end_ns = t + g.tick_ns;
+	l.cur_units = 1;
 	l.tokens = 7;
-	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns));	/* within */
-	ASSERT_EQ(7, l.tokens);
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, t - 1));			/* clock behind */
-	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns + 1));
+	/* 10 whole intervals unused: [11, 21) ticks; not yet in the 21st */
+	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns +
+				      g.tick_ns - 1));
+	ASSERT_EQ(7, l.tokens);
+	ASSERT_EQ(BI_LOCAL_IDLE_TICKS - 1, (int)l.idle);
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns +
+				     g.tick_ns));
 	ASSERT_EQ(0, l.tokens);
 	ASSERT_EQ(7, g.b.tokens);
 	ASSERT_EQ(7ULL, l.returned);
+	/* a debt goes back too; the idle count saturates (4 bits) */
 	l.tokens = -3;
-	l.last_use_ns = t;
-	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 20 * g.tick_ns));
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 200 * g.tick_ns));
+	ASSERT_EQ(BI_LOCAL_IDLE_MAX, (int)l.idle);
 	ASSERT_EQ(3ULL, l.got);				/* the debt, as taken */
 	ASSERT_EQ(4, g.b.tokens);
 	/* a single token goes back as returned, not as a debt */
 	l.tokens = 1;
-	l.last_use_ns = t;
-	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 30 * g.tick_ns));
+	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 230 * g.tick_ns));
 	ASSERT_EQ(8ULL, l.returned);
 	ASSERT_EQ(3ULL, l.got);
 	ASSERT_EQ(5, g.b.tokens);
@@ -310,7 +318,7 @@ TEST(retune_lapses_the_hold)
 	ASSERT_NE(0U, g.gen);
 	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0, &retry));
 	ASSERT_EQ(t0 + g.hold_ns, retry);
-	ASSERT_EQ(g.gen, l.hold_gen);
+	ASSERT_EQ((u8)g.gen, (u8)l.hold_gen);
 	/* the same rate again holds on */
 	bi_global_set(&g, 5, 100, t0 + MS);
 	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0 + MS, &retry));
@@ -320,6 +328,15 @@ TEST(retune_lapses_the_hold)
 	bi_global_set(&g, 1000, 100, t0 + MS);
 	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, t0 + 2 * MS, &retry));
 	ASSERT_EQ(2ULL, g.nr_requests);
+}
+
+/* Every interval of @l's history had @units of demand. */
+static void set_demand(struct bi_local *l, u64 units)
+{
+	int i;
+
+	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
+		bi_local_set_demand(l, i, units);
 }
 
 /* S4-09: linearly weighted demand, capped at a fraction of the global max. */
@@ -334,14 +351,14 @@ TEST(s4_09_request_size)
 	ASSERT_EQ(50, g.local_max);			/* default max/16 */
 	g.local_max = 800 / 8;				/* claim 10: 1/8 of max */
 	bi_local_init(&l, 0);
-	l.demand[0] = l.demand[1] = l.demand[2] = l.demand[3] = 5000;
+	set_demand(&l, 5000);
 	ASSERT_EQ(100, bi_local_request_size(&l, &g, 1));
-	l.demand[0] = l.demand[1] = l.demand[2] = l.demand[3] = 70;
+	set_demand(&l, 70);
 	ASSERT_EQ(70, bi_local_request_size(&l, &g, 1));
 	ASSERT_EQ(100, bi_local_request_size(&l, &g, 64));	/* 32 x 64, capped */
 	ASSERT_EQ(300, bi_local_request_size(&l, &g, 300));	/* a bio above the cap */
 	/* a CPU busier now than its history asks for the current interval's */
-	l.demand[0] = l.demand[1] = l.demand[2] = l.demand[3] = 0;
+	set_demand(&l, 0);
 	l.cur_units = 90;
 	ASSERT_EQ(90, bi_local_request_size(&l, &g, 1));
 }
@@ -357,11 +374,11 @@ TEST(demand_history_rolls)
 	bi_local_init(&l, 0);
 	ASSERT_TRUE(bi_local_charge(&l, &g, 7, true, 0, &retry));
 	ASSERT_TRUE(bi_local_charge(&l, &g, 5, true, 100 * MS, &retry));	/* next interval */
-	ASSERT_EQ(7ULL, l.demand[0]);
+	ASSERT_EQ(7ULL, bi_local_demand(&l, 0));
 	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, 350 * MS, &retry));	/* 2 later */
-	ASSERT_EQ(0ULL, l.demand[0]);
-	ASSERT_EQ(5ULL, l.demand[1]);
-	ASSERT_EQ(7ULL, l.demand[2]);
+	ASSERT_EQ(0ULL, bi_local_demand(&l, 0));
+	ASSERT_EQ(5ULL, bi_local_demand(&l, 1));
+	ASSERT_EQ(7ULL, bi_local_demand(&l, 2));
 }
 
 /*
@@ -379,30 +396,158 @@ TEST(demand_history_shifts_by_intervals)
 	bi_global_init(&g, 0, 1000, 0, 0);
 	bi_local_init(&l, 0);
 	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
-		l.demand[i] = i + 1;			/* {1, 2, 3, 4} */
+		bi_local_set_demand(&l, i, i + 1);	/* {1, 2, 3, 4} */
 	l.cur_units = 9;
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, T));	/* empty: rotates only */
-	ASSERT_EQ(9ULL, l.demand[0]);
-	ASSERT_EQ(1ULL, l.demand[1]);
-	ASSERT_EQ(2ULL, l.demand[2]);
-	ASSERT_EQ(3ULL, l.demand[3]);
+	ASSERT_EQ(9ULL, bi_local_demand(&l, 0));
+	ASSERT_EQ(1ULL, bi_local_demand(&l, 1));
+	ASSERT_EQ(2ULL, bi_local_demand(&l, 2));
+	ASSERT_EQ(3ULL, bi_local_demand(&l, 3));
 	ASSERT_EQ(2 * T, l.interval_end_ns);
 	l.cur_units = 8;
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, 4 * T + 1));	/* three intervals */
-	ASSERT_EQ(0ULL, l.demand[0]);
-	ASSERT_EQ(0ULL, l.demand[1]);
-	ASSERT_EQ(8ULL, l.demand[2]);
-	ASSERT_EQ(9ULL, l.demand[3]);
+	ASSERT_EQ(0ULL, bi_local_demand(&l, 0));
+	ASSERT_EQ(0ULL, bi_local_demand(&l, 1));
+	ASSERT_EQ(8ULL, bi_local_demand(&l, 2));
+	ASSERT_EQ(9ULL, bi_local_demand(&l, 3));
 	ASSERT_EQ(5 * T, l.interval_end_ns);
 	l.cur_units = 6;
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, 8 * T + 1));	/* four: the oldest */
-	ASSERT_EQ(0ULL, l.demand[0]);
-	ASSERT_EQ(0ULL, l.demand[2]);
-	ASSERT_EQ(6ULL, l.demand[3]);
+	ASSERT_EQ(0ULL, bi_local_demand(&l, 0));
+	ASSERT_EQ(0ULL, bi_local_demand(&l, 2));
+	ASSERT_EQ(6ULL, bi_local_demand(&l, 3));
 	l.cur_units = 7;
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, 20 * T));		/* more than four */
 	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
-		ASSERT_EQ(0ULL, l.demand[i]);
+		ASSERT_EQ(0ULL, bi_local_demand(&l, i));
+}
+
+/*
+ * Issue 18's narrowed fields at their edges.  Demand codes: exact below
+ * 256, within 1/256 above (round to nearest, the carry into the next
+ * exponent included), saturating at BI_DEMAND_MAX; each interval's code
+ * leaves the others and the fields packed beside them alone.
+ */
+TEST(demand_codes_round_and_saturate)
+{
+	struct bi_local l;
+	u64 v, d;
+	int i;
+
+	bi_local_init(&l, 0);
+	for (v = 0; v < 256; v++) {
+		bi_local_set_demand(&l, 1, v);
+		ASSERT_EQ(v, bi_local_demand(&l, 1));
+	}
+	bi_local_set_demand(&l, 1, 257);		/* 128.5 << 1: to even-up 129 << 1 */
+	ASSERT_EQ(258ULL, bi_local_demand(&l, 1));
+	bi_local_set_demand(&l, 1, 511);		/* 255.5 << 1: carries to 128 << 2 */
+	ASSERT_EQ(512ULL, bi_local_demand(&l, 1));
+	for (v = 256; v < BI_DEMAND_MAX; v += v / 97 + 1) {
+		bi_local_set_demand(&l, 1, v);
+		d = bi_local_demand(&l, 1);
+		ASSERT_GE(v / 256 + 1, d > v ? d - v : v - d);
+	}
+	bi_local_set_demand(&l, 1, BI_DEMAND_MAX);
+	ASSERT_EQ(BI_DEMAND_MAX, bi_local_demand(&l, 1));
+	bi_local_set_demand(&l, 1, U32_MAX);		/* a saturated cur_units */
+	ASSERT_EQ(BI_DEMAND_MAX, bi_local_demand(&l, 1));
+	bi_local_set_demand(&l, 1, U64_MAX);
+	ASSERT_EQ(BI_DEMAND_MAX, bi_local_demand(&l, 1));
+	/* the neighbours: other intervals, the hold's generation, the flags */
+	l.hold_gen = 0xa5;
+	l.idle = BI_LOCAL_IDLE_MAX;
+	l.draining = 1;
+	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
+		bi_local_set_demand(&l, i, 10 * (i + 1));
+	bi_local_set_demand(&l, 2, U64_MAX);
+	ASSERT_EQ(10ULL, bi_local_demand(&l, 0));
+	ASSERT_EQ(20ULL, bi_local_demand(&l, 1));
+	ASSERT_EQ(BI_DEMAND_MAX, bi_local_demand(&l, 2));
+	ASSERT_EQ(40ULL, bi_local_demand(&l, 3));
+	ASSERT_EQ(0xa5, (int)l.hold_gen);
+	ASSERT_EQ(BI_LOCAL_IDLE_MAX, (int)l.idle);
+	ASSERT_EQ(1, (int)l.draining);
+	ASSERT_EQ(0, (int)l.used);
+}
+
+/*
+ * The current interval's demand saturates at U32_MAX instead of wrapping
+ * (a wrap would shrink the next batch and could make a busy CPU look
+ * idle), by charges and by completion corrections alike; a bio dearer
+ * than the largest batch is charged whole and its demand kept.
+ */
+TEST(current_demand_saturates)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry;
+
+	bi_global_init(&g, 0, BI_TOKENS_LIMIT, BI_TOKENS_LIMIT, 0);
+	bi_local_init(&l, 0);
+	l.cur_units = U32_MAX - 3;
+	l.tokens = 10;
+	bi_local_take(&l, 5);
+	ASSERT_EQ(U32_MAX, l.cur_units);
+	ASSERT_EQ(5, l.tokens);
+	l.cur_units = 7;
+	ASSERT_EQ(1LL << 40, bi_local_apply(&l, &g, 1LL << 40, 0));
+	ASSERT_EQ(U32_MAX, l.cur_units);
+	/* a bio of 2^36 units on a fresh CPU: one dispense, above local_max */
+	bi_local_init(&l, 0);
+	g.local_max = 1000;
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1LL << 36, true, 0, &retry));
+	ASSERT_EQ(0, l.tokens);
+	ASSERT_EQ(U32_MAX, l.cur_units);
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, g.tick_ns, &retry));
+	ASSERT_EQ(BI_DEMAND_MAX, bi_local_demand(&l, 0));
+	ASSERT_EQ(999, l.tokens);			/* local_max caps the batch */
+}
+
+/*
+ * The hold, kept in 16 ns units after the interval's start: the first
+ * refusal answers the exact time, later ones the stored end (at most 15 ns
+ * later); it outlives the demand intervals it spans (60 s, the longest
+ * dispense_hold_ms); a hold longer than 32 bits hold is cut, so the CPU
+ * asks once early; a time behind the interval holds nothing.
+ */
+TEST(hold_in_units_across_intervals)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry, t0 = 5 * MS + 3;
+
+	bi_global_init(&g, 0, 100, 0, 0);		/* never refills */
+	g.hold_ns = 60 * SEC;
+	bi_local_init(&l, 0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0, &retry));
+	ASSERT_EQ(t0 + 60 * SEC, retry);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0 + 59 * SEC, &retry));
+	ASSERT_EQ(1ULL, g.nr_requests);			/* held across 590 intervals */
+	ASSERT_LE(t0 + 60 * SEC, retry);
+	ASSERT_GT(t0 + 60 * SEC + 16, retry);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, retry - 1, &retry));
+	ASSERT_EQ(1ULL, g.nr_requests);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, retry, &retry));
+	ASSERT_EQ(2ULL, g.nr_requests);			/* asked again at its end */
+	/* 100 s: cut at 2^32 x 16 ns = 68.7 s after the interval's start */
+	bi_global_init(&g, 0, 100, 0, 0);
+	g.hold_ns = 100 * SEC;
+	bi_local_init(&l, 0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, t0, &retry));
+	ASSERT_EQ(t0 + 100 * SEC, retry);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, 68 * SEC, &retry));
+	ASSERT_EQ(1ULL, g.nr_requests);
+	ASSERT_EQ((u64)U32_MAX << BI_HOLD_SHIFT, retry);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, 69 * SEC, &retry));
+	ASSERT_EQ(2ULL, g.nr_requests);
+	/* a hold that ends before the interval under way: none stored */
+	g.hold_ns = 100 * MS;
+	bi_local_init(&l, SEC);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, SEC / 2, &retry));
+	ASSERT_EQ(0U, l.hold_rel);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, SEC / 2, &retry));
+	ASSERT_EQ(4ULL, g.nr_requests);
 }
 
 /* What comes back: capped at capacity, a debt saturated at the limit. */
@@ -489,7 +634,7 @@ static void fill_locals(struct bi_global *g, struct bi_local *l, int ncpu)
 	bi_global_init(g, 1600, 1600, 1600, 0);	/* local_max 100 */
 	for (c = 0; c < ncpu; c++) {
 		bi_local_init(&l[c], 0);
-		l[c].demand[0] = 1000;			/* busy: ask for the cap */
+		bi_local_set_demand(&l[c], 0, 1000);	/* busy: ask for the cap */
 		bi_local_charge(&l[c], g, 1, true, 0, &retry);
 		bi_local_correct(&l[c], g, 1, 0, NULL, 0);	/* refund: full */
 	}
