@@ -550,6 +550,44 @@ TEST(hold_in_units_across_intervals)
 	ASSERT_EQ(4ULL, g.nr_requests);
 }
 
+/*
+ * Edges of the dispense rule and the draining mark: a global bucket with
+ * tokens but fewer than the least asked refuses; the weighted average
+ * rounds down (9 / 10 is 0); a CPU is draining only if it got tokens and
+ * the global still holds some after its batch.
+ */
+TEST(dispense_least_wavg_and_draining_edges)
+{
+	u64 d[BI_DEMAND_INTERVALS] = { 0, 3, 0, 0 };
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry;
+
+	bi_global_init(&g, 0, 100, 3, 0);
+	ASSERT_EQ(0, bi_global_dispense(&g, 10, 5, 5, 0, &retry, NULL));
+	ASSERT_EQ(1ULL, g.nr_refused);
+	ASSERT_EQ(3, g.b.tokens);
+	ASSERT_EQ(0ULL, bi_demand_wavg(d, BI_DEMAND_INTERVALS));
+	/* got 1, 1 left: draining */
+	bi_global_init(&g, 0, 100, 2, 0);
+	g.local_max = 1;
+	bi_local_init(&l, 0);
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, 0, &retry));
+	ASSERT_EQ(1, (int)l.draining);
+	/* got 1, none left: not draining */
+	bi_local_init(&l, 0);
+	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, 0, &retry));
+	ASSERT_EQ(0, (int)l.draining);
+	/* got none (a batch of 5 waited for), 2 left: not draining */
+	bi_global_init(&g, 0, 100, 2, 0);
+	g.local_max = 10;
+	g.min_batch = 5;
+	bi_local_init(&l, 0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 1, true, 0, &retry));
+	ASSERT_EQ(2, g.b.tokens);
+	ASSERT_EQ(0, (int)l.draining);
+}
+
 /* What comes back: capped at capacity, a debt saturated at the limit. */
 TEST(put_caps_and_saturates)
 {
