@@ -307,7 +307,7 @@ s64 bi_local_request_size(struct bi_local *l, const struct bi_global *g,
 	 * The demand of the interval under way: a new or busier CPU ramps up
 	 * geometrically instead of asking for the same small batch again.
 	 */
-	want = bi_max_s64(want, (s64)l->cur_units);
+	want = bi_max_s64(want, (s64)bi_local_cur_units(l));
 	if (cost < ((s64)1 << 50))
 		want = bi_max_s64(want, cost * BI_DISPENSE_MIN_BIOS);
 	want = bi_min_s64(want, g->local_max - l->tokens);
@@ -325,6 +325,7 @@ static void local_rotate(struct bi_local *l, const struct bi_global *g,
 			 u64 now_ns)
 {
 	u64 tick = bi_max_u64(g->tick_ns, 1), k, until;
+	u32 cur = bi_local_cur_units(l);
 	int i;
 
 	if (now_ns < l->interval_end_ns)
@@ -333,15 +334,15 @@ static void local_rotate(struct bi_local *l, const struct bi_global *g,
 	until = bi_local_hold_until(l, g);
 	for (i = BI_DEMAND_INTERVALS - 1; i > 0; i--)
 		bi_local_set_demand(l, i, (u64)i >= k ? bi_local_demand(l, i - k) : 0);
-	bi_local_set_demand(l, 0, k == 1 ? l->cur_units : 0);
+	bi_local_set_demand(l, 0, k == 1 ? cur : 0);
 	if (k > 1 && k <= BI_DEMAND_INTERVALS)
-		bi_local_set_demand(l, (int)k - 1, l->cur_units);
-	if (l->cur_units || l->used)
+		bi_local_set_demand(l, (int)k - 1, cur);
+	if (cur || l->used)
 		l->idle = bi_min_u64(k - 1, BI_LOCAL_IDLE_MAX);
 	else
 		l->idle = bi_min_u64(l->idle + k, BI_LOCAL_IDLE_MAX);
 	l->used = 0;
-	l->cur_units = 0;
+	l->flow_base = (u32)l->tokens;
 	/* end + k x tick <= now + tick: no overflow in 584 years of uptime */
 	l->interval_end_ns += k * tick;
 	l->hold_rel = 0;
@@ -416,7 +417,7 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	need = bi_max_s64(least, bi_min_s64(need, half));
 	got = bi_global_dispense(g, want, least, need, now_ns, &retry, &left);
 	l->draining = got > 0 && left > 0;
-	l->tokens += got;
+	bi_local_move(l, got);
 	bi_local_acct(l, got, got);
 	if (got > 0)		/* gathering for a waiting bio is use */
 		l->used = 1;
@@ -447,7 +448,7 @@ void bi_local_return_excess(struct bi_local *l, struct bi_global *g, u64 now_ns)
 {
 	s64 excess = l->tokens - g->local_max;
 
-	l->tokens = g->local_max;
+	bi_local_move(l, -excess);
 	bi_local_acct(l, returned, excess);
 	bi_global_put(g, excess, now_ns);
 }
@@ -463,9 +464,9 @@ bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
 	s64 n = l->tokens;
 
 	local_rotate(l, g, now_ns);
-	if (!n || l->cur_units || l->used || l->idle < BI_LOCAL_IDLE_TICKS)
+	if (!n || bi_local_cur_units(l) || l->used || l->idle < BI_LOCAL_IDLE_TICKS)
 		return false;
-	l->tokens = 0;
+	bi_local_move(l, -n);
 	if (n > 0)
 		bi_local_acct(l, returned, n);
 	else

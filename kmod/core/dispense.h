@@ -103,11 +103,15 @@ struct bi_local {
 	s64 tokens;			/* may go negative by completion charges */
 	u64 interval_end_ns;		/* end of the current demand interval */
 	/*
-	 * demand in the current interval, saturating at U32_MAX (a CPU's
-	 * units in 100 ms: 2 TB at 512-byte units; demand codes saturate
-	 * lower anyway)
+	 * the balance plus the current interval's demand, modulo 2^32: the
+	 * slow paths move it with every change of the balance that is not a
+	 * charge, so the demand is flow_base - tokens (bi_local_cur_units())
+	 * and a charge writes the balance alone.  Exact while an interval's
+	 * demand on one CPU stays below 2^32 units (2 TB at 512-byte units
+	 * in 100 ms: no device moves that); beyond, it wraps, which only
+	 * sizes one interval's batches smaller.
 	 */
-	u32 cur_units;
+	u32 flow_base;
 	/*
 	 * negative-cache entry (claims 2, 3): the hold ends hold_rel <<
 	 * BI_HOLD_SHIFT ns after the current interval's start; 0 = none
@@ -118,7 +122,7 @@ struct bi_local {
 	u64 hold_gen : 8;		/* low bits of the gen the hold was computed under */
 	/* closed demand intervals since the last use, saturating */
 	u64 idle : 4;
-	u64 used : 1;			/* a use in the interval under way besides cur_units */
+	u64 used : 1;			/* a use in the interval under way besides demand */
 	u64 draining : 1;		/* the global still held tokens after our last batch */
 #if BI_LOCAL_ACCT
 	/* accounting, owner CPU only: user-space builds (bi_shim.h) */
@@ -177,19 +181,28 @@ static inline bool bi_local_hit(const struct bi_local *l, s64 cost, u64 now_ns)
 }
 
 /*
- * Add @n >= 0 to the current interval's demand, saturating (a charge is
- * the use that keeps a balance from being reclaimed: cur_units != 0).
+ * The current interval's demand: what was charged since it began (a
+ * charge is the use that keeps a balance from being reclaimed: != 0).
  */
-static inline void bi_local_add_demand(struct bi_local *l, s64 n)
+static inline u32 bi_local_cur_units(const struct bi_local *l)
 {
-	l->cur_units = (u32)bi_min_u64((u64)l->cur_units + (u64)n, U32_MAX);
+	return l->flow_base - (u32)l->tokens;
 }
 
-/* Takes no time: a charge's use is its demand (bi_local_add_demand()). */
+/*
+ * The balance changes by @n for another reason than a charge (a dispense,
+ * a refund, a hand-back): the demand stays.
+ */
+static inline void bi_local_move(struct bi_local *l, s64 n)
+{
+	l->tokens += n;
+	l->flow_base += (u32)n;
+}
+
+/* Writes the balance alone: its demand is the balance's flow, no time. */
 static inline void bi_local_take(struct bi_local *l, s64 cost)
 {
 	l->tokens -= cost;
-	bi_local_add_demand(l, cost);
 	bi_local_acct(l, charged, cost);
 	bi_local_acct(l, nr_bios, 1);
 }
@@ -238,13 +251,12 @@ static inline s64 bi_local_apply(struct bi_local *l, struct bi_global *g,
 	if (diff > 0) {
 		diff = bi_min_s64(diff, BI_TOKENS_LIMIT + l->tokens);
 		bi_local_acct(l, charged, diff);
-		bi_local_add_demand(l, diff);
-		l->tokens -= diff;
+		l->tokens -= diff;		/* demand, as a charge */
 		return diff;
 	}
 	diff = bi_max_s64(diff, -BI_TOKENS_LIMIT);
 	bi_local_acct(l, refunded, -diff);
-	l->tokens -= diff;
+	bi_local_move(l, -diff);
 	l->used = 1;			/* a refund is use, with no demand */
 	if (bi_unlikely(l->tokens > g->local_max))
 		bi_local_return_excess(l, g, now_ns);

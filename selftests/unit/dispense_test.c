@@ -15,6 +15,12 @@
 #define MS	BI_NSEC_PER_MSEC
 #define SEC	BI_NSEC_PER_SEC
 
+/* The current interval's demand is @units (the balance kept). */
+static void set_cur_units(struct bi_local *l, u32 units)
+{
+	l->flow_base = (u32)l->tokens + units;
+}
+
 /* S4-02 / A-34: dispense up to the request if available > threshold. */
 TEST(s4_02_dispense_rule)
 {
@@ -187,11 +193,11 @@ TEST(reclaim_only_idle_balances)
 	/* used in the interval [10, 11) ticks */
 	t = 10 * g.tick_ns;
 	l.interval_end_ns = t + g.tick_ns;
-	l.cur_units = 1;
+	set_cur_units(&l, 1);
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + 50 * g.tick_ns));	/* empty */
 	l.interval_end_ns = t + g.tick_ns;
-	l.cur_units = 1;
 	l.tokens = 7;
+	set_cur_units(&l, 1);
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, t - 1));			/* clock behind */
 	/* 10 whole intervals unused: [11, 21) ticks; not yet in the 21st */
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, t + BI_LOCAL_IDLE_TICKS * g.tick_ns +
@@ -205,12 +211,14 @@ TEST(reclaim_only_idle_balances)
 	ASSERT_EQ(7ULL, l.returned);
 	/* a debt goes back too; the idle count saturates (4 bits) */
 	l.tokens = -3;
+	set_cur_units(&l, 0);
 	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 200 * g.tick_ns));
 	ASSERT_EQ(BI_LOCAL_IDLE_MAX, (int)l.idle);
 	ASSERT_EQ(3ULL, l.got);				/* the debt, as taken */
 	ASSERT_EQ(4, g.b.tokens);
 	/* a single token goes back as returned, not as a debt */
 	l.tokens = 1;
+	set_cur_units(&l, 0);
 	ASSERT_TRUE(bi_local_reclaim(&l, &g, t + 230 * g.tick_ns));
 	ASSERT_EQ(8ULL, l.returned);
 	ASSERT_EQ(3ULL, l.got);
@@ -359,7 +367,7 @@ TEST(s4_09_request_size)
 	ASSERT_EQ(300, bi_local_request_size(&l, &g, 300));	/* a bio above the cap */
 	/* a CPU busier now than its history asks for the current interval's */
 	set_demand(&l, 0);
-	l.cur_units = 90;
+	set_cur_units(&l, 90);
 	ASSERT_EQ(90, bi_local_request_size(&l, &g, 1));
 }
 
@@ -397,26 +405,26 @@ TEST(demand_history_shifts_by_intervals)
 	bi_local_init(&l, 0);
 	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
 		bi_local_set_demand(&l, i, i + 1);	/* {1, 2, 3, 4} */
-	l.cur_units = 9;
+	set_cur_units(&l, 9);
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, T));	/* empty: rotates only */
 	ASSERT_EQ(9ULL, bi_local_demand(&l, 0));
 	ASSERT_EQ(1ULL, bi_local_demand(&l, 1));
 	ASSERT_EQ(2ULL, bi_local_demand(&l, 2));
 	ASSERT_EQ(3ULL, bi_local_demand(&l, 3));
 	ASSERT_EQ(2 * T, l.interval_end_ns);
-	l.cur_units = 8;
+	set_cur_units(&l, 8);
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, 4 * T + 1));	/* three intervals */
 	ASSERT_EQ(0ULL, bi_local_demand(&l, 0));
 	ASSERT_EQ(0ULL, bi_local_demand(&l, 1));
 	ASSERT_EQ(8ULL, bi_local_demand(&l, 2));
 	ASSERT_EQ(9ULL, bi_local_demand(&l, 3));
 	ASSERT_EQ(5 * T, l.interval_end_ns);
-	l.cur_units = 6;
+	set_cur_units(&l, 6);
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, 8 * T + 1));	/* four: the oldest */
 	ASSERT_EQ(0ULL, bi_local_demand(&l, 0));
 	ASSERT_EQ(0ULL, bi_local_demand(&l, 2));
 	ASSERT_EQ(6ULL, bi_local_demand(&l, 3));
-	l.cur_units = 7;
+	set_cur_units(&l, 7);
 	ASSERT_FALSE(bi_local_reclaim(&l, &g, 20 * T));		/* more than four */
 	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
 		ASSERT_EQ(0ULL, bi_local_demand(&l, i));
@@ -450,7 +458,7 @@ TEST(demand_codes_round_and_saturate)
 	}
 	bi_local_set_demand(&l, 1, BI_DEMAND_MAX);
 	ASSERT_EQ(BI_DEMAND_MAX, bi_local_demand(&l, 1));
-	bi_local_set_demand(&l, 1, U32_MAX);		/* a saturated cur_units */
+	bi_local_set_demand(&l, 1, U32_MAX);
 	ASSERT_EQ(BI_DEMAND_MAX, bi_local_demand(&l, 1));
 	bi_local_set_demand(&l, 1, U64_MAX);
 	ASSERT_EQ(BI_DEMAND_MAX, bi_local_demand(&l, 1));
@@ -472,36 +480,50 @@ TEST(demand_codes_round_and_saturate)
 }
 
 /*
- * The current interval's demand saturates at U32_MAX instead of wrapping
- * (a wrap would shrink the next batch and could make a busy CPU look
- * idle), by charges and by completion corrections alike; a bio dearer
- * than the largest batch is charged whole and its demand kept.
+ * The current interval's demand is the balance's flow: charges and
+ * completion charges add to it; dispenses, refunds and hand-backs move the
+ * balance, not the demand.  At 2^32 units it wraps (an interval's demand on
+ * one CPU never comes near: flow_base in dispense.h).  A bio dearer than
+ * the largest batch is charged whole and its demand kept.
  */
-TEST(current_demand_saturates)
+TEST(current_demand_is_the_balance_flow)
 {
 	struct bi_global g;
 	struct bi_local l;
 	u64 retry;
 
-	bi_global_init(&g, 0, BI_TOKENS_LIMIT, BI_TOKENS_LIMIT, 0);
+	bi_global_init(&g, 0, 1 << 20, 1 << 20, 0);
+	g.local_max = 100;
 	bi_local_init(&l, 0);
-	l.cur_units = U32_MAX - 3;
-	l.tokens = 10;
-	bi_local_take(&l, 5);
-	ASSERT_EQ(U32_MAX, l.cur_units);
-	ASSERT_EQ(5, l.tokens);
-	l.cur_units = 7;
-	ASSERT_EQ(1LL << 40, bi_local_apply(&l, &g, 1LL << 40, 0));
-	ASSERT_EQ(U32_MAX, l.cur_units);
-	/* a bio of 2^36 units on a fresh CPU: one dispense, above local_max */
+	ASSERT_TRUE(bi_local_charge(&l, &g, 3, true, 0, &retry));	/* a dispense */
+	ASSERT_EQ(93, l.tokens);
+	ASSERT_EQ(3U, bi_local_cur_units(&l));
+	bi_local_take(&l, 4);
+	ASSERT_EQ(7U, bi_local_cur_units(&l));
+	ASSERT_EQ(10, bi_local_apply(&l, &g, 10, 0));
+	ASSERT_EQ(17U, bi_local_cur_units(&l));
+	ASSERT_EQ(1, (int)l.used);			/* the dispense was use */
+	l.used = 0;
+	ASSERT_EQ(-6, bi_local_apply(&l, &g, -6, 0));			/* a refund */
+	ASSERT_EQ(85, l.tokens);
+	ASSERT_EQ(17U, bi_local_cur_units(&l));
+	ASSERT_EQ(1, (int)l.used);
+	ASSERT_EQ(-20, bi_local_apply(&l, &g, -20, 0));		/* above local_max */
+	ASSERT_EQ(100, l.tokens);
+	ASSERT_EQ(17U, bi_local_cur_units(&l));
+	/* the wrap */
+	set_cur_units(&l, U32_MAX - 1);
+	bi_local_take(&l, 3);
+	ASSERT_EQ(1U, bi_local_cur_units(&l));
+	/* a bio of 4,096 on a fresh CPU: one dispense above local_max */
 	bi_local_init(&l, 0);
-	g.local_max = 1000;
-	ASSERT_TRUE(bi_local_charge(&l, &g, 1LL << 36, true, 0, &retry));
+	ASSERT_TRUE(bi_local_charge(&l, &g, 4096, true, 0, &retry));
 	ASSERT_EQ(0, l.tokens);
-	ASSERT_EQ(U32_MAX, l.cur_units);
+	ASSERT_EQ(4096U, bi_local_cur_units(&l));
 	ASSERT_TRUE(bi_local_charge(&l, &g, 1, true, g.tick_ns, &retry));
-	ASSERT_EQ(BI_DEMAND_MAX, bi_local_demand(&l, 0));
-	ASSERT_EQ(999, l.tokens);			/* local_max caps the batch */
+	ASSERT_EQ(4096ULL, bi_local_demand(&l, 0));
+	ASSERT_EQ(99, l.tokens);			/* local_max caps the batch */
+	ASSERT_EQ(1U, bi_local_cur_units(&l));
 }
 
 /*
