@@ -104,6 +104,7 @@
 #include <linux/cgroup.h>
 #include <linux/hashtable.h>
 #include <linux/hrtimer.h>
+#include <linux/jiffies.h>
 #include <linux/kobject.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -198,10 +199,11 @@ static __always_inline int blkiso_pcpu_stat(enum blkiso_stat s)
 /*
  * A configured tenant's per-CPU area, at most, on each CPU (BUILD_BUG_ON in
  * blkiso_tenant.c; no locks in it, so the debug kernel's is the same): the
- * four keys' local buckets (4 x 80), the fast path's counters (64), the
- * ancestor holds and the feedback tick's inputs.  Was 1,000 (issue 18).
+ * four keys' local buckets (4 x 32, struct bi_local's narrowed fields), the
+ * fast path's counters (64), the ancestor holds (8) and the feedback tick's
+ * inputs (48): 248.  Was 1,000, then 440 (issue 18).
  */
-#define BLKISO_TENANT_PCPU_MAX_BYTES	440
+#define BLKISO_TENANT_PCPU_MAX_BYTES	256
 
 struct blkiso_tenant_pcpu {
 	struct bi_meter_cpu meter;
@@ -660,6 +662,24 @@ enum blkiso_irqsoff_site {
 	BLKISO_IRQSOFF_NR,
 };
 extern bool blkiso_irqsoff_trace;
+
+/*
+ * A coarse time in ktime_get_ns()'s base for .map's inline charge (issue
+ * 18): jiffies, at most about two jiffies behind the clock (8 ms at HZ=250;
+ * blkiso_coarse_init()).  Its only use is the local buckets' hit test,
+ * "has this CPU's demand interval ended?" (bi_local_hit()): seen late, a
+ * bio admitted from tokens its CPU already holds counts in the interval
+ * that just ended.  No token is created or moved by it, so the cap's
+ * accuracy does not depend on it; every global dispense, hold and
+ * rollover takes the clock (the slow path reads it).
+ */
+extern u64 blkiso_jiffies_off;
+
+static __always_inline u64 blkiso_coarse_ns(void)
+{
+	return (u64)READ_ONCE(jiffies) * TICK_NSEC + blkiso_jiffies_off;
+}
+
 void blkiso_irqsoff_end(enum blkiso_irqsoff_site site, u64 t0);
 
 /* A section's start (IRQs just turned off), or 0 when not traced. */

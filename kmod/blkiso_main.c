@@ -79,9 +79,27 @@ static const struct attribute_group blkiso_root_group = {
 	.attrs = blkiso_root_attrs,
 };
 
+u64 blkiso_jiffies_off __read_mostly;
+
+/*
+ * blkiso_coarse_ns()'s offset: jiffies (read first) against the clock,
+ * one jiffy lower, so the coarse time lags the clock by less than two
+ * jiffies (plus the tick's own lateness), never leads it by more than
+ * the jiffies' lateness at this moment.  Unsigned arithmetic wraps with
+ * jiffies (which starts 5 minutes below the wrap).
+ */
+static void __init blkiso_coarse_init(void)
+{
+	u64 j = (u64)READ_ONCE(jiffies);
+
+	blkiso_jiffies_off = ktime_get_ns() - j * TICK_NSEC - TICK_NSEC;
+}
+
 static int __init blkiso_init(void)
 {
 	int ret;
+
+	blkiso_coarse_init();
 
 	ret = blkiso_tenant_cache_init();
 	if (ret)

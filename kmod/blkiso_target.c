@@ -556,15 +556,22 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	}
 	if (likely(pb->depth == 1 && pb->level0 == t && !READ_ONCE(t->nr_parked) &&
 		   !READ_ONCE(dev->draining))) {
+		/*
+		 * A hit needs the time only to see that the demand interval
+		 * has not ended: the coarse clock will do (no ktime_get()
+		 * for an untimed bio); a miss reads the clock in the slow
+		 * path.
+		 */
+		u64 hit_now = now ? now : blkiso_coarse_ns();
+
 		cpu = &this_cpu_ptr(t->pcpu)->meter;
-		now = blkiso_now(now);
 		if (data_dir != BI_NR_DIRS)
 			ok = bi_meter_admit_data_dir(&blkiso_quota(t)->meter, cpu, pb->units,
 						     blkiso_lower_bios(bio), &cc,
-						     now, data_dir);
+						     hit_now, data_dir);
 		else
 			ok = bi_meter_admit_fast(&blkiso_quota(t)->meter, cpu, &pb->io, pb->units,
-						 &cc, now);
+						 &cc, hit_now);
 		if (ok) {
 			/* one level, no class stage: no ticket */
 			blkiso_charge1_keep(pb, &cc.lvl[0]);

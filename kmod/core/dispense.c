@@ -209,6 +209,82 @@ u64 bi_demand_wavg(const u64 *demand, int x)
 }
 
 /*
+ * bi_demand_encode - @units as a 12-bit demand code (dispense.h): exact
+ * below 256, else the nearest 8-bit mantissa m (128..255) times 2^e,
+ * saturating at BI_DEMAND_MAX.  Slow path only (a rotation, a test).
+ */
+u32 bi_demand_encode(u64 units)
+{
+	u32 e = 0;
+	u64 m = units;
+
+	while (m >> BI_DEMAND_MANT_BITS) {
+		e++;
+		m = units >> e;
+	}
+	if (e && ((units >> (e - 1)) & 1)) {
+		/* round to nearest: 255.5 << e rounds up to 128 << (e + 1) */
+		if (++m >> BI_DEMAND_MANT_BITS) {
+			e++;
+			m >>= 1;
+		}
+	}
+	if (e > BI_DEMAND_EXP_MAX)
+		return (BI_DEMAND_EXP_MAX << BI_DEMAND_MANT_BITS) | 255;
+	return (e << BI_DEMAND_MANT_BITS) | (u32)m;
+}
+
+/* The demand of the interval @i back ([0] = most recent), in units. */
+u64 bi_local_demand(const struct bi_local *l, int i)
+{
+	u32 code = (u32)(l->demand_codes >> (i * BI_DEMAND_CODE_BITS)) &
+		   ((1U << BI_DEMAND_CODE_BITS) - 1);
+
+	return (u64)(code & 255) << (code >> BI_DEMAND_MANT_BITS);
+}
+
+/* Set the demand of the interval @i back to @units (encoded, dispense.h). */
+void bi_local_set_demand(struct bi_local *l, int i, u64 units)
+{
+	u64 shift = (u64)i * BI_DEMAND_CODE_BITS;
+	u64 mask = (((u64)1 << BI_DEMAND_CODE_BITS) - 1) << shift;
+
+	l->demand_codes = (l->demand_codes & ~mask) |
+			  ((u64)bi_demand_encode(units) << shift);
+}
+
+/* Start of the demand interval under way: the hold's base. */
+static u64 local_interval_start(const struct bi_local *l, const struct bi_global *g)
+{
+	return l->interval_end_ns - bi_min_u64(g->tick_ns, l->interval_end_ns);
+}
+
+/* When the negative-cache entry ends (0: none). */
+u64 bi_local_hold_until(const struct bi_local *l, const struct bi_global *g)
+{
+	if (!l->hold_rel)
+		return 0;
+	return local_interval_start(l, g) + ((u64)l->hold_rel << BI_HOLD_SHIFT);
+}
+
+/*
+ * Hold until @until (at or before the interval's start: no hold),
+ * rounded up to the unit, so the hold never ends before the global can
+ * cover the bio, and cut to what 32 bits hold (68.7 s after the start,
+ * above the longest hold: a cut hold would only ask early once).
+ */
+static void local_set_hold(struct bi_local *l, const struct bi_global *g, u64 until)
+{
+	u64 start = local_interval_start(l, g);
+	/* a clock behind the interval (a caller's stale time): no hold */
+	u64 rel = until > start ? until - start : 0;
+
+	rel = (rel >> BI_HOLD_SHIFT) + !!(rel & ((1U << BI_HOLD_SHIFT) - 1));
+	l->hold_rel = (u32)bi_min_u64(rel, U32_MAX);
+	l->hold_gen = (u8)g->gen;
+}
+
+/*
  * bi_local_request_size - how many tokens to ask for (S4-09): the weighted
  * recent demand (or the current interval's, if higher), at least
  * BI_DISPENSE_MIN_BIOS bios' worth, capped so the
@@ -219,38 +295,59 @@ s64 bi_local_request_size(struct bi_local *l, const struct bi_global *g,
 			  s64 cost)
 {
 	s64 need = cost - l->tokens;
-	s64 want = (s64)bi_min_u64(bi_demand_wavg(l->demand, BI_DEMAND_INTERVALS),
-				   (u64)BI_TOKENS_LIMIT);
+	u64 demand[BI_DEMAND_INTERVALS];
+	s64 want;
+	int i;
+
+	for (i = 0; i < BI_DEMAND_INTERVALS; i++)
+		demand[i] = bi_local_demand(l, i);
+	want = (s64)bi_demand_wavg(demand, BI_DEMAND_INTERVALS);
 
 	/*
 	 * The demand of the interval under way: a new or busier CPU ramps up
 	 * geometrically instead of asking for the same small batch again.
 	 */
-	want = bi_max_s64(want, (s64)bi_min_u64(l->cur_units, (u64)BI_TOKENS_LIMIT));
+	want = bi_max_s64(want, (s64)bi_local_cur_units(l));
 	if (cost < ((s64)1 << 50))
 		want = bi_max_s64(want, cost * BI_DISPENSE_MIN_BIOS);
 	want = bi_min_s64(want, g->local_max - l->tokens);
 	return bi_max_s64(want, need);
 }
 
-/* Close the demand intervals that ended before @now_ns (owner CPU only). */
+/*
+ * Close the demand intervals that ended before @now_ns (owner CPU only):
+ * the history shifts by the k intervals that passed, the idle count
+ * (A-36) restarts at the k - 1 empty ones if the closed interval had a
+ * use, else grows by k, and the hold keeps its end (its base moved on;
+ * one that ended is dropped).
+ */
 static void local_rotate(struct bi_local *l, const struct bi_global *g,
 			 u64 now_ns)
 {
-	u64 tick = bi_max_u64(g->tick_ns, 1), k;
+	u64 tick = bi_max_u64(g->tick_ns, 1), k, until;
+	u32 cur = bi_local_cur_units(l);
 	int i;
 
 	if (now_ns < l->interval_end_ns)
 		return;
 	k = (now_ns - l->interval_end_ns) / tick + 1;
+	until = bi_local_hold_until(l, g);
 	for (i = BI_DEMAND_INTERVALS - 1; i > 0; i--)
-		l->demand[i] = (u64)i >= k ? l->demand[i - k] : 0;
-	l->demand[0] = k == 1 ? l->cur_units : 0;
+		bi_local_set_demand(l, i, (u64)i >= k ? bi_local_demand(l, i - k) : 0);
+	bi_local_set_demand(l, 0, k == 1 ? cur : 0);
 	if (k > 1 && k <= BI_DEMAND_INTERVALS)
-		l->demand[k - 1] = l->cur_units;
-	l->cur_units = 0;
+		bi_local_set_demand(l, (int)k - 1, cur);
+	if (cur || l->used)
+		l->idle = bi_min_u64(k - 1, BI_LOCAL_IDLE_MAX);
+	else
+		l->idle = bi_min_u64(l->idle + k, BI_LOCAL_IDLE_MAX);
+	l->used = 0;
+	l->flow_base = (u32)l->tokens;
 	/* end + k x tick <= now + tick: no overflow in 584 years of uptime */
 	l->interval_end_ns += k * tick;
+	l->hold_rel = 0;
+	if (until > local_interval_start(l, g))
+		local_set_hold(l, g, until);
 }
 
 /*
@@ -282,9 +379,9 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	 * unless the key was retuned since (gen: read without the lock, a
 	 * stale value costs one early or one held retry)
 	 */
-	if (now_ns < l->hold_until_ns && l->hold_gen == g->gen) {
+	if (now_ns < bi_local_hold_until(l, g) && l->hold_gen == (u8)g->gen) {
 		bi_local_acct(l, nr_held, 1);
-		*retry_ns = l->hold_until_ns;
+		*retry_ns = bi_local_hold_until(l, g);
 		return false;
 	}
 	bi_local_acct(l, nr_slow, 1);
@@ -320,10 +417,10 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	need = bi_max_s64(least, bi_min_s64(need, half));
 	got = bi_global_dispense(g, want, least, need, now_ns, &retry, &left);
 	l->draining = got > 0 && left > 0;
-	l->tokens += got;
+	bi_local_move(l, got);
 	bi_local_acct(l, got, got);
 	if (got > 0)		/* gathering for a waiting bio is use */
-		l->last_use_ns = now_ns;
+		l->used = 1;
 	if (l->tokens >= cost)
 		goto admit;
 	/*
@@ -333,12 +430,12 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	 * would cut the rate (a 100 ms hold with a 50 ms burst halves it).
 	 */
 	hold = g->hold_ns > U64_MAX - now_ns ? U64_MAX : now_ns + g->hold_ns;
-	l->hold_until_ns = bi_min_u64(hold, retry);
-	l->hold_gen = g->gen;
-	*retry_ns = l->hold_until_ns;
+	hold = bi_min_u64(hold, retry);
+	local_set_hold(l, g, hold);
+	*retry_ns = hold;
 	return false;
 admit:
-	bi_local_take(l, cost, now_ns);
+	bi_local_take(l, cost);
 	return true;
 }
 
@@ -351,7 +448,7 @@ void bi_local_return_excess(struct bi_local *l, struct bi_global *g, u64 now_ns)
 {
 	s64 excess = l->tokens - g->local_max;
 
-	l->tokens = g->local_max;
+	bi_local_move(l, -excess);
 	bi_local_acct(l, returned, excess);
 	bi_global_put(g, excess, now_ns);
 }
@@ -367,10 +464,9 @@ bool bi_local_reclaim(struct bi_local *l, struct bi_global *g, u64 now_ns)
 	s64 n = l->tokens;
 
 	local_rotate(l, g, now_ns);
-	if (!n || now_ns < l->last_use_ns ||
-	    now_ns - l->last_use_ns <= BI_LOCAL_IDLE_TICKS * g->tick_ns)
+	if (!n || bi_local_cur_units(l) || l->used || l->idle < BI_LOCAL_IDLE_TICKS)
 		return false;
-	l->tokens = 0;
+	bi_local_move(l, -n);
 	if (n > 0)
 		bi_local_acct(l, returned, n);
 	else

@@ -77,15 +77,53 @@ struct bi_global {
 	struct bi_lease lease;		/* leased credit, after the bucket's own */
 };
 
+/*
+ * A local bucket's narrowed fields (issue 18: 32 bytes a key a CPU, 4 keys
+ * in a tenant's per-CPU area).  Demand is kept as 12-bit codes: an 8-bit
+ * mantissa shifted by a 4-bit exponent, exact below 256 units, else
+ * rounded to the nearest of 128-255 << e (within 1/256), saturating at
+ * BI_DEMAND_MAX.  Demand only sizes a batch request, which local_max caps
+ * too; a demand above BI_DEMAND_MAX units an interval (4 GB at the smallest
+ * 512-byte unit) asks for BI_DEMAND_MAX at least, still >= 32 bios' worth.
+ */
+#define BI_DEMAND_CODE_BITS	12
+#define BI_DEMAND_MANT_BITS	8
+#define BI_DEMAND_EXP_MAX	15
+#define BI_DEMAND_MAX		(255ULL << BI_DEMAND_EXP_MAX)
+/*
+ * The hold end is kept in units of 2^BI_HOLD_SHIFT ns (16 ns) after the
+ * start of the demand interval under way, in 32 bits: 68.7 s, more than
+ * the longest hold (dispense_hold_ms <= 60,000) plus one interval.
+ */
+#define BI_HOLD_SHIFT		4
+/* the idle count saturates here: above BI_LOCAL_IDLE_TICKS, in 4 bits */
+#define BI_LOCAL_IDLE_MAX	15
+
 struct bi_local {
 	s64 tokens;			/* may go negative by completion charges */
 	u64 interval_end_ns;		/* end of the current demand interval */
-	u64 hold_until_ns;		/* negative-cache entry (claims 2, 3) */
-	u32 hold_gen;			/* global gen the entry was computed under */
-	bool draining;			/* the global still held tokens after our last batch */
-	u64 last_use_ns;		/* last change of tokens: idle since */
-	u64 cur_units;			/* demand in the current interval */
-	u64 demand[BI_DEMAND_INTERVALS];	/* [0] = most recent */
+	/*
+	 * the balance plus the current interval's demand, modulo 2^32: the
+	 * slow paths move it with every change of the balance that is not a
+	 * charge, so the demand is flow_base - tokens (bi_local_cur_units())
+	 * and a charge writes the balance alone.  Exact while an interval's
+	 * demand on one CPU stays below 2^32 units (2 TB at 512-byte units
+	 * in 100 ms: no device moves that); beyond, it wraps, which only
+	 * sizes one interval's batches smaller.
+	 */
+	u32 flow_base;
+	/*
+	 * negative-cache entry (claims 2, 3): the hold ends hold_rel <<
+	 * BI_HOLD_SHIFT ns after the current interval's start; 0 = none
+	 */
+	u32 hold_rel;
+	/* [i] = interval i back, [0] = most recent: bi_local_demand() */
+	u64 demand_codes : 4 * BI_DEMAND_CODE_BITS;
+	u64 hold_gen : 8;		/* low bits of the gen the hold was computed under */
+	/* closed demand intervals since the last use, saturating */
+	u64 idle : 4;
+	u64 used : 1;			/* a use in the interval under way besides demand */
+	u64 draining : 1;		/* the global still held tokens after our last batch */
 #if BI_LOCAL_ACCT
 	/* accounting, owner CPU only: user-space builds (bi_shim.h) */
 	u64 got;			/* from the global bucket */
@@ -121,6 +159,10 @@ void bi_global_put(struct bi_global *g, s64 n, u64 now_ns);
 
 void bi_local_init(struct bi_local *l, u64 now_ns);
 u64 bi_demand_wavg(const u64 *demand, int x);
+u32 bi_demand_encode(u64 units);
+u64 bi_local_demand(const struct bi_local *l, int i);
+void bi_local_set_demand(struct bi_local *l, int i, u64 units);
+u64 bi_local_hold_until(const struct bi_local *l, const struct bi_global *g);
 s64 bi_local_request_size(struct bi_local *l, const struct bi_global *g,
 			  s64 cost);
 bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
@@ -138,13 +180,31 @@ static inline bool bi_local_hit(const struct bi_local *l, s64 cost, u64 now_ns)
 	return cost >= 0 && l->tokens >= cost && now_ns < l->interval_end_ns;
 }
 
-static inline void bi_local_take(struct bi_local *l, s64 cost, u64 now_ns)
+/*
+ * The current interval's demand: what was charged since it began (a
+ * charge is the use that keeps a balance from being reclaimed: != 0).
+ */
+static inline u32 bi_local_cur_units(const struct bi_local *l)
+{
+	return l->flow_base - (u32)l->tokens;
+}
+
+/*
+ * The balance changes by @n for another reason than a charge (a dispense,
+ * a refund, a hand-back): the demand stays.
+ */
+static inline void bi_local_move(struct bi_local *l, s64 n)
+{
+	l->tokens += n;
+	l->flow_base += (u32)n;
+}
+
+/* Writes the balance alone: its demand is the balance's flow, no time. */
+static inline void bi_local_take(struct bi_local *l, s64 cost)
 {
 	l->tokens -= cost;
-	l->cur_units += (u64)cost;
 	bi_local_acct(l, charged, cost);
 	bi_local_acct(l, nr_bios, 1);
-	l->last_use_ns = now_ns;
 }
 
 /*
@@ -161,7 +221,7 @@ static inline bool bi_local_charge(struct bi_local *l, struct bi_global *g,
 				   s64 cost, bool queue, u64 now_ns, u64 *retry_ns)
 {
 	if (bi_likely(bi_local_hit(l, cost, now_ns))) {
-		bi_local_take(l, cost, now_ns);
+		bi_local_take(l, cost);
 		return true;
 	}
 	return bi_local_charge_slow(l, g, cost, queue, now_ns, retry_ns);
@@ -191,15 +251,13 @@ static inline s64 bi_local_apply(struct bi_local *l, struct bi_global *g,
 	if (diff > 0) {
 		diff = bi_min_s64(diff, BI_TOKENS_LIMIT + l->tokens);
 		bi_local_acct(l, charged, diff);
-		l->cur_units += (u64)diff;
-		l->tokens -= diff;
-		l->last_use_ns = now_ns;
+		l->tokens -= diff;		/* demand, as a charge */
 		return diff;
 	}
 	diff = bi_max_s64(diff, -BI_TOKENS_LIMIT);
 	bi_local_acct(l, refunded, -diff);
-	l->tokens -= diff;
-	l->last_use_ns = now_ns;
+	bi_local_move(l, -diff);
+	l->used = 1;			/* a refund is use, with no demand */
 	if (bi_unlikely(l->tokens > g->local_max))
 		bi_local_return_excess(l, g, now_ns);
 	return diff;

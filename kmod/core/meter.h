@@ -300,9 +300,9 @@ bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
 	if ((keys & (1U << rkey)) && !bi_local_hit(&cpu->local[rkey], reqs, now_ns))
 		return false;
 	if (keys & (1U << wkey))
-		bi_local_take(&cpu->local[wkey], wcost, now_ns);
+		bi_local_take(&cpu->local[wkey], wcost);
 	if (keys & (1U << rkey))
-		bi_local_take(&cpu->local[rkey], reqs, now_ns);
+		bi_local_take(&cpu->local[rkey], reqs);
 	ch->ticket.nr = 0;
 	ch->units = units;
 	ch->reqs = reqs;

@@ -463,9 +463,10 @@ static int read_from_each(const char *dev, int n)
  * A configured tenant's per-CPU area on each CPU, at most
  * (BLKISO_TENANT_PCPU_MAX_BYTES; /sys/kernel/blkiso/objects' pcpu_bytes):
  * 1,000 bytes before issue 18 kept only the fast path's counters there and
- * the local buckets' accounting out of the kernel.
+ * the local buckets' accounting out of the kernel, 440 before the local
+ * buckets' fields were narrowed (struct bi_local, 80 -> 32 bytes a key).
  */
-#define MEM_PCPU_CONF_MAX	440
+#define MEM_PCPU_CONF_MAX	256
 /*
  * A counted-only tenant's slab object (kmem_cache_size() of the tenant
  * cache, /sys/kernel/blkiso/objects), at most: 5,632 bytes before its
