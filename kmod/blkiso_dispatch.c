@@ -406,7 +406,11 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 	lockdep_assert_held(&dev->lock);
 	list_for_each_entry_safe(t, tmp, &dev->parked, park) {
 		struct blkiso_fb *fb = t->fb;	/* NULL: nothing held but parked */
-		/* NULL: nothing parked (it has them once it parked or held) */
+		/*
+		 * Never NULL here: a bio is parked only once its tenant has
+		 * class queues, and a feedback state (timed or slot-waiting
+		 * bios) is published only after them (blkiso_fb_get()).
+		 */
 		struct blkiso_parkq *q = t->parkq;
 		bool gate = blkiso_fb_gate(t) && !dev->draining;
 
@@ -422,7 +426,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 			q->deficit = min_t(s64, q->deficit + BLKISO_QUANTUM_UNITS,
 					   BLKISO_DEFICIT_MAX_UNITS);
 		/* classes in priority order; a refused class lets the next try */
-		for (cls = 0; q && cls < BI_NR_CLASSES; cls++) {
+		for (cls = 0; cls < BI_NR_CLASSES; cls++) {
 			while (q->nr[cls]) {
 				if (n >= budget) {
 					*starved = true;

@@ -132,6 +132,18 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	return t;
 }
 
+/* Publish @q as @t's class queues unless it has some; false: @q unused. */
+static bool blkiso_parkq_publish_locked(struct blkiso_tenant *t,
+					struct blkiso_parkq *q)
+{
+	lockdep_assert_held(&t->dev->lock);
+	if (t->parkq)
+		return false;
+	/* whole before .map's lockless reads of its counts */
+	smp_store_release(&t->parkq, q);
+	return true;
+}
+
 /*
  * Give @t its class queues (struct blkiso_parkq, zeroed: empty) unless it
  * has them; device lock held, so IRQs are off: GFP_NOWAIT.  Kept until @t
@@ -147,8 +159,7 @@ int blkiso_parkq_get_locked(struct blkiso_tenant *t)
 	q = kzalloc(sizeof(*q), GFP_NOWAIT | __GFP_NOWARN);
 	if (!q)
 		return -ENOMEM;
-	/* whole before .map's lockless reads of its counts */
-	smp_store_release(&t->parkq, q);
+	blkiso_parkq_publish_locked(t, q);
 	return 0;
 }
 
@@ -157,6 +168,7 @@ int blkiso_parkq_get(struct blkiso_tenant *t, gfp_t gfp)
 {
 	struct blkiso_parkq *q;
 	unsigned long flags;
+	bool used;
 
 	if (READ_ONCE(t->parkq))
 		return 0;
@@ -164,13 +176,10 @@ int blkiso_parkq_get(struct blkiso_tenant *t, gfp_t gfp)
 	if (!q)
 		return -ENOMEM;
 	spin_lock_irqsave(&t->dev->lock, flags);
-	if (!t->parkq) {
-		/* whole before .map's lockless reads of its counts */
-		smp_store_release(&t->parkq, q);
-		q = NULL;
-	}
+	used = blkiso_parkq_publish_locked(t, q);
 	spin_unlock_irqrestore(&t->dev->lock, flags);
-	kfree(q);
+	if (!used)
+		kfree(q);	/* another CPU gave it its queues first */
 	return 0;
 }
 
