@@ -230,9 +230,34 @@ struct blkiso_tenant_pcpu {
  */
 struct blkiso_tenant_ctr {
 	atomic64_t stat[BLKISO_NR_STATS];
-	atomic64_t lat[BLKISO_LAT_BUCKETS];
 	atomic64_t lat_sum_ns;
+	/* NULL until a bucket first carries (blkiso_lat_carry()), then kept */
+	struct blkiso_lat_hi *lat_hi;
+	/* a bucket's count is lat[i] plus lat_hi->lat[i] */
+	atomic_t lat[BLKISO_LAT_BUCKETS];
 };
+
+/*
+ * Issue 18: the latency histogram's buckets are 32-bit in the tenant (128
+ * bytes, not 256); a bucket that reaches BLKISO_LAT_CARRY_AT moves its count
+ * into this 64-bit set, allocated at the first such carry (GFP_ATOMIC: if
+ * that fails the bucket keeps counting, 2^31 below its wrap, and the next
+ * add retries), so each exported bucket stays exact and monotone.  The
+ * carry (reset of the 32-bit bucket, add to the 64-bit one) is a write
+ * section of @seq under blkiso_lat_carry_lock, so a reader (with @seq)
+ * never sees a count in neither half nor in both.  Settable at build time
+ * only so that a test build can carry at every few bios.
+ */
+#ifndef BLKISO_LAT_CARRY_AT
+#define BLKISO_LAT_CARRY_AT	(1U << 31)
+#endif
+
+struct blkiso_lat_hi {
+	seqcount_spinlock_t seq;
+	u64 lat[BLKISO_LAT_BUCKETS];	/* under blkiso_lat_carry_lock */
+};
+
+void blkiso_lat_carry(struct blkiso_tenant_ctr *c, u32 b);
 
 /*
  * The feedback tick's inputs that a tenant without a per-CPU area adds to
@@ -396,10 +421,11 @@ struct blkiso_parkq {
  * blkiso_quota moved out, 3,200 before struct blkiso_fb did, 832 before
  * the cold fields filled the room the parking line's alignment left, 768
  * before the feedback tick's inputs went to struct blkiso_fb and the class
- * queues to struct blkiso_parkq; lifetime_test checks the slab object), on
+ * queues to struct blkiso_parkq, 584 before its latency buckets went to
+ * 32 bits; lifetime_test checks the slab object), on
  * a kernel without lock debugging (the debug kernel's locks are larger).
  */
-#define BLKISO_TENANT_MAX_BYTES	584
+#define BLKISO_TENANT_MAX_BYTES	464
 
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */

@@ -770,7 +770,11 @@ static __always_inline unsigned int blkiso_lat_shift(const struct blkiso_tenant 
 static __always_inline void blkiso_lat_add(struct blkiso_tenant *t, unsigned int shift,
 					   u64 lat_ns)
 {
-	atomic64_add(1U << shift, &t->ctr.lat[blkiso_lat_bucket(lat_ns)]);
+	u32 b = blkiso_lat_bucket(lat_ns);
+
+	if (unlikely((u32)atomic_add_return(1U << shift, &t->ctr.lat[b]) >=
+		     BLKISO_LAT_CARRY_AT))
+		blkiso_lat_carry(&t->ctr, b);
 	atomic64_add(lat_ns << shift, &t->ctr.lat_sum_ns);
 }
 

@@ -99,6 +99,7 @@ static void blkiso_tenant_release(struct kobject *kobj)
 		kmem_cache_free(blkiso_quota_cache, t->quota);
 	blkiso_fb_free(t);
 	kfree(t->parkq);
+	kfree(t->ctr.lat_hi);
 	kmem_cache_free(blkiso_tenant_cache, t);
 	atomic_long_dec(&blkiso_live_tenants);
 }
@@ -412,6 +413,68 @@ struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cg
 	return t;
 }
 
+/* Serialises the histograms' carries (rare: once per 2^31 counts of a bucket). */
+static DEFINE_SPINLOCK(blkiso_lat_carry_lock);
+
+/*
+ * Move @c's latency bucket @b into its 64-bit set (struct blkiso_lat_hi),
+ * allocating that set first if need be.  Any context (a completion).
+ */
+noinline void blkiso_lat_carry(struct blkiso_tenant_ctr *c, u32 b)
+{
+	struct blkiso_lat_hi *hi;
+	unsigned long flags;
+
+	spin_lock_irqsave(&blkiso_lat_carry_lock, flags);
+	hi = c->lat_hi;
+	if (!hi) {
+		hi = kzalloc(sizeof(*hi), GFP_ATOMIC | __GFP_NOWARN);
+		if (!hi)
+			goto out;
+		seqcount_spinlock_init(&hi->seq, &blkiso_lat_carry_lock);
+		/* a reader that sees the reset below sees the set (full barrier) */
+		smp_store_release(&c->lat_hi, hi);
+	}
+	/* another CPU may have carried this bucket since its add */
+	if ((u32)atomic_read(&c->lat[b]) >= BLKISO_LAT_CARRY_AT) {
+		write_seqcount_begin(&hi->seq);
+		WRITE_ONCE(hi->lat[b], hi->lat[b] + (u32)atomic_xchg(&c->lat[b], 0));
+		write_seqcount_end(&hi->seq);
+	}
+out:
+	spin_unlock_irqrestore(&blkiso_lat_carry_lock, flags);
+}
+
+/*
+ * @c's latency histogram into @lat, each bucket whole: the 32-bit half and
+ * the 64-bit one read in one @seq read section, so a carry between them is
+ * retried, never seen as a fall.  Without the 64-bit set, a carry that
+ * allocated it meanwhile (its reset seen) is seen by the re-check.
+ */
+static void blkiso_lat_read(const struct blkiso_tenant_ctr *c, u64 *lat)
+{
+	const struct blkiso_lat_hi *hi;
+	unsigned int seq, i;
+
+	/* pairs with the carry's release: the set is seen initialised */
+	hi = smp_load_acquire(&c->lat_hi);
+	if (!hi) {
+		for (i = 0; i < BLKISO_LAT_BUCKETS; i++)
+			lat[i] = (u32)atomic_read(&c->lat[i]);
+		/* a bucket read after its first reset: the set is seen below */
+		smp_rmb();
+		/* pairs with the carry's release, as above */
+		hi = smp_load_acquire(&c->lat_hi);
+		if (!hi)
+			return;
+	}
+	do {
+		seq = read_seqcount_begin(&hi->seq);
+		for (i = 0; i < BLKISO_LAT_BUCKETS; i++)
+			lat[i] = (u32)atomic_read(&c->lat[i]) + READ_ONCE(hi->lat[i]);
+	} while (read_seqcount_retry(&hi->seq, seq));
+}
+
 /*
  * @t's counters: its shared set plus, if it has one, every CPU's.  Each
  * count is in one of them; one that moves from 0 to 1 between the two
@@ -425,8 +488,8 @@ void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_
 
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		stat[i] = atomic64_read(&t->ctr.stat[i]);
-	for (i = 0; lat && i < BLKISO_LAT_BUCKETS; i++)
-		lat[i] = atomic64_read(&t->ctr.lat[i]);
+	if (lat)
+		blkiso_lat_read(&t->ctr, lat);
 	sum_ns = atomic64_read(&t->ctr.lat_sum_ns);
 	for_each_possible_cpu(cpu) {
 		struct blkiso_tenant_pcpu *p;

@@ -474,14 +474,16 @@ static int read_from_each(const char *dev, int n)
  * 3,200 after, 768 once its feedback state moved out too (allocated when
  * a line configures it, or its device's feedback counts every tenant), 584
  * once the tick's inputs went to that state and the class queues to their
- * own allocation (with it, or at the first parked bio), as
+ * own allocation (with it, or at the first parked bio), 464 with 32-bit
+ * latency buckets (carried into a 64-bit set allocated at the first
+ * overflow), as
  * BLKISO_TENANT_MAX_BYTES holds at build time (not on the debug kernel,
  * whose locks are larger).  The slab
  * growth a counted-only tenant adds over what a dm-linear device costs a
  * cgroup is logged, not asserted: it holds its sysfs directory too, and
  * the guest's other slab activity meanwhile.
  */
-#define MEM_TENANT_BYTES_MAX	584
+#define MEM_TENANT_BYTES_MAX	464
 /*
  * On the debug kernel a cgroup's creation, each task move and each removal
  * cost far more (lockdep, KASAN; measured when its guest had one CPU): a
