@@ -125,6 +125,26 @@
  */
 #define BLKISO_SLOT_DEPTH	BI_ISO_MAX_SLOTS
 
+/*
+ * Issue 20: the rests of REQ_NOWAIT bios the depth limit cut
+ * (blkiso_depth_cut()).  dm core sends the rest of a bio cut by
+ * dm_accept_partial_bio() through .map again from the submitting task's
+ * own bio list (the original bio, trimmed, still REQ_NOWAIT), so a rest
+ * is known by its task and its first sector, whenever it comes.  An
+ * entry is claimed with cmpxchg on @task and then read and freed only by
+ * that task: no lock.  BLKISO_NW_RESTS bounds the tasks cutting such a
+ * bio at once; with none free the bio is refused whole as before.
+ */
+#define BLKISO_NW_RESTS		32
+/* a task's own entry this old was never consumed (its rest never came) */
+#define BLKISO_NW_REST_STALE	(60 * HZ)
+
+struct blkiso_nw_rest {
+	struct task_struct *task;	/* the submitter; NULL: free */
+	sector_t sector;		/* where the rest begins, lower device */
+	unsigned long stamp;		/* jiffies at the cut */
+};
+
 /* The kernel tenant's id: cgroup ids start at 1 (the root). */
 #define BLKISO_KERNEL_CGID	0ULL
 
@@ -589,6 +609,9 @@ struct blkiso_dev {
 	/* counted-only tenants' line and meter (struct blkiso_quota), conf_mutex */
 	struct blkiso_quota quota_none;
 	struct blkiso_rules __rcu *rules;	/* blkiso_rules.c; conf_mutex */
+	/* entries in use in nw_rests: .map looks only while some are */
+	atomic_t nw_rests_used;
+	struct blkiso_nw_rest nw_rests[BLKISO_NW_RESTS];
 };
 
 /*

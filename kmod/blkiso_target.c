@@ -26,7 +26,11 @@
  *                    a tenant the depth limit binds (issue 20) has a larger
  *                    read or write cut to one lower request
  *                    (blkiso_depth_cut(), the same way), a REQ_NOWAIT one
- *                    refused whole with BLK_STS_AGAIN.  The tenant:
+ *                    too, its pieces without the flag, and where its rest
+ *                    begins noted for the submitting task, so that the
+ *                    rest, known by task and sector whenever it comes
+ *                    back, loses the flag as well and is never refused
+ *                    (refused whole only if no note is free).  The tenant:
  *                    a write of page-cache pages is its owner's (cgroup
  *                    writeback's), other bios the submitter's, those of
  *                    kernel threads the "kernel" tenant's; and
@@ -618,14 +622,79 @@ static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
 }
 
 /*
+ * Note that the rest of a REQ_NOWAIT bio of the current task begins at
+ * @sector (struct blkiso_nw_rest).  False when every entry is taken by
+ * another task.  The task's own entries older than BLKISO_NW_REST_STALE
+ * are reused: its rests come back on its own bio list before it submits
+ * anything else, so such an entry's rest is not coming (its bio ended
+ * another way).
+ */
+static bool blkiso_nw_rest_note(struct blkiso_dev *dev, sector_t sector)
+{
+	struct blkiso_nw_rest *e = dev->nw_rests;
+	unsigned long now = jiffies;
+	int i;
+
+	for (i = 0; i < BLKISO_NW_RESTS; i++, e++) {
+		struct task_struct *owner = READ_ONCE(e->task);
+
+		if (owner == current &&
+		    time_after(now, e->stamp + BLKISO_NW_REST_STALE))
+			break;
+		if (!owner && !cmpxchg(&e->task, NULL, current)) {
+			atomic_inc(&dev->nw_rests_used);
+			break;
+		}
+	}
+	if (i == BLKISO_NW_RESTS)
+		return false;
+	e->sector = sector;
+	e->stamp = now;
+	return true;
+}
+
+/*
+ * Is @bio (REQ_NOWAIT, remapped) the rest of one whose cut was noted by
+ * the current task?  Consumes the note.  A foreign bio of the same task
+ * at the same sector matched by mistake only loses REQ_NOWAIT.
+ */
+static noinline bool blkiso_nw_rest_take(struct blkiso_dev *dev, sector_t sector)
+{
+	struct blkiso_nw_rest *e = dev->nw_rests;
+	int i;
+
+	for (i = 0; i < BLKISO_NW_RESTS; i++, e++) {
+		if (READ_ONCE(e->task) == current && e->sector == sector) {
+			/* free only after this task's last read of the entry */
+			smp_store_release(&e->task, NULL);
+			atomic_dec(&dev->nw_rests_used);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Issue 20: a read or write of a tenant the depth limit binds keeps only
  * its first request of the lower queue (bi_depth_piece(); dm core sends
  * the rest through .map again), so that the limit, which counts bios,
  * counts the device's requests.  After the remap: the limits and sectors
- * are the lower device's.  Returns false for a REQ_NOWAIT bio that would
- * have to be cut: the caller refuses it whole.
+ * are the lower device's.  A REQ_NOWAIT bio, or the rest of one (@rest:
+ * the flag already dropped), is cut as well: the piece loses the flag,
+ * since a piece refused a lower tag after an earlier one went down would
+ * end the whole bio with BLK_STS_AGAIN in the completion's context, where
+ * io_uring cannot send it again (its read fails with EAGAIN); so a piece
+ * may wait for a lower tag in the submitter's context.  And where the rest
+ * begins is noted (blkiso_nw_rest_note()): the rest comes back through
+ * .map with REQ_NOWAIT, maybe after the limit let go, and must not go down
+ * whole to be refused by the lower queue's split.  Refused whole instead,
+ * io_uring would send every such bio again from a worker thread, whose
+ * wake-ups take the CPU the protected tenant's completions wait for.
+ * Returns false for a REQ_NOWAIT bio that must be cut but finds no free
+ * note: the caller refuses it whole, before any part went down.  A rest
+ * with no free note goes whole, without the flag.
  */
-static noinline bool blkiso_depth_cut(struct bio *bio)
+static noinline bool blkiso_depth_cut(struct blkiso_dev *dev, struct bio *bio, bool rest)
 {
 	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
 	struct bi_depth_lower q = {
@@ -635,18 +704,17 @@ static noinline bool blkiso_depth_cut(struct bio *bio)
 	};
 	u32 piece;
 
-	if (!blkiso_may_cut(bio))
+	if (!blkiso_may_cut(bio) ||
+	    bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
+			   &piece) != BI_DEPTH_CUT)
 		return true;
-	switch (bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
-			       bio->bi_opf & REQ_NOWAIT, &piece)) {
-	case BI_DEPTH_CUT:
-		dm_accept_partial_bio(bio, piece);
-		return true;
-	case BI_DEPTH_AGAIN:
-		return false;
-	default:
-		return true;
+	if (rest || (bio->bi_opf & REQ_NOWAIT)) {
+		if (!blkiso_nw_rest_note(dev, bio->bi_iter.bi_sector + piece))
+			return rest;
+		bio->bi_opf &= ~REQ_NOWAIT;
 	}
+	dm_accept_partial_bio(bio, piece);
+	return true;
 }
 
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
@@ -660,7 +728,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	unsigned long flags;
 	u64 cgid, now;
 	u32 chunk = READ_ONCE(dev->chunk_over);
-	bool sampled;
+	bool sampled, rest;
 
 	if (unlikely(bio->bi_iter.bi_size > chunk))
 		blkiso_chunk(bio, chunk);
@@ -668,6 +736,11 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = bt->start +
 			dm_target_offset(ti, bio->bi_iter.bi_sector);
+	/* the rest of a cut REQ_NOWAIT bio: never refused, never sent whole with the flag */
+	rest = unlikely(bio->bi_opf & REQ_NOWAIT) && atomic_read(&dev->nw_rests_used) &&
+		blkiso_nw_rest_take(dev, bio->bi_iter.bi_sector);
+	if (rest)
+		bio->bi_opf &= ~REQ_NOWAIT;
 	pb->ext = NULL;
 	pb->charged = 0;	/* pb->depth: blkiso_prepare() */
 	pb->ch_ext = false;
@@ -696,7 +769,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	fb = blkiso_fb(t);
 	/* timed, or 0: read later only if its buckets or gates need it */
 	now = sampled || blkiso_fb_times_all(dev, fb) ? ktime_get_ns() : 0;
-	if (unlikely(fb && READ_ONCE(fb->depth_on)) && !blkiso_depth_cut(bio)) {
+	if (unlikely(fb && READ_ONCE(fb->depth_on)) && !blkiso_depth_cut(dev, bio, rest)) {
 		/* whole, before any part went down: the caller retries it */
 		blkiso_prepare(pb, bio, t, now);
 		local_irq_restore(flags);

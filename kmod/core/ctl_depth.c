@@ -155,14 +155,12 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
  * How a read or write of @sectors at @sector of a tenant the limit binds
  * enters: whole when the lower queue takes it as one request, else cut to
  * its first request (*@piece sectors: at most max_sectors, ending at the
- * next chunk boundary, whole logical blocks), or refused for the caller to
- * retry when it may not wait (@nowait): a piece refused after an earlier
- * one went down would end the whole bio, and its retry pay the sent part
- * again; the block layer refuses a REQ_NOWAIT bio it would split too.
+ * next chunk boundary, whole logical blocks).  A REQ_NOWAIT bio's piece
+ * loses the flag and its rest is known by the caller (blkiso_target.c).
  * Concurrency: any context.
  */
 enum bi_depth_cut bi_depth_piece(u64 sector, u32 sectors, const struct bi_depth_lower *q,
-				 bool nowait, u32 *piece)
+				 u32 *piece)
 {
 	u64 first = q->max_sectors;
 
@@ -172,8 +170,6 @@ enum bi_depth_cut bi_depth_piece(u64 sector, u32 sectors, const struct bi_depth_
 		first -= first % q->block_sectors;
 	if (!first || sectors <= first)
 		return BI_DEPTH_WHOLE;
-	if (nowait)
-		return BI_DEPTH_AGAIN;
 	*piece = (u32)first;
 	return BI_DEPTH_CUT;
 }

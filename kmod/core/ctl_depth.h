@@ -106,11 +106,10 @@ struct bi_depth_lower {
 enum bi_depth_cut {
 	BI_DEPTH_WHOLE,		/* one request already (or it cannot be cut) */
 	BI_DEPTH_CUT,		/* send its first *piece sectors, the rest again */
-	BI_DEPTH_AGAIN,		/* must be cut but may not wait: BLK_STS_AGAIN */
 };
 
 enum bi_depth_cut bi_depth_piece(u64 sector, u32 sectors, const struct bi_depth_lower *q,
-				 bool nowait, u32 *piece);
+				 u32 *piece);
 
 /*
  * May a tenant above its commitment with @inflight bios in flight send one

@@ -1255,7 +1255,9 @@ TEST_F_TIMEOUT(fb, depth_limit_bounds_an_unconfigured_flood, GUEST_TIMEOUT)
  * A flood of 1 MiB io_uring reads at QD32 (REQ_NOWAIT; each eight of the
  * lower queue's 128 KiB requests, the whole device): while the limit binds
  * B, its reads reach the device cut to one request each (a NOWAIT one is
- * refused whole and comes back from io_uring's worker, then cut), so its
+ * cut too, its pieces and its rest without the flag: fio, which stops at
+ * an error, fails if a rest is refused or goes down whole with the flag
+ * after its first pieces did, e.g. after the limit let go), so its
  * reads completed from 2 s on average at most 192 KiB (128 KiB, and a
  * margin for a whole read sent before a tick that let go: 1 MiB uncut),
  * and A's bounds hold as with the 128k flood.

@@ -454,39 +454,35 @@ TEST(a_bound_bio_is_cut_to_one_lower_request)
 	u32 piece = 7;
 
 	/* one request already: whole, *piece untouched */
-	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 8, &q, false, &piece));
-	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 256, &q, true, &piece));
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 8, &q, &piece));
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 256, &q, &piece));
 	ASSERT_EQ(7U, piece);
 	/* 1 MiB: its first 128 KiB */
-	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(0, 2048, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(0, 2048, &q, &piece));
 	ASSERT_EQ(256U, piece);
-	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(1000, 257, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(1000, 257, &q, &piece));
 	ASSERT_EQ(256U, piece);
-	/* may not wait: refused whole, nothing cut */
-	piece = 7;
-	ASSERT_EQ(BI_DEPTH_AGAIN, bi_depth_piece(0, 2048, &q, true, &piece));
-	ASSERT_EQ(7U, piece);
 	/* the request ends at the next chunk boundary (chunks of 64 KiB) */
 	q.chunk_sectors = 128;
-	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(120, 2048, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(120, 2048, &q, &piece));
 	ASSERT_EQ(8U, piece);
-	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(128, 2048, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(128, 2048, &q, &piece));
 	ASSERT_EQ(128U, piece);
-	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(120, 8, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(120, 8, &q, &piece));
 	/* whole logical blocks: 252 of a 255-sector limit */
 	q.chunk_sectors = 0;
 	q.max_sectors = 255;
-	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(0, 2048, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(0, 2048, &q, &piece));
 	ASSERT_EQ(248U, piece);
 	q.block_sectors = 1;
-	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(0, 2048, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_CUT, bi_depth_piece(0, 2048, &q, &piece));
 	ASSERT_EQ(255U, piece);
 	/* less than a block left before the boundary, or no limit: whole */
 	q.block_sectors = 8;
 	q.max_sectors = 4;
-	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 2048, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 2048, &q, &piece));
 	q.max_sectors = 0;
-	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 2048, &q, false, &piece));
+	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 2048, &q, &piece));
 }
 
 TEST_HARNESS_MAIN
