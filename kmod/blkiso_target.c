@@ -654,6 +654,24 @@ static bool blkiso_nw_rest_note(struct blkiso_dev *dev, sector_t sector)
 }
 
 /*
+ * Forget every noted rest.  Called at resume, with the device suspended: no
+ * .map runs, and a rest that reached dm while it was suspended was failed
+ * by dm core (dm_submit_bio(): BLK_STS_AGAIN for REQ_NOWAIT), so its note
+ * would otherwise stay taken for good (or until its task cut again 60 s
+ * later) and a table filled by such notes would refuse REQ_NOWAIT bios
+ * whole.  The device (struct blkiso_dev) is one dm device's, so every
+ * table of it is suspended here.
+ */
+static void blkiso_nw_rests_clear(struct blkiso_dev *dev)
+{
+	int i;
+
+	for (i = 0; i < BLKISO_NW_RESTS; i++)
+		WRITE_ONCE(dev->nw_rests[i].task, NULL);
+	atomic_set(&dev->nw_rests_used, 0);
+}
+
+/*
  * Is @bio (REQ_NOWAIT, remapped) the rest of one whose cut was noted by
  * the current task?  Consumes the note.  A foreign bio of the same task
  * at the same sector matched by mistake only loses REQ_NOWAIT.
@@ -1057,6 +1075,7 @@ static void blkiso_resume(struct dm_target *ti)
 		bt->params_applied = true;
 	}
 	WRITE_ONCE(bt->bdev->draining, false);
+	blkiso_nw_rests_clear(bt->bdev);
 }
 
 /*
