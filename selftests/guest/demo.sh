@@ -13,9 +13,11 @@
 #      victim:    4k randread, psync QD1, fio rate_iops = 60% of its idle rate
 #      neighbour: 1 MiB randread, io_uring QD32 (where io.max and iocost failed)
 #
-# Phase 3's policy is the one `make bench`'s noisy-neighbour scenario found
-# to meet every goal there (selftests/bench/scen-noisy.sh explains each key;
-# doc/controllers.md "In the kernel"), three lines an operator would write:
+# Phase 3's policy is the one `make bench`'s noisy-neighbour scenario used
+# until the fourteenth session (it holds the victim but leaves the
+# neighbour little: the bench's default is now the depth limit, issue 20;
+# doc/controllers.md "In the kernel" explains each key), three lines an
+# operator would write:
 #   device     overload=shed tick_ms=10 window_ticks=5 holdoff_ticks=50
 #              mult_down=1 (dm-N/conf): while some tenant misses its latency
 #              target more often than it allows, reads of 256 KiB or more are
