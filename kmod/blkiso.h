@@ -145,6 +145,11 @@ struct blkiso_nw_rest {
 	unsigned long stamp;		/* jiffies at the cut */
 };
 
+struct blkiso_dev;
+bool blkiso_nw_rest_note(struct blkiso_dev *dev, sector_t sector);
+bool blkiso_nw_rest_take(struct blkiso_dev *dev, sector_t sector);
+void blkiso_nw_rests_clear(struct blkiso_dev *dev);
+
 /* The kernel tenant's id: cgroup ids start at 1 (the root). */
 #define BLKISO_KERNEL_CGID	0ULL
 
