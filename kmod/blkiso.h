@@ -75,7 +75,8 @@
  * own quota (struct blkiso_quota: its line and the meter that line makes,
  * caps, classes, the two published configurations) only when a line
  * first configures it; until then it is counted in its shared atomic set
- * (struct blkiso_tenant_ctr, its own cache line at the tenant's end) and
+ * (struct blkiso_tenant_ctr, at the tenant's end, 32-bit halves carried into
+ * a 64-bit set allocated at the first carry) and
  * reads the device's quota_none, which caps nothing.  Every count goes to
  * one of the two and every reader adds both, so the change, with bios in
  * flight or parked, loses or doubles no count; both are published (release
@@ -243,46 +244,109 @@ struct blkiso_tenant_pcpu {
 };
 
 /*
+ * The shared set keeps its counters in 32 bits (issue 18: a counted-only
+ * tenant's bytes), all but rios and wios: .end_io's count of one of those
+ * is a bio's last access to its tenant (the lifetime rule at the top),
+ * after which nothing may touch it, a carry included; they stay 64-bit.
+ * "completed" is never stored.  The index of @s among the 32-bit ones, or -1; a
+ * constant where @s is.  rbytes and wbytes are kept there in 512-byte
+ * sectors: every bio that reaches .map has a size in whole sectors (dm core
+ * gives each clone to_bytes() of a sector count; an empty flush has none).
+ */
+#define BLKISO_NR_LO_STATS	12
+
+static __always_inline int blkiso_lo_stat(enum blkiso_stat s)
+{
+	switch (s) {
+	case BLKISO_ARRIVED ... BLKISO_REJECTED:
+		return s;
+	case BLKISO_ERRORS:
+		return BLKISO_REJECTED + 1;
+	case BLKISO_RBYTES ... BLKISO_WUNITS:
+		return BLKISO_REJECTED + 2 + s - BLKISO_RBYTES;
+	default:
+		return -1;
+	}
+}
+
+/* The shared set's 32-bit halves: those counters, then the histogram's buckets. */
+#define BLKISO_LO_LAT(b)	(BLKISO_NR_LO_STATS + (b))
+#define BLKISO_NR_LO		BLKISO_LO_LAT(BLKISO_LAT_BUCKETS)
+
+/*
  * A tenant's counters while it has no per-CPU area (counted only: no line
  * configures it, so no local buckets and no ancestor holds): the same
  * counters as struct blkiso_tenant_pcpu's, shared by the CPUs, added to
  * with atomics.  They stay when the area comes (a bio counted here at
  * arrival may complete on the area): readers add both.  The latency
  * histogram and its sum are only here, for every tenant (not per CPU:
- * issue 18's per-CPU bytes).  What only the feedback tick reads is in the
- * feedback state (struct blkiso_fb_shared), which most counted-only tenants
- * do not have.
+ * issue 18's per-CPU bytes), and so are the slow paths' counters.  What
+ * only the feedback tick reads is in the feedback state (struct
+ * blkiso_fb_shared), which most counted-only tenants do not have.
+ *
+ * Issue 18: the counters and the histogram's buckets are 32-bit here (@lo);
+ * one that reaches BLKISO_CARRY_AT moves that much into the tenant's 64-bit
+ * set (struct blkiso_ctr_hi), allocated at the first such carry of any of
+ * them, so every exported counter stays exact and monotone.
  */
 struct blkiso_tenant_ctr {
-	atomic64_t stat[BLKISO_NR_STATS];
+	atomic64_t ios[2];		/* rios, wios (blkiso_lo_stat()) */
 	atomic64_t lat_sum_ns;
-	/* NULL until a bucket first carries (blkiso_lat_carry()), then kept */
-	struct blkiso_lat_hi *lat_hi;
-	/* a bucket's count is lat[i] plus lat_hi->lat[i] */
-	atomic_t lat[BLKISO_LAT_BUCKETS];
+	/* NULL until one of @lo first carries (blkiso_ctr_carry()), then kept */
+	struct blkiso_ctr_hi *hi;
+	/* a count is lo[i] plus hi->n[i]; index: blkiso_lo_stat(), BLKISO_LO_LAT() */
+	atomic_t lo[BLKISO_NR_LO];
 };
 
 /*
- * Issue 18: the latency histogram's buckets are 32-bit in the tenant (128
- * bytes, not 256); a bucket that reaches BLKISO_LAT_CARRY_AT moves its count
- * into this 64-bit set, allocated at the first such carry (GFP_ATOMIC: if
- * that fails the bucket keeps counting, 2^31 below its wrap, and the next
- * add retries), so each exported bucket stays exact and monotone.  The
- * carry (reset of the 32-bit bucket, add to the 64-bit one) is a write
- * section of @seq under blkiso_lat_carry_lock, so a reader (with @seq)
- * never sees a count in neither half nor in both.  Settable at build time
- * only so that a test build can carry at every few bios.
+ * A 32-bit half carries at this count: its top bit, which the add's own
+ * flags give (atomic_add_negative(): one branch more per add).  A carry
+ * moves the half's multiples of it and keeps the rest, so the arrivals'
+ * sampling (their low bits) does not move.  A half that reaches it is
+ * still 2^31 below its wrap: if the set's GFP_ATOMIC allocation fails, the
+ * half goes on counting and the next add retries.  Settable at build time
+ * only, to a power of two of at least BLKISO_LAT_SAMPLE, so that a test
+ * build carries every few bios.
  */
-#ifndef BLKISO_LAT_CARRY_AT
-#define BLKISO_LAT_CARRY_AT	(1U << 31)
+#ifndef BLKISO_CARRY_AT
+#define BLKISO_CARRY_AT		(1U << 31)
 #endif
 
-struct blkiso_lat_hi {
+/*
+ * The 64-bit halves.  A carry (the 32-bit half lowered, the 64-bit one
+ * raised) is a write section of @seq under blkiso_ctr_carry_lock, so a
+ * reader (with @seq) never sees a count in neither half nor in both.
+ */
+struct blkiso_ctr_hi {
 	seqcount_spinlock_t seq;
-	u64 lat[BLKISO_LAT_BUCKETS];	/* under blkiso_lat_carry_lock */
+	u64 n[BLKISO_NR_LO];		/* under blkiso_ctr_carry_lock */
 };
 
-void blkiso_lat_carry(struct blkiso_tenant_ctr *c, u32 b);
+void blkiso_ctr_carry(struct blkiso_tenant_ctr *c, atomic_t *lo);
+
+/* Add 1 to @c's 32-bit half @i, carrying it as blkiso_ctr_add(): its new 32 bits. */
+static __always_inline u32 blkiso_ctr_inc_return(struct blkiso_tenant_ctr *c,
+						 unsigned int i)
+{
+	u32 n = atomic_inc_return(&c->lo[i]);
+
+	/* at the default, a test of the top bit */
+	if (unlikely(n >= BLKISO_CARRY_AT))
+		blkiso_ctr_carry(c, &c->lo[i]);
+	return n;
+}
+
+/* Add @n to @c's 32-bit half @i, carrying it at BLKISO_CARRY_AT. Any context. */
+static __always_inline void blkiso_ctr_add(struct blkiso_tenant_ctr *c, unsigned int i,
+					   u32 n)
+{
+#if BLKISO_CARRY_AT == (1U << 31)
+	if (unlikely(atomic_add_negative(n, &c->lo[i])))
+#else
+	if (unlikely((u32)atomic_add_return(n, &c->lo[i]) >= BLKISO_CARRY_AT))
+#endif
+		blkiso_ctr_carry(c, &c->lo[i]);
+}
 
 /*
  * The feedback tick's inputs that a tenant without a per-CPU area adds to
@@ -447,10 +511,11 @@ struct blkiso_parkq {
  * the cold fields filled the room the parking line's alignment left, 768
  * before the feedback tick's inputs went to struct blkiso_fb and the class
  * queues to struct blkiso_parkq, 584 before its latency buckets went to
- * 32 bits; lifetime_test checks the slab object), on
+ * 32 bits, 464 before its other shared counters but rios and wios did;
+ * lifetime_test checks the slab object), on
  * a kernel without lock debugging (the debug kernel's locks are larger).
  */
-#define BLKISO_TENANT_MAX_BYTES	464
+#define BLKISO_TENANT_MAX_BYTES	408
 
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
@@ -534,12 +599,30 @@ static __always_inline void blkiso_count_add(struct blkiso_tenant *t,
 			return;
 		}
 	}
-	atomic64_add(n, &t->ctr.stat[s]);
+	if (s == BLKISO_RIOS || s == BLKISO_WIOS)
+		atomic64_add(n, &t->ctr.ios[s - BLKISO_RIOS]);
+	else if (s == BLKISO_RBYTES || s == BLKISO_WBYTES)
+		blkiso_ctr_add(&t->ctr, blkiso_lo_stat(s), n >> SECTOR_SHIFT);
+	else
+		blkiso_ctr_add(&t->ctr, blkiso_lo_stat(s), n);
 }
 
 static __always_inline void blkiso_count(struct blkiso_tenant *t, enum blkiso_stat s)
 {
 	blkiso_count_add(t, s, 1);
+}
+
+/*
+ * Count a bio rejected or failed at @t, its last access to @t (the lifetime
+ * rule above): inside an RCU read-side section, which the collector's
+ * grace period before the free waits for, so that a carry this count
+ * makes (blkiso_ctr_carry()) does not outlive @t.  Slow paths only.
+ */
+static __always_inline void blkiso_count_last(struct blkiso_tenant *t, enum blkiso_stat s)
+{
+	rcu_read_lock();
+	blkiso_count(t, s);
+	rcu_read_unlock();
 }
 
 /*
@@ -563,12 +646,12 @@ static __always_inline void blkiso_count(struct blkiso_tenant *t, enum blkiso_st
 static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
 {
 	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
-	u64 n;
+	u32 n;			/* its low bits are all that is tested */
 
 	if (likely(pc))
 		n = this_cpu_add_return(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)], 1);
 	else
-		n = atomic64_inc_return(&t->ctr.stat[BLKISO_ARRIVED]);
+		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED));
 	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
 }
 
@@ -774,6 +857,7 @@ int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 		       const char *want, char *name, size_t size, u64 *cgid);
 void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
+void blkiso_ctr_stats(const struct blkiso_tenant *t, u64 *stat);
 u64 blkiso_tenant_stat(const struct blkiso_tenant *t, enum blkiso_stat s);
 int blkiso_tenant_quota_get(struct blkiso_tenant *t, gfp_t gfp);
 int blkiso_parkq_get(struct blkiso_tenant *t, gfp_t gfp);

@@ -74,7 +74,7 @@ bool blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 		return false;
 
 	/* in the shared set: a bio parks under the device lock anyway */
-	atomic64_inc(&t->ctr.stat[BLKISO_PARKED]);
+	blkiso_count(t, BLKISO_PARKED);
 	/* for the tick, which differences them only once @t has its state */
 	if (fb)
 		atomic64_inc(&fb->ctr.throttled[pb->dir]);
@@ -494,7 +494,7 @@ static void blkiso_fail_dead(struct blkiso_dev *dev, struct bio *bio)
 		blkiso_levels_put(pb);
 	pb->tenant = NULL;	/* .end_io: nothing charged, counted rejected */
 	/* the bio's last access to @t (the lifetime rule, blkiso.h) */
-	blkiso_count(t, BLKISO_REJECTED);
+	blkiso_count_last(t, BLKISO_REJECTED);
 	bio->bi_status = BLK_STS_IOERR;
 	bio_endio(bio);
 }

@@ -435,21 +435,21 @@ static void blkiso_fb_requeue(struct blkiso_dev *dev)
 static void blkiso_fb_fold_shared(struct blkiso_tenant *t, const struct blkiso_fb *fb,
 				  u32 seq, u64 *v, u64 *lat_min, u64 *lat_max)
 {
-	const struct blkiso_tenant_ctr *c = &t->ctr;
 	const struct blkiso_fb_shared *fc = &fb->ctr;
+	u64 stat[BLKISO_NR_STATS];
 
-	v[BLKISO_FB_ROPS] = atomic64_read(&c->stat[BLKISO_RIOS]);
-	v[BLKISO_FB_WOPS] = atomic64_read(&c->stat[BLKISO_WIOS]);
-	v[BLKISO_FB_RUNITS] = atomic64_read(&c->stat[BLKISO_RUNITS]);
-	v[BLKISO_FB_WUNITS] = atomic64_read(&c->stat[BLKISO_WUNITS]);
+	blkiso_ctr_stats(t, stat);
+	v[BLKISO_FB_ROPS] = stat[BLKISO_RIOS];
+	v[BLKISO_FB_WOPS] = stat[BLKISO_WIOS];
+	v[BLKISO_FB_RUNITS] = stat[BLKISO_RUNITS];
+	v[BLKISO_FB_WUNITS] = stat[BLKISO_WUNITS];
 	v[BLKISO_FB_DEV_NS] = atomic64_read(&fc->dev_ns);
 	v[BLKISO_FB_MISSED] = atomic64_read(&fc->missed);
 	v[BLKISO_FB_RTHROTTLED] = atomic64_read(&fc->throttled[BI_DIR_READ]);
 	v[BLKISO_FB_WTHROTTLED] = atomic64_read(&fc->throttled[BI_DIR_WRITE]);
 	v[BLKISO_FB_UNITS_SQ] = READ_ONCE(fc->ext.units_sq);
-	v[BLKISO_FB_ARRIVED] = atomic64_read(&c->stat[BLKISO_ARRIVED]);
-	v[BLKISO_FB_REFUSED] = atomic64_read(&c->stat[BLKISO_REJECTED]) +
-			       atomic64_read(&c->stat[BLKISO_REJECTED_NOWAIT]);
+	v[BLKISO_FB_ARRIVED] = stat[BLKISO_ARRIVED];
+	v[BLKISO_FB_REFUSED] = stat[BLKISO_REJECTED] + stat[BLKISO_REJECTED_NOWAIT];
 	if (READ_ONCE(fc->ext.lat_seq) == seq) {
 		*lat_min = READ_ONCE(fc->ext.lat_min_ns);
 		*lat_max = READ_ONCE(fc->ext.lat_max_ns);

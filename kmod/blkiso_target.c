@@ -350,12 +350,12 @@ static int blkiso_refuse(struct blkiso_dev *dev, struct bio *bio,
 		blkiso_ext_put(pb);
 	/* counted rejected: the bio's last access to @t */
 	if (bio->bi_opf & REQ_NOWAIT) {
-		blkiso_count(t, BLKISO_REJECTED_NOWAIT);
+		blkiso_count_last(t, BLKISO_REJECTED_NOWAIT);
 		bio->bi_status = BLK_STS_AGAIN;
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	}
-	blkiso_count(t, BLKISO_REJECTED);
+	blkiso_count_last(t, BLKISO_REJECTED);
 	return DM_MAPIO_KILL;
 }
 
@@ -792,9 +792,7 @@ static __always_inline void blkiso_lat_add(struct blkiso_tenant *t, unsigned int
 {
 	u32 b = blkiso_lat_bucket(lat_ns);
 
-	if (unlikely((u32)atomic_add_return(1U << shift, &t->ctr.lat[b]) >=
-		     BLKISO_LAT_CARRY_AT))
-		blkiso_lat_carry(&t->ctr, b);
+	blkiso_ctr_add(&t->ctr, BLKISO_LO_LAT(b), 1U << shift);
 	atomic64_add(lat_ns << shift, &t->ctr.lat_sum_ns);
 }
 
@@ -811,7 +809,6 @@ static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 	struct blkiso_fb *fb = blkiso_fb(t);
 	struct blkiso_fb_shared *fc;
 	unsigned int shift = blkiso_lat_shift(t, fb);
-	bool read = pb->dir == BI_DIR_READ;
 	unsigned long flags;
 
 	/*
@@ -830,12 +827,17 @@ static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 		}
 	}
 	if (error)
-		atomic64_inc(&c->stat[BLKISO_ERRORS]);
-	atomic64_add(pb->io.bytes, &c->stat[read ? BLKISO_RBYTES : BLKISO_WBYTES]);
-	atomic64_add(pb->units, &c->stat[read ? BLKISO_RUNITS : BLKISO_WUNITS]);
+		blkiso_count(t, BLKISO_ERRORS);
+	/*
+	 * indexed by the direction, read then write (blkiso_lo_stat()); bytes
+	 * in sectors
+	 */
+	blkiso_ctr_add(c, blkiso_lo_stat(BLKISO_RBYTES) + pb->dir, pb->io.bytes >> SECTOR_SHIFT);
+	blkiso_ctr_add(c, blkiso_lo_stat(BLKISO_RUNITS) + pb->dir, pb->units);
 	if (timed)
 		blkiso_lat_add(t, shift, lat_ns);
-	atomic64_inc(&c->stat[read ? BLKISO_RIOS : BLKISO_WIOS]);
+	/* 64-bit, no carry: the bio's last access to @t (blkiso_lo_stat()) */
+	atomic64_inc(&c->ios[pb->dir]);
 }
 
 /*
@@ -939,7 +941,7 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	}
 	read = pb->dir == BI_DIR_READ;
 	if (*error)
-		atomic64_inc(&t->ctr.stat[BLKISO_ERRORS]);
+		blkiso_count(t, BLKISO_ERRORS);
 	this_cpu_add(pc->stat[blkiso_pcpu_stat(read ? BLKISO_RBYTES : BLKISO_WBYTES)],
 		     pb->io.bytes);
 	this_cpu_add(pc->stat[blkiso_pcpu_stat(read ? BLKISO_RUNITS : BLKISO_WUNITS)],

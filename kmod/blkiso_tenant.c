@@ -99,7 +99,7 @@ static void blkiso_tenant_release(struct kobject *kobj)
 		kmem_cache_free(blkiso_quota_cache, t->quota);
 	blkiso_fb_free(t);
 	kfree(t->parkq);
-	kfree(t->ctr.lat_hi);
+	kfree(t->ctr.hi);
 	kmem_cache_free(blkiso_tenant_cache, t);
 	atomic_long_dec(&blkiso_live_tenants);
 }
@@ -413,66 +413,99 @@ struct blkiso_tenant *blkiso_tenant_get_or_create(struct blkiso_dev *dev, u64 cg
 	return t;
 }
 
-/* Serialises the histograms' carries (rare: once per 2^31 counts of a bucket). */
-static DEFINE_SPINLOCK(blkiso_lat_carry_lock);
+/* Serialises the shared sets' carries (rare: once per 2^31 counts of a half). */
+static DEFINE_SPINLOCK(blkiso_ctr_carry_lock);
 
 /*
- * Move @c's latency bucket @b into its 64-bit set (struct blkiso_lat_hi),
- * allocating that set first if need be.  Any context (a completion).
+ * Move the multiples of BLKISO_CARRY_AT of @c's 32-bit half @lo into its
+ * 64-bit half (struct blkiso_ctr_hi), allocating that set first if need be.
+ * Any context (.map, a completion, parking).  Cold: the adds' callers keep
+ * its arguments off their hot path.
  */
-noinline void blkiso_lat_carry(struct blkiso_tenant_ctr *c, u32 b)
+noinline __cold void blkiso_ctr_carry(struct blkiso_tenant_ctr *c, atomic_t *lo)
 {
-	struct blkiso_lat_hi *hi;
+	unsigned int i = lo - c->lo;
+	struct blkiso_ctr_hi *hi;
 	unsigned long flags;
+	u32 m;
 
-	spin_lock_irqsave(&blkiso_lat_carry_lock, flags);
-	hi = c->lat_hi;
+	BUILD_BUG_ON(!is_power_of_2(BLKISO_CARRY_AT) || BLKISO_CARRY_AT < BLKISO_LAT_SAMPLE);
+	/* .end_io indexes these by the bio's direction (blkiso_end_io_shared()) */
+	BUILD_BUG_ON(BI_DIR_READ != 0 || BI_DIR_WRITE != 1 ||
+		     blkiso_lo_stat(BLKISO_WBYTES) != blkiso_lo_stat(BLKISO_RBYTES) + 1 ||
+		     blkiso_lo_stat(BLKISO_WUNITS) != blkiso_lo_stat(BLKISO_RUNITS) + 1);
+	spin_lock_irqsave(&blkiso_ctr_carry_lock, flags);
+	hi = c->hi;
 	if (!hi) {
 		hi = kzalloc(sizeof(*hi), GFP_ATOMIC | __GFP_NOWARN);
 		if (!hi)
 			goto out;
-		seqcount_spinlock_init(&hi->seq, &blkiso_lat_carry_lock);
-		/* a reader that sees the reset below sees the set (full barrier) */
-		smp_store_release(&c->lat_hi, hi);
+		seqcount_spinlock_init(&hi->seq, &blkiso_ctr_carry_lock);
+		/* readers load it with acquire: they see it initialised */
+		smp_store_release(&c->hi, hi);
 	}
-	/* another CPU may have carried this bucket since its add */
-	if ((u32)atomic_read(&c->lat[b]) >= BLKISO_LAT_CARRY_AT) {
+	/* another CPU may have carried this half since its add */
+	m = (u32)atomic_read(lo) & ~(BLKISO_CARRY_AT - 1);
+	if (m) {
 		write_seqcount_begin(&hi->seq);
-		WRITE_ONCE(hi->lat[b], hi->lat[b] + (u32)atomic_xchg(&c->lat[b], 0));
+		WRITE_ONCE(hi->n[i], hi->n[i] + m);
+		/* a reader that sees the half lowered sees the set (full barrier) */
+		atomic_sub_return(m, lo);
 		write_seqcount_end(&hi->seq);
 	}
 out:
-	spin_unlock_irqrestore(&blkiso_lat_carry_lock, flags);
+	spin_unlock_irqrestore(&blkiso_ctr_carry_lock, flags);
 }
 
 /*
- * @c's latency histogram into @lat, each bucket whole: the 32-bit half and
- * the 64-bit one read in one @seq read section, so a carry between them is
- * retried, never seen as a fall.  Without the 64-bit set, a carry that
- * allocated it meanwhile (its reset seen) is seen by the re-check.
+ * @c's counts @from .. @from + @n - 1 (indices of struct blkiso_tenant_ctr's
+ * halves) into @v, each whole: the 32-bit half and the 64-bit one read in
+ * one @seq read section, so a carry between them is retried, never seen as
+ * a fall.  Without the 64-bit set, a carry that allocated it meanwhile (its
+ * lowered half seen) is seen by the re-check.
  */
-static void blkiso_lat_read(const struct blkiso_tenant_ctr *c, u64 *lat)
+static void blkiso_ctr_read(const struct blkiso_tenant_ctr *c, u64 *v,
+			    unsigned int from, unsigned int n)
 {
-	const struct blkiso_lat_hi *hi;
+	const struct blkiso_ctr_hi *hi;
 	unsigned int seq, i;
 
 	/* pairs with the carry's release: the set is seen initialised */
-	hi = smp_load_acquire(&c->lat_hi);
+	hi = smp_load_acquire(&c->hi);
 	if (!hi) {
-		for (i = 0; i < BLKISO_LAT_BUCKETS; i++)
-			lat[i] = (u32)atomic_read(&c->lat[i]);
-		/* a bucket read after its first reset: the set is seen below */
+		for (i = 0; i < n; i++)
+			v[i] = (u32)atomic_read(&c->lo[from + i]);
+		/* a half read after its first carry: the set is seen below */
 		smp_rmb();
 		/* pairs with the carry's release, as above */
-		hi = smp_load_acquire(&c->lat_hi);
+		hi = smp_load_acquire(&c->hi);
 		if (!hi)
 			return;
 	}
 	do {
 		seq = read_seqcount_begin(&hi->seq);
-		for (i = 0; i < BLKISO_LAT_BUCKETS; i++)
-			lat[i] = (u32)atomic_read(&c->lat[i]) + READ_ONCE(hi->lat[i]);
+		for (i = 0; i < n; i++)
+			v[i] = (u32)atomic_read(&c->lo[from + i]) + READ_ONCE(hi->n[from + i]);
 	} while (read_seqcount_retry(&hi->seq, seq));
+}
+
+/*
+ * @t's shared counters into @stat (indexed by enum blkiso_stat, bytes in
+ * bytes; not BLKISO_COMPLETED).
+ */
+void blkiso_ctr_stats(const struct blkiso_tenant *t, u64 *stat)
+{
+	u64 lo[BLKISO_NR_LO_STATS];
+	int i;
+
+	blkiso_ctr_read(&t->ctr, lo, 0, BLKISO_NR_LO_STATS);
+	for (i = 0; i < BLKISO_NR_STATS; i++)
+		if (blkiso_lo_stat(i) >= 0)
+			stat[i] = lo[blkiso_lo_stat(i)];
+	stat[BLKISO_RBYTES] <<= SECTOR_SHIFT;
+	stat[BLKISO_WBYTES] <<= SECTOR_SHIFT;
+	stat[BLKISO_RIOS] = atomic64_read(&t->ctr.ios[0]);
+	stat[BLKISO_WIOS] = atomic64_read(&t->ctr.ios[1]);
 }
 
 /*
@@ -486,10 +519,9 @@ void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_
 	u64 sum_ns;
 	int cpu, i;
 
-	for (i = 0; i < BLKISO_NR_STATS; i++)
-		stat[i] = atomic64_read(&t->ctr.stat[i]);
+	blkiso_ctr_stats(t, stat);
 	if (lat)
-		blkiso_lat_read(&t->ctr, lat);
+		blkiso_ctr_read(&t->ctr, lat, BLKISO_LO_LAT(0), BLKISO_LAT_BUCKETS);
 	sum_ns = atomic64_read(&t->ctr.lat_sum_ns);
 	for_each_possible_cpu(cpu) {
 		struct blkiso_tenant_pcpu *p;
@@ -516,8 +548,11 @@ u64 blkiso_tenant_stat(const struct blkiso_tenant *t, enum blkiso_stat s)
 {
 	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
 	int i = blkiso_pcpu_stat(s), cpu;
-	u64 n = atomic64_read(&t->ctr.stat[s]);
+	u64 stat[BLKISO_NR_STATS];
+	u64 n;
 
+	blkiso_ctr_stats(t, stat);
+	n = stat[s];
 	if (pc && i >= 0)
 		for_each_possible_cpu(cpu)
 			n += READ_ONCE(per_cpu_ptr(pc, cpu)->stat[i]);
