@@ -151,6 +151,9 @@ bool blkiso_nw_rest_note(struct blkiso_dev *dev, sector_t sector);
 bool blkiso_nw_rest_take(struct blkiso_dev *dev, sector_t sector);
 void blkiso_nw_rests_clear(struct blkiso_dev *dev);
 
+/* The end of a device's queue of tenants for the sysfs work (->sysfs_next). */
+#define BLKISO_SYSFS_LAST	((struct blkiso_tenant *)1)
+
 /* The kernel tenant's id: cgroup ids start at 1 (the root). */
 #define BLKISO_KERNEL_CGID	0ULL
 
@@ -511,11 +514,12 @@ struct blkiso_parkq {
  * the cold fields filled the room the parking line's alignment left, 768
  * before the feedback tick's inputs went to struct blkiso_fb and the class
  * queues to struct blkiso_parkq, 584 before its latency buckets went to
- * 32 bits, 464 before its other shared counters but rios and wios did;
- * lifetime_test checks the slab object), on
+ * 32 bits, 464 before its other shared counters but rios and wios did and
+ * the sysfs queue's link became single; lifetime_test checks the slab
+ * object), on
  * a kernel without lock debugging (the debug kernel's locks are larger).
  */
-#define BLKISO_TENANT_MAX_BYTES	408
+#define BLKISO_TENANT_MAX_BYTES	400
 
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
@@ -556,8 +560,12 @@ struct blkiso_tenant {
 	unsigned int nr_parked;		/* in its class queues, dev->lock; read by .map */
 	struct list_head list;		/* dev->tenant_list, under dev->lock */
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
-	/* on dev->sysfs_pending: a directory to make or remove (dev->lock) */
-	struct list_head sysfs_node;
+	/*
+	 * On dev->sysfs_first's queue: a directory to make or remove (dev->lock).
+	 * The next one, BLKISO_SYSFS_LAST for the last, NULL when not queued.
+	 * Singly linked: only the sysfs work takes tenants off, at the head.
+	 */
+	struct blkiso_tenant *sysfs_next;
 	/* dev->parked while it has parked or held bios */
 	struct list_head park;
 	/* NULL until it may park (struct blkiso_parkq), then kept */
@@ -682,7 +690,9 @@ struct blkiso_dev {
 	/* tenant list and parking (slow paths) */
 	spinlock_t lock ____cacheline_aligned_in_smp;
 	struct list_head tenant_list;
-	struct list_head sysfs_pending;	/* tenants the sysfs work is to visit */
+	/* tenants the sysfs work is to visit, first in first out (->sysfs_next) */
+	struct blkiso_tenant *sysfs_first;	/* BLKISO_SYSFS_LAST: none */
+	struct blkiso_tenant **sysfs_last;	/* where the next one is linked */
 	struct list_head parked;	/* tenants with parked bios, round robin */
 	unsigned int nr_tenants;
 	unsigned int nr_parked;
@@ -983,6 +993,7 @@ extern const struct attribute_group *blkiso_tenant_groups[];
 extern const struct attribute_group *blkiso_dev_groups[];
 void blkiso_sysfs_work(struct work_struct *work);
 void blkiso_sysfs_pending_locked(struct blkiso_dev *dev, struct blkiso_tenant *t);
+void blkiso_sysfs_pending_init(struct blkiso_dev *dev);
 
 /* blkiso_charge.c: the charge path, which the dispatcher shares */
 int blkiso_charge_init(void);

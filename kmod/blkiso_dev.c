@@ -133,7 +133,7 @@ static void blkiso_gc_work(struct work_struct *work)
 		spin_lock_irq(&dev->lock);
 		/* not busy: nothing held either (and the dispatcher is done) */
 		if (blkiso_tenant_queued(t) || !list_empty(&t->park) ||
-		    !list_empty(&t->sysfs_node)) {
+		    t->sysfs_next) {
 			spin_unlock_irq(&dev->lock);
 			continue;
 		}
@@ -192,7 +192,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	mutex_init(&dev->conf_mutex);
 	spin_lock_init(&dev->lock);
 	INIT_LIST_HEAD(&dev->tenant_list);
-	INIT_LIST_HEAD(&dev->sysfs_pending);
+	blkiso_sysfs_pending_init(dev);
 	INIT_LIST_HEAD(&dev->parked);
 	bi_dev_conf_init(&dev->conf);
 	dev->chunk_over = blkiso_chunk_over(&dev->conf);

@@ -391,7 +391,8 @@ const struct attribute_group *blkiso_dev_groups[] = {
 /*
  * The next tenant whose directory is to be made (new) or removed (its
  * cgroup is gone), with a reference; NULL if none.  Taken off the head of
- * dev->sysfs_pending: O(1) with IRQs off, whatever the number of tenants.
+ * dev->sysfs_first's queue: O(1) with IRQs off, whatever the number of
+ * tenants.
  */
 static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 {
@@ -400,11 +401,15 @@ static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 
 	spin_lock_irq(&dev->lock);
 	t0 = blkiso_irqsoff_begin();
-	t = list_first_entry_or_null(&dev->sysfs_pending, struct blkiso_tenant,
-				     sysfs_node);
-	if (t) {
-		list_del_init(&t->sysfs_node);
+	t = dev->sysfs_first;
+	if (t != BLKISO_SYSFS_LAST) {
+		dev->sysfs_first = t->sysfs_next;
+		if (dev->sysfs_first == BLKISO_SYSFS_LAST)
+			dev->sysfs_last = &dev->sysfs_first;
+		t->sysfs_next = NULL;
 		kobject_get(&t->kobj);
+	} else {
+		t = NULL;
 	}
 	blkiso_irqsoff_done(BLKISO_IRQSOFF_SYSFS, t0);
 	spin_unlock_irq(&dev->lock);
@@ -415,8 +420,18 @@ static struct blkiso_tenant *blkiso_next_sysfs(struct blkiso_dev *dev)
 void blkiso_sysfs_pending_locked(struct blkiso_dev *dev, struct blkiso_tenant *t)
 {
 	lockdep_assert_held(&dev->lock);
-	if (list_empty(&t->sysfs_node))
-		list_add_tail(&t->sysfs_node, &dev->sysfs_pending);
+	if (t->sysfs_next)
+		return;		/* queued already */
+	t->sysfs_next = BLKISO_SYSFS_LAST;
+	*dev->sysfs_last = t;
+	dev->sysfs_last = &t->sysfs_next;
+}
+
+/* A new device's empty queue of tenants for the sysfs work. */
+void blkiso_sysfs_pending_init(struct blkiso_dev *dev)
+{
+	dev->sysfs_first = BLKISO_SYSFS_LAST;
+	dev->sysfs_last = &dev->sysfs_first;
 }
 
 /*

@@ -127,7 +127,6 @@ static struct blkiso_tenant *blkiso_tenant_alloc(struct blkiso_dev *dev, u64 cgi
 	t->dev = dev;
 	t->cgid = cgid;
 	INIT_LIST_HEAD(&t->park);
-	INIT_LIST_HEAD(&t->sysfs_node);
 	t->quota = &dev->quota_none;
 	kobject_init(&t->kobj, &blkiso_tenant_ktype);
 	return t;
