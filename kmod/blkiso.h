@@ -761,7 +761,12 @@ struct blkiso_bio {
 		u64 dispatch_ns;	/* sent down: device latency starts */
 		u64 release_ns;		/* held (victim, shed, delay) until then */
 	};
-	u64 units;			/* for the counters */
+	/*
+	 * For the counters: at most 2^23 units of 512 bytes in a 4 GiB bio,
+	 * times a write weight of at most 16, or a discard's 65,536.
+	 */
+	u32 units;
+	u8 end;				/* .end_io's way: BLKISO_END_* */
 	u8 depth;			/* levels it is charged to */
 	u8 charged;			/* levels charged now (0: nothing to correct) */
 	bool ch_ext;			/* and that charge is ext->cc, not ch */
@@ -771,6 +776,20 @@ struct blkiso_bio {
 	s8 slot;			/* isolation slot held, -1 = none, BLKISO_SLOT_DEPTH */
 	u8 stage;			/* enum blkiso_stage, while held */
 };
+
+/*
+ * pb->end, set in .map (issue 18): 0 for a bio whose completion only adds
+ * to its counters (not timed, no correction due, nothing held: neither a
+ * slot, ancestor levels nor an extension), so .end_io tests this byte and
+ * does its counter adds; only then are arrive_ns, dispatch_ns, slot, ch,
+ * charged, ch_ext and cls left unset (by .map's fast path).
+ * BLKISO_END_SLOW: every field is set and .end_io takes its general way.
+ * BLKISO_END_REFUND: a completion of the first kind whose one-level charge
+ * is kept in pb->ch all the same (a REQ_NOWAIT bio), in case the lower
+ * device fails it with BLK_STS_AGAIN and it is refunded.
+ */
+#define BLKISO_END_SLOW		0x1
+#define BLKISO_END_REFUND	0x2
 
 /* Level @i of a bio's chain (i < pb->depth). */
 static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8 i)

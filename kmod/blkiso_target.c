@@ -247,21 +247,28 @@ static void blkiso_dtr(struct dm_target *ti)
 
 /*
  * What the counters, the charge and the queues need to know of a bio, in
- * three parts: what every bio needs (blkiso_prepare_common), a data read or
+ * four parts: what every bio needs (blkiso_prepare_common), a data read or
  * write without META, FUA or PREFLUSH (nearly every bio: blkiso_data_dir()
  * says which) for a constant direction, its units as bi_io_units() counts
- * them (bi_bio_data_units(): blkiso_prepare_data), and any other bio, which calls
- * blkiso_describe() and bi_io_units() (blkiso_prepare_other).
+ * them (bi_bio_data_units(): blkiso_prepare_data), any other bio, which calls
+ * blkiso_describe() and bi_io_units() (blkiso_prepare_other), and what only
+ * the general ways of .map and .end_io read (blkiso_prepare_slow): a bio
+ * that .map's fast path admits and whose completion only counts skips it.
  */
-static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct bio *bio,
-						  u64 now)
+static __always_inline void blkiso_prepare_common(struct blkiso_bio *pb, struct bio *bio)
+{
+	pb->io.bytes = bio->bi_iter.bi_size;	/* the counters' (describe: the same) */
+}
+
+static __always_inline void blkiso_prepare_slow(struct blkiso_bio *pb, u64 now)
 {
 	pb->arrive_ns = now;	/* 0: not timed (blkiso_count_arrived()) */
 	pb->dispatch_ns = now;
 	pb->slot = -1;
-	pb->anc_held = false;
 	pb->ch.flags = 0;
-	pb->io.bytes = bio->bi_iter.bi_size;	/* the counters' (describe: the same) */
+	pb->charged = 0;
+	pb->ch_ext = false;
+	pb->end = BLKISO_END_SLOW;
 }
 
 /*
@@ -310,19 +317,21 @@ static __always_inline void blkiso_prepare_other(struct blkiso_bio *pb, struct b
 static inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bio,
 				  struct blkiso_tenant *t, u64 now)
 {
-	blkiso_prepare_common(pb, bio, now);
+	blkiso_prepare_common(pb, bio);
+	blkiso_prepare_slow(pb, now);
 	blkiso_prepare_other(pb, bio, t);
 	pb->cls = BI_NR_CLASSES;
 }
 
 /*
- * What the general way needs beyond the fast path's preparation: the class
- * not worked out yet, and a plain data bio's struct bi_io (@data_dir: as
- * for blkiso_decide).
+ * What the general way needs beyond the fast path's preparation: its
+ * fields (blkiso_prepare_slow), the class not worked out yet, and a plain
+ * data bio's struct bi_io (@data_dir: as for blkiso_decide).
  */
 static __always_inline void blkiso_leave_fast(struct blkiso_bio *pb, struct bio *bio,
-					      u8 data_dir)
+					      u8 data_dir, u64 now)
 {
+	blkiso_prepare_slow(pb, now);
 	pb->cls = BI_NR_CLASSES;
 	if (data_dir != BI_NR_DIRS)
 		blkiso_describe(bio, &pb->io);
@@ -549,12 +558,16 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 
 	if (unlikely(blkiso_fb_gate_fb(fb) | READ_ONCE(dev->fb.gated))) {
 		local_irq_restore(flags);
-		blkiso_leave_fast(pb, bio, data_dir);
+		blkiso_leave_fast(pb, bio, data_dir, now);
 		return blkiso_map_gated(dev, bio, pb, t, now);
 	}
 	if (!pb->depth) {
 		/* No cap on its way: count it and let it go. */
 		local_irq_restore(flags);
+		if (unlikely(now))
+			blkiso_prepare_slow(pb, now);	/* timed */
+		else
+			pb->end = 0;
 		blkiso_admitted(dev, t, pb);
 		return DM_MAPIO_REMAPPED;
 	}
@@ -577,15 +590,27 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 			ok = bi_meter_admit_fast(&blkiso_quota(t)->meter, cpu, &pb->io, pb->units,
 						 &cc, hit_now);
 		if (ok) {
-			/* one level, no class stage: no ticket */
-			blkiso_charge1_keep(pb, &cc.lvl[0]);
 			local_irq_restore(flags);
+			/*
+			 * One level, no class stage: no ticket.  Kept only for
+			 * a completion that reads it: a timed bio, a correction
+			 * due, or a REQ_NOWAIT bio's refund.
+			 */
+			if (unlikely(now || !bi_chain_settled(&cc))) {
+				blkiso_prepare_slow(pb, now);
+				blkiso_charge1_keep(pb, &cc.lvl[0]);
+			} else if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
+				blkiso_charge1_keep(pb, &cc.lvl[0]);
+				pb->end = BLKISO_END_REFUND;
+			} else {
+				pb->end = 0;
+			}
 			blkiso_admitted(dev, t, pb);
 			return DM_MAPIO_REMAPPED;
 		}
 	}
 	local_irq_restore(flags);
-	blkiso_leave_fast(pb, bio, data_dir);
+	blkiso_leave_fast(pb, bio, data_dir, now);
 	return blkiso_map_slow(dev, bio, pb, t, now);
 }
 
@@ -688,9 +713,9 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		blkiso_nw_rest_take(dev, bio->bi_iter.bi_sector);
 	if (rest)
 		bio->bi_opf &= ~REQ_NOWAIT;
+	/* read before the levels are found (blkiso_levels_chain()) */
 	pb->ext = NULL;
-	pb->charged = 0;	/* pb->depth: blkiso_prepare() */
-	pb->ch_ext = false;
+	pb->anc_held = false;
 
 	/*
 	 * IRQs are off from the lookup to the charge: the charge needs them
@@ -722,7 +747,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		local_irq_restore(flags);
 		return blkiso_refuse(dev, bio, pb, t);
 	}
-	blkiso_prepare_common(pb, bio, now);
+	blkiso_prepare_common(pb, bio);
 	switch (blkiso_data_dir(bio)) {
 	case BI_DIR_READ:
 		blkiso_prepare_data(pb, bio, t, BI_DIR_READ);
@@ -797,25 +822,21 @@ static __always_inline void blkiso_lat_add(struct blkiso_tenant *t, unsigned int
 }
 
 /*
- * .end_io's counters for a counted-only tenant (no per-CPU area): the same
- * as the per-CPU ones, in its shared set, "completed" last as well.
- * @timed: the bio was timed (@lat_ns and @dev_ns are its latencies).
+ * A timed bio of a counted-only tenant (no per-CPU area): the feedback
+ * tick's inputs, only for a tenant it visits (its feedback state; a bio
+ * that arrived before it had one was not timed, unless sampled), and the
+ * latency histogram.  Its feedback state and weight loaded only here.
  */
-static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
-					  struct blkiso_bio *pb, blk_status_t error,
-					  bool timed, u64 lat_ns, u64 dev_ns)
+static __always_inline void blkiso_end_io_shared_timed(struct blkiso_tenant *t,
+						       struct blkiso_bio *pb,
+						       u64 lat_ns, u64 dev_ns)
 {
-	struct blkiso_tenant_ctr *c = &t->ctr;
 	struct blkiso_fb *fb = blkiso_fb(t);
-	struct blkiso_fb_shared *fc;
 	unsigned int shift = blkiso_lat_shift(t, fb);
+	struct blkiso_fb_shared *fc;
 	unsigned long flags;
 
-	/*
-	 * the tick's inputs, only for a tenant it visits (its feedback state;
-	 * a bio that arrived before it had one was not timed, unless sampled)
-	 */
-	if (unlikely(fb) && timed) {
+	if (unlikely(fb)) {
 		fc = &fb->ctr;
 		atomic64_add(dev_ns << shift, &fc->dev_ns);
 		if (dev_ns > READ_ONCE(fb->target_ns))
@@ -826,6 +847,19 @@ static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 			spin_unlock_irqrestore(&fb->lock, flags);
 		}
 	}
+	blkiso_lat_add(t, shift, lat_ns);
+}
+
+/*
+ * .end_io's counters for a counted-only tenant (no per-CPU area): the same
+ * as the per-CPU ones, in its shared set, "completed" last as well (after
+ * blkiso_end_io_shared_timed() for a timed bio).
+ */
+static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
+						 struct blkiso_bio *pb, blk_status_t error)
+{
+	struct blkiso_tenant_ctr *c = &t->ctr;
+
 	if (error)
 		blkiso_count(t, BLKISO_ERRORS);
 	/*
@@ -834,10 +868,59 @@ static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
 	 */
 	blkiso_ctr_add(c, blkiso_lo_stat(BLKISO_RBYTES) + pb->dir, pb->io.bytes >> SECTOR_SHIFT);
 	blkiso_ctr_add(c, blkiso_lo_stat(BLKISO_RUNITS) + pb->dir, pb->units);
-	if (timed)
-		blkiso_lat_add(t, shift, lat_ns);
 	/* 64-bit, no carry: the bio's last access to @t (blkiso_lo_stat()) */
 	atomic64_inc(&c->ios[pb->dir]);
+}
+
+/*
+ * A timed bio of a tenant with a per-CPU area (@pc): the feedback tick's
+ * inputs, device latency and misses (IRQ-safe ops); a configured tenant
+ * has its feedback state (NULL: only while the line that gives it both is
+ * being published), and then every bio of it is timed, but for one that
+ * arrived before.  The latency histogram is the tenant's, shared by its
+ * CPUs, for a configured tenant too (issue 18: 264 bytes less per CPU); a
+ * lock-prefixed add where a per-CPU one was, same instruction count.
+ */
+static __always_inline void blkiso_end_io_pcpu_timed(struct blkiso_tenant *t,
+						     struct blkiso_tenant_pcpu __percpu *pc,
+						     struct blkiso_bio *pb,
+						     u64 lat_ns, u64 dev_ns)
+{
+	struct blkiso_fb *fb = blkiso_fb(t);
+	unsigned int shift = blkiso_lat_shift(t, fb);
+	unsigned long flags;
+
+	this_cpu_add(pc->fb.dev_ns, dev_ns << shift);
+	if (likely(fb) && dev_ns > READ_ONCE(fb->target_ns))
+		this_cpu_add(pc->fb.missed, 1U << shift);
+	if (unlikely(fb && READ_ONCE(fb->extremes))) {
+		local_irq_save(flags);
+		blkiso_feedback_extremes(t, fb, this_cpu_ptr(&pc->fb.ext), dev_ns,
+					 pb->units);
+		local_irq_restore(flags);
+	}
+	blkiso_lat_add(t, shift, lat_ns);
+}
+
+/*
+ * .end_io's counters for a tenant with a per-CPU area (@pc).  "completed"
+ * is rios + wios, added up when the counters are folded; last, the bio's
+ * last access to @t: the collector frees a removed cgroup's tenant once
+ * arrived bios are all completed (blkiso.h).
+ */
+static __always_inline void blkiso_end_io_pcpu(struct blkiso_tenant *t,
+					       struct blkiso_tenant_pcpu __percpu *pc,
+					       struct blkiso_bio *pb, blk_status_t error)
+{
+	bool read = pb->dir == BI_DIR_READ;
+
+	if (error)
+		blkiso_count(t, BLKISO_ERRORS);
+	this_cpu_add(pc->stat[blkiso_pcpu_stat(read ? BLKISO_RBYTES : BLKISO_WBYTES)],
+		     pb->io.bytes);
+	this_cpu_add(pc->stat[blkiso_pcpu_stat(read ? BLKISO_RUNITS : BLKISO_WUNITS)],
+		     pb->units);
+	this_cpu_inc(pc->stat[blkiso_pcpu_stat(read ? BLKISO_RIOS : BLKISO_WIOS)]);
 }
 
 /*
@@ -868,22 +951,36 @@ static noinline void blkiso_end_io_correct(struct blkiso_bio *pb, blk_status_t e
 	local_irq_restore(flags);
 }
 
-static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
-			 blk_status_t *error)
+/*
+ * .end_io's general way: a bio without a tenant, one whose .map set
+ * BLKISO_END_SLOW (timed, a correction due, a slot, ancestor levels or an
+ * extension held), and any bio that ended in an error or while the
+ * completion is traced.
+ */
+static noinline int blkiso_end_io_slow(struct blkiso_bio *pb, blk_status_t *error)
 {
-	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 	struct blkiso_tenant *t = pb->tenant;
 	struct blkiso_tenant_pcpu __percpu *pc;
-	struct blkiso_fb *fb;
-	unsigned long flags;
 	u64 now = 0, lat_ns = 0, dev_ns = 0;
-	unsigned int shift;
-	bool read, timed;
+	bool timed;
 
 	if (!t) {
 		if (unlikely(pb->ext))
 			blkiso_ext_put(pb);
 		return DM_ENDIO_DONE;
+	}
+	if (!(pb->end & BLKISO_END_SLOW)) {
+		/*
+		 * From .map's fast path: not timed, no slot, its charge
+		 * settled, kept only for a refund (BLKISO_END_REFUND).  A
+		 * bio that was not REQ_NOWAIT has none: the block layer fails
+		 * only those with BLK_STS_AGAIN.
+		 */
+		pb->arrive_ns = 0;
+		pb->slot = -1;
+		pb->ch_ext = false;
+		if (!(pb->end & BLKISO_END_REFUND))
+			pb->charged = 0;
 	}
 	/* not timed in .map (blkiso_count_arrived()): no clock unless corrected */
 	timed = pb->arrive_ns;
@@ -917,48 +1014,39 @@ static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 		trace_blkiso_complete(t->dev->devt, t->cgid, pb->dir, pb->units,
 				      lat_ns, blk_status_to_errno(*error));
 	if (unlikely(!pc)) {
-		blkiso_end_io_shared(t, pb, *error, timed, lat_ns, dev_ns);
+		if (timed)
+			blkiso_end_io_shared_timed(t, pb, lat_ns, dev_ns);
+		blkiso_end_io_shared(t, pb, *error);
 		return DM_ENDIO_DONE;
 	}
-	/*
-	 * the feedback tick's inputs: device latency and misses (IRQ-safe
-	 * ops); a configured tenant has its feedback state (NULL: only
-	 * while the line that gives it both is being published), and then
-	 * every bio of it is timed, but for one that arrived before
-	 */
-	fb = blkiso_fb(t);
-	shift = blkiso_lat_shift(t, fb);
-	if (likely(timed)) {
-		this_cpu_add(pc->fb.dev_ns, dev_ns << shift);
-		if (likely(fb) && dev_ns > READ_ONCE(fb->target_ns))
-			this_cpu_add(pc->fb.missed, 1U << shift);
-		if (unlikely(fb && READ_ONCE(fb->extremes))) {
-			local_irq_save(flags);
-			blkiso_feedback_extremes(t, fb, this_cpu_ptr(&pc->fb.ext), dev_ns,
-						 pb->units);
-			local_irq_restore(flags);
-		}
-	}
-	read = pb->dir == BI_DIR_READ;
-	if (*error)
-		blkiso_count(t, BLKISO_ERRORS);
-	this_cpu_add(pc->stat[blkiso_pcpu_stat(read ? BLKISO_RBYTES : BLKISO_WBYTES)],
-		     pb->io.bytes);
-	this_cpu_add(pc->stat[blkiso_pcpu_stat(read ? BLKISO_RUNITS : BLKISO_WUNITS)],
-		     pb->units);
-	/*
-	 * The latency histogram is the tenant's, shared by its CPUs, for a
-	 * configured tenant too (issue 18: 264 bytes less per CPU); a
-	 * lock-prefixed add where a per-CPU one was, same instruction count.
-	 */
 	if (likely(timed))
-		blkiso_lat_add(t, shift, lat_ns);
-	/*
-	 * "completed" is rios + wios, added up when the counters are folded;
-	 * last, the bio's last access to @t: the collector frees a removed
-	 * cgroup's tenant once arrived bios are all completed (blkiso.h).
-	 */
-	this_cpu_inc(pc->stat[blkiso_pcpu_stat(read ? BLKISO_RIOS : BLKISO_WIOS)]);
+		blkiso_end_io_pcpu_timed(t, pc, pb, lat_ns, dev_ns);
+	blkiso_end_io_pcpu(t, pc, pb, *error);
+	return DM_ENDIO_DONE;
+}
+
+/*
+ * Issue 18: the completion of a bio that .map's fast path admitted and
+ * whose completion only counts (pb->end without BLKISO_END_SLOW: not
+ * timed, nothing to correct, nothing held) tests that byte and adds its
+ * counters; anything else, an error, or tracing takes the general way.
+ */
+static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
+			 blk_status_t *error)
+{
+	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_tenant *t = pb->tenant;
+	struct blkiso_tenant_pcpu __percpu *pc;
+
+	if (unlikely(!t || (pb->end & BLKISO_END_SLOW) || *error) ||
+	    trace_blkiso_complete_enabled())
+		return blkiso_end_io_slow(pb, error);
+	/* NULL: counted only */
+	pc = READ_ONCE(t->pcpu);
+	if (!pc)
+		blkiso_end_io_shared(t, pb, 0);
+	else
+		blkiso_end_io_pcpu(t, pc, pb, 0);
 	return DM_ENDIO_DONE;
 }
 
