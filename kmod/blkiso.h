@@ -401,13 +401,22 @@ struct blkiso_fb {
 	spinlock_t lock;
 	struct bi_iso iso;
 	struct bi_iso_params iso_p;
-	bool iso_on;			/* has an allocation: every bio takes a slot */
-	/* issue 20: above its commitment while the device's depth limit is on */
-	bool depth_on;
+	/*
+	 * .map reads these three in one load (@map_flags, BLKISO_FB_MAP_*:
+	 * issue 18); each is written on its own, as a byte.
+	 */
+	union {
+		struct {
+			bool iso_on;	/* has an allocation: every bio takes a slot */
+			/* issue 20: above its commitment while the device's depth limit is on */
+			bool depth_on;
+			bool time_all;	/* every bio timed (blkiso_fb_times_all()) */
+		};
+		u32 map_flags;
+	};
 	u32 depth_inflight;		/* bios sent through the slot gate, fb lock */
 	bool above;			/* above its commitment (S2-09), per tick */
 	bool extremes;			/* .end_io's out-of-line part: extremes, squares */
-	bool time_all;			/* every bio timed (blkiso_fb_times_all()) */
 	bool mode_auto;			/* mode=auto: .end_io sums squared units */
 	bool mode_changed;		/* the selector switched at this tick */
 	struct bi_modesel ms;		/* mode=auto's selector (S0-33) */
@@ -1080,18 +1089,47 @@ static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
 }
 
 /*
- * The slot gate binds the tenant of feedback state @fb (an allocation, or
- * the depth limit): .map, every bio, with the @fb it loaded once.
+ * struct blkiso_fb's map_flags: its byte of iso_on, depth_on, time_all.
+ * @k: the byte's place in the word's memory.
  */
-static __always_inline bool blkiso_fb_gate_fb(const struct blkiso_fb *fb)
+#ifdef __LITTLE_ENDIAN
+#define BLKISO_FB_MAP_BYTE(k)	(0xffU << (8 * (k)))
+#else
+#define BLKISO_FB_MAP_BYTE(k)	(0xffU << (24 - 8 * (k)))
+#endif
+#define BLKISO_FB_MAP_ISO	BLKISO_FB_MAP_BYTE(0)
+#define BLKISO_FB_MAP_DEPTH	BLKISO_FB_MAP_BYTE(1)
+#define BLKISO_FB_MAP_TIME_ALL	BLKISO_FB_MAP_BYTE(2)
+
+/* .map's one load of the flags of feedback state @fb (NULL: none, 0). */
+static __always_inline u32 blkiso_fb_map_flags(const struct blkiso_fb *fb)
 {
-	return fb && (READ_ONCE(fb->iso_on) | READ_ONCE(fb->depth_on));
+	return fb ? READ_ONCE(fb->map_flags) : 0;
+}
+
+/*
+ * blkiso_fb_times_all() by .map's @fl (blkiso_fb_map_flags() of @fb): the
+ * device's flag only for a tenant with a feedback state.
+ */
+static __always_inline bool blkiso_fb_times_all_fl(const struct blkiso_dev *dev,
+						   const struct blkiso_fb *fb, u32 fl)
+{
+	return (fl & BLKISO_FB_MAP_TIME_ALL) || (fb && READ_ONCE(dev->fb.all));
+}
+
+/*
+ * The slot gate binds the tenant whose feedback state's flags are @fl
+ * (an allocation, or the depth limit): .map, every bio.
+ */
+static __always_inline bool blkiso_fb_gate_fl(u32 fl)
+{
+	return fl & (BLKISO_FB_MAP_ISO | BLKISO_FB_MAP_DEPTH);
 }
 
 /* The same for @t (the dispatcher, .map's general way). */
 static __always_inline bool blkiso_fb_gate(const struct blkiso_tenant *t)
 {
-	return blkiso_fb_gate_fb(blkiso_fb(t));
+	return blkiso_fb_gate_fl(blkiso_fb_map_flags(blkiso_fb(t)));
 }
 
 int blkiso_fb_ring(struct blkiso_dev *dev, struct blkiso_tenant *t,

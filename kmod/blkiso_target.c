@@ -539,13 +539,12 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
  * way, nothing charged yet.  @data_dir: the direction of a plain data bio
  * (not of the system class; a constant, so the keys are), whose struct
  * bi_io is filled in only here, for the general way, or BI_NR_DIRS for any
- * other bio (described already).  @fb: @t's feedback state as .map loaded
- * it (NULL: none).
+ * other bio (described already).  @fl: the flags of @t's feedback state
+ * as .map loaded them (blkiso_fb_map_flags()).
  */
 static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio,
 					 struct blkiso_bio *pb, struct blkiso_tenant *t,
-					 const struct blkiso_fb *fb, u64 now,
-					 unsigned long flags, u8 data_dir)
+					 u32 fl, u64 now, unsigned long flags, u8 data_dir)
 {
 	/*
 	 * Not zeroed by CONFIG_INIT_STACK_ALL_ZERO (Debian's kernels): its
@@ -556,7 +555,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	struct bi_meter_cpu *cpu;
 	bool ok;
 
-	if (unlikely(blkiso_fb_gate_fb(fb) | READ_ONCE(dev->fb.gated))) {
+	if (unlikely(blkiso_fb_gate_fl(fl) | READ_ONCE(dev->fb.gated))) {
 		local_irq_restore(flags);
 		blkiso_leave_fast(pb, bio, data_dir, now);
 		return blkiso_map_gated(dev, bio, pb, t, now);
@@ -699,7 +698,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	struct cgroup *cgrp;
 	unsigned long flags;
 	u64 cgid, now;
-	u32 chunk = READ_ONCE(dev->chunk_over);
+	u32 chunk = READ_ONCE(dev->chunk_over), fl;
 	bool sampled, rest;
 
 	if (unlikely(bio->bi_iter.bi_size > chunk))
@@ -737,11 +736,12 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	pb->tenant = t;
 	sampled = blkiso_count_arrived(t);
 	blkiso_fb_touch(t);
-	/* once for the depth limit's test and the gates (blkiso_decide) */
+	/* once, and its flags in one load: the clock, the depth limit, the gates */
 	fb = blkiso_fb(t);
+	fl = blkiso_fb_map_flags(fb);
 	/* timed, or 0: read later only if its buckets or gates need it */
-	now = sampled || blkiso_fb_times_all(dev, fb) ? ktime_get_ns() : 0;
-	if (unlikely(fb && READ_ONCE(fb->depth_on)) && !blkiso_depth_cut(dev, bio, rest)) {
+	now = sampled || blkiso_fb_times_all_fl(dev, fb, fl) ? ktime_get_ns() : 0;
+	if (unlikely(fl & BLKISO_FB_MAP_DEPTH) && !blkiso_depth_cut(dev, bio, rest)) {
 		/* whole, before any part went down: the caller retries it */
 		blkiso_prepare(pb, bio, t, now);
 		local_irq_restore(flags);
@@ -751,13 +751,13 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	switch (blkiso_data_dir(bio)) {
 	case BI_DIR_READ:
 		blkiso_prepare_data(pb, bio, t, BI_DIR_READ);
-		return blkiso_decide(dev, bio, pb, t, fb, now, flags, BI_DIR_READ);
+		return blkiso_decide(dev, bio, pb, t, fl, now, flags, BI_DIR_READ);
 	case BI_DIR_WRITE:
 		blkiso_prepare_data(pb, bio, t, BI_DIR_WRITE);
-		return blkiso_decide(dev, bio, pb, t, fb, now, flags, BI_DIR_WRITE);
+		return blkiso_decide(dev, bio, pb, t, fl, now, flags, BI_DIR_WRITE);
 	}
 	blkiso_prepare_other(pb, bio, t);
-	return blkiso_decide(dev, bio, pb, t, fb, now, flags, BI_NR_DIRS);
+	return blkiso_decide(dev, bio, pb, t, fl, now, flags, BI_NR_DIRS);
 }
 
 /*
@@ -1202,6 +1202,12 @@ int blkiso_target_init(void)
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct blkiso_bio) > BLKISO_BIO_MAX_BYTES);
+	/* BLKISO_FB_MAP_*: the flags' bytes in .map's one load */
+	BUILD_BUG_ON(offsetof(struct blkiso_fb, iso_on) != offsetof(struct blkiso_fb, map_flags));
+	BUILD_BUG_ON(offsetof(struct blkiso_fb, depth_on) !=
+		     offsetof(struct blkiso_fb, map_flags) + 1);
+	BUILD_BUG_ON(offsetof(struct blkiso_fb, time_all) !=
+		     offsetof(struct blkiso_fb, map_flags) + 2);
 	ret = blkiso_charge_init();
 	if (ret)
 		return ret;
