@@ -501,6 +501,8 @@ static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
 	return blkiso_map_slow(dev, bio, pb, t, now);
 }
 
+static void blkiso_nowait_unsplit(struct bio *bio);
+
 /*
  * A cgroup's first bio on this device: create its tenant, then go on.  Its
  * cgroup is found again (the RCU section of .map's lookup has ended), so
@@ -514,6 +516,9 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 	bool sampled;
 	u64 now;
 
+	/* no depth limit binds a new tenant */
+	if (unlikely(bio->bi_opf & REQ_NOWAIT) && bio->bi_iter.bi_size > PAGE_SIZE)
+		blkiso_nowait_unsplit(bio);
 	/* The RCU section covers the lookup, the "arrived" count, the levels. */
 	rcu_read_lock();
 	cgrp = blkiso_bio_cgroup(bio);
@@ -646,6 +651,47 @@ static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
 }
 
 /*
+ * Would the lower queue split @bio (remapped) into several requests?  Then
+ * *@piece is its first request, in sectors (bi_depth_piece(): by the
+ * request size and chunk limits; a split by segments is not foreseen).
+ */
+static bool blkiso_lower_piece(const struct bio *bio, u32 *piece)
+{
+	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
+	struct bi_depth_lower q = {
+		.max_sectors = lim->max_sectors,
+		.chunk_sectors = lim->chunk_sectors,
+		.block_sectors = bdev_logical_block_size(bio->bi_bdev) >> SECTOR_SHIFT,
+	};
+
+	return blkiso_may_cut(bio) &&
+	       bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
+			      piece) == BI_DEPTH_CUT;
+}
+
+/*
+ * A REQ_NOWAIT read or write of a tenant the depth limit does not bind,
+ * larger than one request of the lower queue, loses the flag and goes
+ * whole (issue 20, the fast shape).  Kept, 6.1's lower queue refuses it
+ * (a REQ_NOWAIT bio it would split ends with BLK_STS_AGAIN, as under a
+ * plain dm-linear) and io_uring sends it again from a worker thread, whose
+ * wake-ups take the CPU the protected tenant's completions wait for.  The
+ * price: the submitter may wait inline for the lower queue's tags, as a
+ * libaio one does.  Not cut: going whole it has no rest that could reach
+ * .map with the flag after the limit came on and be refused after its
+ * first part went down.  The caller leaves out bios of a page or less:
+ * the lower queue's max_sectors is at least a page, so only one crossing
+ * a chunk boundary could be split, and it is refused as before.
+ */
+static noinline void blkiso_nowait_unsplit(struct bio *bio)
+{
+	u32 piece;
+
+	if (blkiso_lower_piece(bio, &piece))
+		bio->bi_opf &= ~REQ_NOWAIT;
+}
+
+/*
  * Issue 20: a read or write of a tenant the depth limit binds keeps only
  * its first request of the lower queue (bi_depth_piece(); dm core sends
  * the rest through .map again), so that the limit, which counts bios,
@@ -667,17 +713,9 @@ static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
  */
 static noinline bool blkiso_depth_cut(struct blkiso_dev *dev, struct bio *bio, bool rest)
 {
-	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
-	struct bi_depth_lower q = {
-		.max_sectors = lim->max_sectors,
-		.chunk_sectors = lim->chunk_sectors,
-		.block_sectors = bdev_logical_block_size(bio->bi_bdev) >> SECTOR_SHIFT,
-	};
 	u32 piece;
 
-	if (!blkiso_may_cut(bio) ||
-	    bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
-			   &piece) != BI_DEPTH_CUT)
+	if (!blkiso_lower_piece(bio, &piece))
 		return true;
 	if (rest || (bio->bi_opf & REQ_NOWAIT)) {
 		if (!blkiso_nw_rest_note(dev, bio->bi_iter.bi_sector + piece))
@@ -741,11 +779,16 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	fl = blkiso_fb_map_flags(fb);
 	/* timed, or 0: read later only if its buckets or gates need it */
 	now = sampled || blkiso_fb_times_all_fl(dev, fb, fl) ? ktime_get_ns() : 0;
-	if (unlikely(fl & BLKISO_FB_MAP_DEPTH) && !blkiso_depth_cut(dev, bio, rest)) {
-		/* whole, before any part went down: the caller retries it */
-		blkiso_prepare(pb, bio, t, now);
-		local_irq_restore(flags);
-		return blkiso_refuse(dev, bio, pb, t);
+	if (unlikely(fl & BLKISO_FB_MAP_DEPTH)) {
+		if (!blkiso_depth_cut(dev, bio, rest)) {
+			/* whole, before any part went down: the caller retries it */
+			blkiso_prepare(pb, bio, t, now);
+			local_irq_restore(flags);
+			return blkiso_refuse(dev, bio, pb, t);
+		}
+	} else if (unlikely(bio->bi_opf & REQ_NOWAIT) && bio->bi_iter.bi_size > PAGE_SIZE) {
+		/* a request is at least a page (blk_queue_max_hw_sectors()) */
+		blkiso_nowait_unsplit(bio);
 	}
 	blkiso_prepare_common(pb, bio);
 	switch (blkiso_data_dir(bio)) {
