@@ -501,7 +501,15 @@ static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
 	return blkiso_map_slow(dev, bio, pb, t, now);
 }
 
-static void blkiso_nowait_unsplit(struct bio *bio);
+static noinline void blkiso_nowait_unsplit_slow(struct bio *bio);
+
+/* Issue 20: a REQ_NOWAIT bio above a page is looked at (blkiso_nowait_unsplit_slow()). */
+static __always_inline void blkiso_nowait_unsplit(struct bio *bio)
+{
+	/* a request is at least a page (blk_queue_max_hw_sectors()) */
+	if (unlikely(bio->bi_opf & REQ_NOWAIT) && bio->bi_iter.bi_size > PAGE_SIZE)
+		blkiso_nowait_unsplit_slow(bio);
+}
 
 /*
  * A cgroup's first bio on this device: create its tenant, then go on.  Its
@@ -517,8 +525,7 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 	u64 now;
 
 	/* no depth limit binds a new tenant */
-	if (unlikely(bio->bi_opf & REQ_NOWAIT) && bio->bi_iter.bi_size > PAGE_SIZE)
-		blkiso_nowait_unsplit(bio);
+	blkiso_nowait_unsplit(bio);
 	/* The RCU section covers the lookup, the "arrived" count, the levels. */
 	rcu_read_lock();
 	cgrp = blkiso_bio_cgroup(bio);
@@ -679,11 +686,11 @@ static bool blkiso_lower_piece(const struct bio *bio, u32 *piece)
  * price: the submitter may wait inline for the lower queue's tags, as a
  * libaio one does.  Not cut: going whole it has no rest that could reach
  * .map with the flag after the limit came on and be refused after its
- * first part went down.  The caller leaves out bios of a page or less:
+ * first part went down.  blkiso_nowait_unsplit() leaves out bios of a page or less:
  * the lower queue's max_sectors is at least a page, so only one crossing
  * a chunk boundary could be split, and it is refused as before.
  */
-static noinline void blkiso_nowait_unsplit(struct bio *bio)
+static noinline void blkiso_nowait_unsplit_slow(struct bio *bio)
 {
 	u32 piece;
 
@@ -786,8 +793,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 			local_irq_restore(flags);
 			return blkiso_refuse(dev, bio, pb, t);
 		}
-	} else if (unlikely(bio->bi_opf & REQ_NOWAIT) && bio->bi_iter.bi_size > PAGE_SIZE) {
-		/* a request is at least a page (blk_queue_max_hw_sectors()) */
+	} else {
 		blkiso_nowait_unsplit(bio);
 	}
 	blkiso_prepare_common(pb, bio);
