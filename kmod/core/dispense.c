@@ -114,18 +114,17 @@ void bi_global_tune(struct bi_global *g, bool restart, u64 rate, s64 max_tokens,
 }
 
 /*
- * bi_global_dispense - the global side of claims 1/5 (S4-02, S4-04): refill
- * lazily, then if available > threshold, and at least @least is available,
- * hand out up to @want tokens, else answer "insufficient" (0).  With a
- * negative threshold the global balance may go below zero (borrowing,
- * S0-06).  Leased credit (lease.h) is handed out after the bucket's own
- * tokens and counts towards @least.  If less than @need was handed out, *@retry_ns is when the rest
- * could be had (U64_MAX: never by refill alone); *@left (if given) is what
- * the global bucket still holds above its threshold.
- * Context: any; takes the global lock (irqsave).
+ * The global side of claims 1/5 (S4-02, S4-04): refill lazily, then if
+ * available > threshold, and at least @least is available, hand out up to
+ * @want tokens, else answer "insufficient" (0).  @by: the local bucket
+ * asking for a bio alone (NULL: none named); while the trickle is shared,
+ * i.e. the ask before this one came from another local bucket and fewer
+ * than a batch's tokens came in since, such a bio is not alone on the key
+ * and waits for @shared_least, as queued bios do (bi_local_charge_slow).
  */
-s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
-		       u64 now_ns, u64 *retry_ns, s64 *left)
+static s64 global_dispense(struct bi_global *g, const struct bi_local *by,
+			   s64 want, s64 least, s64 shared_least, s64 need,
+			   u64 now_ns, u64 *retry_ns, s64 *left)
 {
 	unsigned long flags = bi_lock_irqsave(&g->lock);
 	struct bi_bucket *b = &g->b;
@@ -134,6 +133,15 @@ s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 	bi_bucket_refill(b, now_ns);
 	bi_lease_expire(&g->lease, now_ns);
 	g->nr_requests++;
+	if (by) {
+		if (shared_least > least && g->last_by && g->last_by != by &&
+		    b->added - g->last_added < (u64)g->min_batch) {
+			least = shared_least;
+			need = bi_max_s64(need, least);
+		}
+		g->last_by = by;
+		g->last_added = b->added;
+	}
 	want = bi_min_s64(want, BI_TOKENS_LIMIT);
 	/* the bucket's own tokens first, then leased credit (lease.h) */
 	own = bi_max_s64(b->tokens - g->threshold, 0);
@@ -156,6 +164,23 @@ s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
 		*left = b->tokens - g->threshold + g->lease.tokens;
 	bi_unlock_irqrestore(&g->lock, flags);
 	return n;
+}
+
+/*
+ * bi_global_dispense - global_dispense() for no local bucket in particular:
+ * with leased credit (lease.h) handed out after the bucket's own tokens and
+ * counted towards @least.  If less than @need was handed out, *@retry_ns is
+ * when the rest could be had (U64_MAX: never by refill alone); *@left (if
+ * given) is what the global bucket still holds above its threshold.  With a
+ * negative threshold the global balance may go below zero (borrowing,
+ * S0-06).
+ * Context: any; takes the global lock (irqsave).
+ */
+s64 bi_global_dispense(struct bi_global *g, s64 want, s64 least, s64 need,
+		       u64 now_ns, u64 *retry_ns, s64 *left)
+{
+	return global_dispense(g, NULL, want, least, least, need, now_ns,
+			       retry_ns, left);
 }
 
 /*
@@ -360,7 +385,7 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 			  bool queue, u64 now_ns, u64 *retry_ns)
 {
 	u64 retry = now_ns, hold;
-	s64 got, want, need, least, half, left = 0;
+	s64 got, want, need, least, batch, half, left = 0;
 
 	cost = bi_min_s64(bi_max_s64(cost, 0), BI_TOKENS_LIMIT);
 	/*
@@ -395,7 +420,8 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	 */
 	half = bi_max_s64((g->b.max_tokens - g->threshold) / 2, 1);
 	least = 1;
-	if (g->min_batch && queue && !l->draining) {
+	batch = 1;
+	if (g->min_batch && !l->draining) {
 		/*
 		 * With g->min_batch set and bios queued behind this one, take
 		 * a batch or wait for one (claims 10-12): under a biting quota
@@ -408,14 +434,20 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 		 * batch's 12.5 ms.  Only while a burst is draining a
 		 * well-filled global bucket (it still held tokens after this
 		 * CPU's last batch) is the remainder taken as it is, so a
-		 * burst gets the whole capacity.
+		 * burst gets the whole capacity.  A bio alone on this CPU
+		 * is not alone on the key while other CPUs share the lean
+		 * bucket's trickle (global_dispense()): taking what trickled
+		 * in since the other CPU's ask would contact the global lock
+		 * every few bios on each CPU (issue 18, QD4 on 4-8 CPUs).
 		 */
-		least = bi_max_s64(bi_min_s64(want, g->min_batch),
+		batch = bi_max_s64(bi_min_s64(want, g->min_batch),
 				   bi_min_s64(need, half));
-		least = bi_max_s64(bi_min_s64(least, half), 1);
+		batch = bi_max_s64(bi_min_s64(batch, half), 1);
+		if (queue)
+			least = batch;
 	}
 	need = bi_max_s64(least, bi_min_s64(need, half));
-	got = bi_global_dispense(g, want, least, need, now_ns, &retry, &left);
+	got = global_dispense(g, l, want, least, batch, need, now_ns, &retry, &left);
 	l->draining = got > 0 && left > 0;
 	bi_local_move(l, got);
 	bi_local_acct(l, got, got);

@@ -63,6 +63,8 @@
 /* demand interval and hold interval default to the 100 ms tick (§10) */
 #define BI_DISPENSE_TICK_NS		(100 * BI_NSEC_PER_MSEC)
 
+struct bi_local;
+
 struct bi_global {
 	struct bi_lock lock;
 	struct bi_bucket b;		/* lazy refill, capacity, accounting */
@@ -74,6 +76,9 @@ struct bi_global {
 	u32 gen;			/* bumped by each retune: older holds lapse */
 	u64 nr_requests;		/* dispense requests received */
 	u64 nr_refused;			/* answered "insufficient" */
+	/* the last local bucket that asked (compared, never read through) */
+	const struct bi_local *last_by;
+	u64 last_added;			/* b.added at its ask */
 	struct bi_lease lease;		/* leased credit, after the bucket's own */
 };
 

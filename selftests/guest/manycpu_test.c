@@ -132,11 +132,12 @@ TEST_F_TIMEOUT(manycpu, cap_holds_across_cpus_without_lock_contention, GUEST_TIM
 	/* measured -0.7 % .. +0.01 % at 4 CPUs, -0.04 % at 8 */
 	EXPECT_TRUE(values_close(rate, RIOPS, 3)) TH_LOG("rate %.1f", rate);
 	/*
-	 * measured one per 21.4-23.7 bios: bios admitted by .map take only
-	 * their own shortfall (a bio alone waits its own cost, issue 15);
-	 * only bios behind parked ones wait for a 64-bio batch
+	 * issue 18's goal: measured one per 38.3 bios at 4 CPUs and 40.7 at
+	 * 8 (many-cpus.sh), since a bio alone on its CPU waits for a batch
+	 * while other CPUs share the lean global bucket (dispense.c); one per
+	 * 21-24 before, when each took what had trickled in
 	 */
-	EXPECT_LE(disp * 16, bios) TH_LOG("%lld dispenses for %lld bios", disp, bios);
+	EXPECT_LE(disp * 32, bios) TH_LOG("%lld dispenses for %lld bios", disp, bios);
 	/*
 	 * measured 0 in blkiso at 4 and 8 CPUs (and 1-9 elsewhere: cgroup
 	 * attach, kernfs, do_wait); at most one per 100 global dispenses

@@ -1044,4 +1044,74 @@ TEST(bio_alone_waits_its_shortfall_a_queue_a_batch)
 	ASSERT_EQ(2ULL, g.nr_requests);
 }
 
+/*
+ * The same lean bucket shared by two CPUs (issue 18): CPU A's bio alone
+ * takes what is there; CPU B's, asking before a batch's worth (min_batch
+ * 64) came in since A's ask, waits as a queue does for its request (32
+ * tokens: BI_DISPENSE_MIN_BIOS bios of a CPU with no demand yet), and so
+ * does A's next, B having asked last; once A asked last, and again once
+ * 64 tokens came in since the other CPU's ask, a bio alone takes what is
+ * there.
+ */
+TEST(bio_alone_on_a_shared_trickle_waits_a_batch)
+{
+	struct bi_global g;
+	struct bi_local a, b;
+	u64 retry, t0 = 5 * MS;
+
+	lean_bucket(&g, &a, t0);
+	bi_local_init(&b, t0);
+	/* A: 3 tokens came in, it takes them */
+	ASSERT_TRUE(bi_local_charge(&a, &g, 1, false, t0 + 3 * MS, &retry));
+	ASSERT_EQ(2, a.tokens);
+	ASSERT_EQ(0, g.b.tokens);
+	/* B, 2 ms later: shared, it waits until 32 are there */
+	ASSERT_FALSE(bi_local_charge(&b, &g, 1, false, t0 + 5 * MS, &retry));
+	ASSERT_EQ(t0 + 35 * MS, retry);
+	ASSERT_EQ(2, g.b.tokens);
+	/* A again, after B: shared too */
+	ASSERT_TRUE(bi_local_charge(&a, &g, 2, false, t0 + 6 * MS, &retry));
+	ASSERT_FALSE(bi_local_charge(&a, &g, 1, false, t0 + 6 * MS, &retry));
+	ASSERT_EQ(t0 + 35 * MS, retry);
+	ASSERT_EQ(3, g.b.tokens);
+	/* A asks again at its retry: the last ask was its own, it takes 32 */
+	ASSERT_TRUE(bi_local_charge(&a, &g, 1, false, t0 + 35 * MS, &retry));
+	ASSERT_EQ(31, a.tokens);
+	ASSERT_EQ(0, g.b.tokens);
+	/* B 64 ms after A's ask: 64 came in since, alone again, takes 32 */
+	ASSERT_TRUE(bi_local_charge(&b, &g, 1, false, t0 + 99 * MS, &retry));
+	ASSERT_EQ(31, b.tokens);
+	ASSERT_EQ(32, g.b.tokens);
+	ASSERT_EQ(5ULL, g.nr_requests);
+	ASSERT_EQ(2ULL, g.nr_refused);
+}
+
+/*
+ * A shared trickle's wait is bounded as a queue's is: never more than half
+ * the capacity (40 here: 20 tokens, not the request's 32); and a local
+ * bucket draining a burst takes what is there even when shared.
+ */
+TEST(shared_trickle_wait_is_half_capacity_at_most_and_drains_as_is)
+{
+	struct bi_global g;
+	struct bi_local a, b;
+	u64 retry, t0 = 5 * MS;
+
+	lean_bucket(&g, &a, t0);
+	bi_global_set(&g, 1000, 40, t0);
+	g.local_max = 64;
+	bi_local_init(&b, t0);
+	ASSERT_TRUE(bi_local_charge(&a, &g, 1, false, t0 + 3 * MS, &retry));
+	ASSERT_FALSE(bi_local_charge(&b, &g, 1, false, t0 + 5 * MS, &retry));
+	ASSERT_EQ(t0 + 23 * MS, retry);
+
+	lean_bucket(&g, &a, t0);
+	bi_local_init(&b, t0);
+	ASSERT_TRUE(bi_local_charge(&a, &g, 1, false, t0 + 3 * MS, &retry));
+	b.draining = 1;
+	ASSERT_TRUE(bi_local_charge(&b, &g, 1, false, t0 + 4 * MS, &retry));
+	ASSERT_EQ(0, b.tokens);
+	ASSERT_EQ(0, g.b.tokens);
+}
+
 TEST_HARNESS_MAIN
