@@ -26,7 +26,13 @@
 # Figures (scen-collect.py ratestep): per phase and per 250 ms interval after
 # each step, and the settle time after each step.
 
-rs_anchors() { echo "${BENCH_RATESTEP_ANCHORS:-io.max-static blkiso none io.max}"; }
+# BENCH_RATESTEP_ANCHORS: the anchors, in order (the smoke: blkiso and none,
+# no best_static, so no neighbour settle time)
+rs_anchors() {
+	if [ -n "${BENCH_RATESTEP_ANCHORS:-}" ]; then echo "$BENCH_RATESTEP_ANCHORS"
+	elif [ "$smoke" = 1 ]; then echo "blkiso none"
+	else echo "io.max-static blkiso none io.max"; fi
+}
 rs_nsteps() {
 	local a n=0
 	for a in $(rs_anchors); do
