@@ -8,7 +8,7 @@
 #   rates      R = 30% of the raw device's QD1 randrw rate measured in this
 #              boot (rounded as noisy rounds), then 2R (noisy's 60%), then
 #              R/2: three phases of $secs s each, one fio run of three jobs
-#              in sequence (stonewall), IOPS and latency-histogram logs
+#              in sequence (start delays), IOPS and latency-histogram logs
 #              every 250 ms
 #   solo       the same three phases with the victim alone (its solo p99 per
 #              rate), in each anchor's state, before the neighbour starts
@@ -42,13 +42,21 @@ rs_nsteps() {
 }
 
 # rs_phases cgroup prefix: the victim's three phases (R, 2R, R/2), $secs s
-# each, as one fio run of three jobs in sequence; logs <prefix>1..3_*
+# each, as one fio run of three jobs in sequence; logs <prefix>1..3_*.
+# Each job starts by its start delay (1 s, then $secs later each), not after
+# the one before ends (stonewall): fio sets a stonewalled job up only then,
+# and the victim sent nothing for ~0.25 s at each step (guest time, 6.1
+# -i), in which the depth limit let go (no protected I/O) and the
+# neighbour's misses began an overload episode: a pause, not a rate step.
+# A delayed job is set up when its delay ends, as the first one is, so the
+# phases meet within a few tens of ms (fio 3.33 on the host).
 rs_phases() {
 	local c=$1 p=$2 k args=() r
 	k=0
 	for r in $rs_r1 $rs_r2 $rs_r3; do
 		k=$((k + 1))
-		[ $k = 1 ] || args+=(--name="$p$k" --stonewall)
+		[ $k = 1 ] || args+=(--name="$p$k")
+		args+=(--startdelay=$((1 + (k - 1) * secs)))
 		# shellcheck disable=SC2046  # noisy_cpus: one word or none
 		args+=(--filename="$(anchor_dev "$na")" --rw=randrw --rwmixread=50 --bs=4k
 			--ioengine=psync --iodepth=1 --rate_iops="$((r / 2)),$((r / 2))"
