@@ -251,7 +251,7 @@ clean:
 
 # Benchmarks (figures, not tests; doc/bench.md): blkiso against io.max,
 # iocost, BFQ and nothing, in deterministic 6.1 guests: accuracy, noisy
-# neighbour, overhead, convergence, scale, buffered writer neighbour;
+# neighbour, overhead, convergence, scale, buffered writer neighbour, rate step;
 # build/bench/bench.json, plots,
 # and README.md's Results section.  BENCH_SCENARIOS="..." runs a subset,
 # BENCH_SECS=n sets the guest seconds per run.  bench-smoke: seconds per

@@ -195,9 +195,9 @@ if [ $st = 0 ]; then
 	tables=$(grep -c '^| figure |' "$out/results.md")
 	[ "$(head -n 1 "$out/results.md")" = "<!-- results:begin -->" ] &&
 		[ "$(tail -n 1 "$out/results.md")" = "<!-- results:end -->" ] &&
-		grep -q '^| goal | target | blkiso | met |' "$out/results.md" && [ "$tables" = 6 ] || st=1
+		grep -q '^| goal | target | blkiso | met |' "$out/results.md" && [ "$tables" = 7 ] || st=1
 	if gnuplot -e 'set terminal' 2>&1 | grep -q png; then
-		for p in accuracy noisy convergence overhead buffered; do
+		for p in accuracy noisy convergence overhead buffered ratestep; do
 			[ -s "$out/bench/bench-$p.png" ] || { st=1; echo "no bench-$p.png" >> "$out/results.md"; }
 		done
 	fi

@@ -9,7 +9,8 @@ one directory per run (lib-guest.sh: meta.txt, fio JSON and logs with
 unix-epoch stamps in ms); DEVICE_TXT the device's shaping and capacity
 measured in the same boot ("key=value" lines).  Python 3 standard library.
 
-Output, one file per scenario (accuracy, noisy, convergence, scale, buffered):
+Output, one file per scenario (accuracy, noisy, convergence, scale, buffered,
+ratestep):
   {"scenario", "kernel", "icount": 0|1, "device": {...},
    "runs": [{"anchor": blkiso|io.max|iocost|bfq|none, "case", "params",
              "metrics": {name: number|null}, "series": {"t_s": [...], ...}}
@@ -66,6 +67,14 @@ convergence  metrics quota, settle_s (from the step to the point after
           series t_s (s from the step, every 100 ms), iops_4k (over the
           last 100 ms), iops_4k_1s (over the last 1 s); each 100 ms log
           sample of a job covers the time since its previous one
+ratestep  the io.max-static runs noisy's metrics; a "steps" run per phase k
+          (1: R, 2: 2R, 3: R/2) rate_k, victim_iops_k, isolation_mean_pct_k,
+          isolation_p05_pct_k, victim_p99_us_k, victim_solo_p99_us_k,
+          p99_ratio_k, victim_bounds_held_k, neighbour_mb_s_k,
+          best_static_mb_s_k, static_pct_k and, after each step (k = 2, 3),
+          victim_settle_s_k, neighbour_settle_s_k, settle_s_k
+          (ratestep_settle(); doc/bench.md); series t_s, phase,
+          victim_iops, victim_p99_us, neighbour_mb_s per 250 ms
 scale     metrics iops_total, instr_per_io (1e9 / iops_total: guest
           instructions per I/O in icount mode, else null), iops_total_1,
           instr_per_io_1 (the same 8 jobs in 1 configured cgroup), ratio
@@ -483,6 +492,160 @@ def scale(run, meta, icount):
     }, {}
 
 
+RS_MS = 250	# ratestep's log period
+
+
+def rs_windows(rows):
+    """A 250 ms log's directions summed per window: [(t_ms, value)]."""
+    return [(t, v) for t, v in windows(rows, RS_MS)]
+
+
+def rs_hist(rows):
+    """Histogram rows summed over directions per 250 ms window: [[t_ms, bins]]."""
+    out = []
+    for t, _, bins in sorted(rows, key=lambda x: x[0]):
+        if out and t - out[-1][0] < RS_MS / 2:
+            b = out[-1][1]
+            b.extend([0] * max(0, len(bins) - len(b)))
+            for i, n in enumerate(bins):
+                b[i] += n
+        else:
+            out.append([t, list(bins)])
+    return out
+
+
+def rs_sum_bins(hs):
+    total = []
+    for b in hs:
+        total.extend([0] * max(0, len(b) - len(total)))
+        for i, n in enumerate(b):
+            total[i] += n
+    return total
+
+
+def ratestep(run, meta):
+    """One run of the three phases (scen-ratestep.sh): per phase k (1: R,
+    2: 2R, 3: R/2) its figures (suffix _k) and, per 250 ms interval from
+    the phase's start (the step), the series.  The settle times need
+    best_static per rate and are added by ratestep_settle()."""
+    rates = [int(x) for x in str(meta["rates"]).split()]
+    secs = int(meta["secs"])
+    mbs = 1048576 / 1e6
+    nw = rs_windows(log_rows(os.path.join(run, "n_iops.*.log")))
+    m = {"secs": secs}
+    series = {"t_s": [], "phase": [], "victim_iops": [], "victim_p99_us": [], "neighbour_mb_s": []}
+    t0 = None
+    for k, rate in enumerate(rates, 1):
+        vw = rs_windows(log_rows(os.path.join(run, "v%d_iops.*.log" % k)))
+        vh = rs_hist(hist_rows(os.path.join(run, "v%d_clat_hist.*.log" % k)))
+        sh = hist_rows(os.path.join(run, "s%d_clat_hist.*.log" % k))
+        sp99 = hist_pct(hist_total(sh), 99)
+        # the phase's whole 250 ms intervals: fio logs an interval at its end
+        start = vw[0][0] - RS_MS if vw else None
+        n = secs * 1000 // RS_MS
+        ivs = []
+        for j in range(1, n + 1):
+            t = start + j * RS_MS
+            v = near(vw, t, RS_MS // 2)
+            b = near(vh, t, RS_MS // 2)
+            nb = near(nw, t, RS_MS // 2)
+            ivs.append((t, v, b, (nb or 0.0) * mbs))
+        if ivs and ivs[-1][1] is None:
+            ivs.pop()	# fio does not always log the last interval
+        # an interval without a line: nothing of the victim completed in it
+        ivs = [(t, v or 0.0, b, x) for t, v, b, x in ivs]
+        if t0 is None:
+            t0 = start
+        iso = [min(100.0, v / rate * 100.0) for _, v, _, _ in ivs]
+        allb = rs_sum_bins([b for _, _, b, _ in ivs if b])
+        p99 = hist_pct(allb, 99) if allb else None
+        # the per-second figures of the bounds, over the phase's whole seconds
+        secs_iso = [mean(iso[j:j + 4]) for j in range(0, len(iso) - 3, 4)]
+        m.update({
+            "rate_%d" % k: rate,
+            "victim_iops_%d" % k: r1(mean([v for _, v, _, _ in ivs])),
+            "isolation_mean_pct_%d" % k: r1(mean(secs_iso), 2),
+            "isolation_p05_pct_%d" % k: r1(nearest_rank(secs_iso, 5), 2),
+            "victim_p99_us_%d" % k: r1(p99 / 1e3 if p99 else None),
+            "victim_solo_p99_us_%d" % k: r1(sp99 / 1e3 if sp99 else None),
+            "p99_ratio_%d" % k: r1(p99 / sp99 if p99 and sp99 else None, 2),
+            "neighbour_mb_s_%d" % k: r1(mean([x for _, _, _, x in ivs])),
+        })
+        m["victim_bounds_held_%d" % k] = {True: 1, False: 0, None: None}[bounds_held({
+            "isolation_mean_pct": m["isolation_mean_pct_%d" % k],
+            "isolation_p05_pct": m["isolation_p05_pct_%d" % k],
+            "p99_ratio": m["p99_ratio_%d" % k]})]
+        for t, v, b, x in ivs:
+            pv = hist_pct(b, 99) if b else None
+            series["t_s"].append(r1((t - t0) / 1000.0, 2))
+            series["phase"].append(k)
+            series["victim_iops"].append(r1(v))
+            series["victim_p99_us"].append(r1(pv / 1e3 if pv else None))
+            series["neighbour_mb_s"].append(r1(x))
+        m["_ivs_%d" % k] = ivs
+        m["_sp99_%d" % k] = sp99
+    return m, series
+
+
+def ratestep_settle(runs):
+    """best_static per rate (the io.max-static runs of rate k, cases
+    "r<k>-cap-..."), then for every run of the three phases: static_pct_k
+    (the neighbour's MB/s in phase k over best_static at its rate) and, after
+    each step (k = 2: doubled, 3: halved), the settle times: from the step
+    to the end of the first trailing 1 s window (4 intervals, those since
+    the step while fewer) from which every later one in the phase holds:
+    victim_settle_s_k the victim (isolation over the window >= 95 %, the
+    per-second p05 bound, and its p99 <= 1.5x solo at this rate),
+    neighbour_settle_s_k the neighbour (MB/s over the window >= 90 % of
+    best_static at this rate), settle_s_k both; -1 if the last window
+    misses."""
+    best = {}
+    for r in runs:
+        if not r["anchor"].endswith("-static") or "skipped" in r:
+            continue
+        k = int(r["case"][1]) if r["case"][:1] == "r" else None
+        m = r["metrics"]
+        m["victim_bounds_held"] = {True: 1, False: 0, None: None}[bounds_held(m)]
+        if k and m["victim_bounds_held"] == 1 and (m.get("neighbour_mb_s") or 0) > 0:
+            if k not in best or m["neighbour_mb_s"] > best[k][0]:
+                best[k] = (m["neighbour_mb_s"], r["case"])
+    for r in runs:
+        m = r["metrics"]
+        for k in (1, 2, 3):
+            ivs = m.pop("_ivs_%d" % k, None)
+            sp99 = m.pop("_sp99_%d" % k, None)
+            if ivs is None:
+                continue
+            bs = best.get(k, (None, None))[0]
+            m["best_static_mb_s_%d" % k] = bs
+            nm = m.get("neighbour_mb_s_%d" % k)
+            m["static_pct_%d" % k] = r1(nm / bs * 100 if bs and nm is not None else None)
+            if k in best:
+                r["params"]["best_static_%d" % k] = "io.max-static " + best[k][1]
+            if k == 1:
+                continue
+            rate = m["rate_%d" % k]
+            vok, nok = [], []
+            for j in range(len(ivs)):
+                w = ivs[max(0, j - 3):j + 1]
+                iso = min(100.0, mean([v for _, v, _, _ in w]) / rate * 100.0)
+                b = rs_sum_bins([x[2] for x in w if x[2]])
+                p99 = hist_pct(b, 99) if b else None
+                vok.append(iso >= 95.0 and p99 is not None and sp99 and p99 <= 1.5 * sp99)
+                nok.append(bool(bs) and mean([x for _, _, _, x in w]) >= 0.9 * bs)
+
+            def settle(ok):
+                if not ok or not ok[-1]:
+                    return -1
+                j = len(ok) - 1
+                while j > 0 and ok[j - 1]:
+                    j -= 1
+                return (j + 1) * RS_MS / 1000.0
+            m["victim_settle_s_%d" % k] = settle(vok)
+            m["neighbour_settle_s_%d" % k] = settle(nok) if bs else None
+            m["settle_s_%d" % k] = settle([a and b for a, b in zip(vok, nok)]) if bs else None
+
+
 def main():
     if sys.argv[1:2] == ["--held"]:
         # scen-noisy.sh's bisection: 1 if the noisy run in argv[2] held the
@@ -509,9 +672,14 @@ def main():
                     m, s = noisy(run, meta, device)
                 elif scen == "convergence":
                     m, s = convergence(run, meta)
+                elif scen == "ratestep":
+                    if meta["anchor"].endswith("-static"):
+                        m, s = noisy(run, meta, device)
+                    else:
+                        m, s = ratestep(run, meta)
                 else:
                     m, s = scale(run, meta, icount)
-            except (OSError, ValueError, KeyError, IndexError, ZeroDivisionError) as e:
+            except (OSError, ValueError, KeyError, IndexError, TypeError, ZeroDivisionError) as e:
                 m, s = {}, {}
                 rec["error"] = "%s: %s" % (type(e).__name__, e)
             rec.update({"metrics": m, "series": s})
@@ -521,6 +689,8 @@ def main():
         work_csv(runs, device, "randrw_4k_qd1_iops", "randread_1m_qd128_io_uring_bytes_s")
     elif scen == "buffered":
         release(runs, device, "write_1m_qd32_bytes_s")
+    elif scen == "ratestep":
+        ratestep_settle(runs)
     doc = {"scenario": scen, "kernel": kernel, "icount": icount, "device": device, "runs": runs}
     with open(out + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
@@ -531,7 +701,10 @@ def main():
         brief = " ".join("%s=%s" % (k, v) for k, v in m.items()
                          if k in ("achieved", "err_run_pct", "err_win_max_pct", "isolation_mean_pct",
                                   "isolation_p05_pct", "p99_ratio", "release_pct", "work_csv_pct",
-                                  "settle_s", "overshoot_pct", "instr_per_io", "instr_per_io_1"))
+                                  "settle_s", "overshoot_pct", "instr_per_io", "instr_per_io_1",
+                                  "p99_ratio_1", "p99_ratio_2", "p99_ratio_3", "static_pct_1",
+                                  "static_pct_2", "static_pct_3", "settle_s_2", "settle_s_3",
+                                  "victim_settle_s_2", "victim_settle_s_3"))
         print("%s %-7s %-22s %s" % (scen, r["anchor"], r["case"],
                                    r.get("skipped") and "skipped" or r.get("error") or brief))
 

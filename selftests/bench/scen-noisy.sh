@@ -134,10 +134,10 @@ noisy_cpus() {
 	echo "--cpus_allowed=$1"
 }
 
-# solo_p99_us: the victim's solo p99 (reads and writes, the higher), from
-# fio's JSON of the solo part
+# solo_p99_us [fio-json]: the victim's solo p99 (reads and writes, the
+# higher), from fio's JSON of the solo part (default $RUN/solo.json)
 solo_p99_us() {
-	python3 - "$RUN/solo.json" <<'EOF'
+	python3 - "${1:-$RUN/solo.json}" <<'EOF'
 import json, sys
 t = open(sys.argv[1]).read()
 j = json.loads(t[t.index("{"):])["jobs"][0]
@@ -279,8 +279,8 @@ noisy_one() {	# anchor
 noisy_static_one() {
 	local na=$1 a=${1%-static} pct=$2 cap v n npid engine=io_uring
 	cap=$((DEV_N1M / 100 * pct))
-	step noisy "$na" "cap-${pct}pct"
-	run_begin noisy "$na" "cap-${pct}pct"
+	step "${ns_scen:-noisy}" "$na" "${ns_case:-}cap-${pct}pct"
+	run_begin "${ns_scen:-noisy}" "$na" "${ns_case:-}cap-${pct}pct"
 	v=nv$bench_step n=nn$bench_step
 	cg_make $v $n
 	meta victim_target_iops "$v_iops"; meta secs "$secs"; meta wc_secs 0; meta cap_pct "$pct"
@@ -308,16 +308,20 @@ noisy_static_one() {
 	cg_drop $v $n
 }
 
-noisy_static() {	# anchor: the bisection (5 steps)
+# noisy_static anchor: the bisection (5 steps); the highest cap that held in
+# ns_lo.  ns_scen, ns_case: the scenario and a case prefix of its runs
+# (default noisy, none; scen-ratestep.sh bisects once per rate)
+noisy_static() {
 	local lo=0 hi=100 mid solo= held
 	while [ $((hi - lo)) -gt 5 ]; do
 		mid=$(((lo + hi) / 2))
 		noisy_static_one "$1" $mid "$solo" || return 1
 		[ -n "$solo" ] || solo=$RUN
 		held=$(python3 "$BLKISO_TOP/selftests/bench/scen-collect.py" --held "$RUN")
-		echo "noisy: $1 cap ${mid}% of the device: victim bounds $([ "$held" = 1 ] && echo held || echo missed)"
+		echo "${ns_scen:-noisy}: $1 ${ns_case:-}cap ${mid}% of the device: victim bounds $([ "$held" = 1 ] && echo held || echo missed)"
 		if [ "$held" = 1 ]; then lo=$mid; else hi=$mid; fi
 	done
+	ns_lo=$lo
 }
 
 scen_noisy() {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # scenarios-guest.sh - the guest side of `make bench` scenarios 1, 2, 4, 5, 6
-# (accuracy, noisy neighbour, convergence, scale, buffered writer neighbour;
+# (accuracy, noisy neighbour, convergence, scale, buffered writer neighbour,
+# the victim's rate stepped mid-run;
 # scenario 3, overhead, is overhead-guest.sh), each run with five anchors in
 # the same boot, runs
 # alternated: blkiso, io.max (blk-throttle), iocost (calibrated
@@ -12,8 +13,8 @@
 #
 # Knobs (run.sh passes BENCH_* through):
 #   BENCH_SCENARIOS  any of: accuracy noisy convergence scale buffered
-#                    (default all, run in the order noisy accuracy
-#                    convergence scale buffered)
+#                    ratestep (default all, run in the order noisy accuracy
+#                    convergence scale buffered ratestep)
 #   BENCH_SECS       guest seconds per run (default 10; scale runs half)
 #   BENCH_CAP_SECS   guest seconds per capacity measurement (default 2)
 #   BENCH_SMOKE=1    tiny runs for CI: 2 s runs, 1 s capacity runs, one
@@ -38,7 +39,7 @@ smoke=${BENCH_SMOKE:-0}
 secs=${BENCH_SECS:-10}
 cap_secs=${BENCH_CAP_SECS:-2}
 if [ "$smoke" = 1 ]; then secs=${BENCH_SECS:-2} cap_secs=1; fi
-scenarios=${BENCH_SCENARIOS:-accuracy noisy convergence scale buffered}
+scenarios=${BENCH_SCENARIOS:-accuracy noisy convergence scale buffered ratestep}
 
 . "$here/lib-guest.sh"
 . "$here/scen-accuracy.sh"
@@ -46,12 +47,13 @@ scenarios=${BENCH_SCENARIOS:-accuracy noisy convergence scale buffered}
 . "$here/scen-convergence.sh"
 . "$here/scen-scale.sh"
 . "$here/scen-buffered.sh"
+. "$here/scen-ratestep.sh"
 
 order=()
-for s in noisy accuracy convergence scale buffered; do
+for s in noisy accuracy convergence scale buffered ratestep; do
 	case " $scenarios " in *" $s "*) order+=("$s") ;; esac
 done
-[ ${#order[@]} -gt 0 ] || { echo "BENCH_SCENARIOS: none of accuracy noisy convergence scale buffered" >&2; exit 2; }
+[ ${#order[@]} -gt 0 ] || { echo "BENCH_SCENARIOS: none of accuracy noisy convergence scale buffered ratestep" >&2; exit 2; }
 if [ "${BLKISO_ICOUNT:-0}" != 1 ]; then
 	echo "scenarios: note: not in the deterministic mode (run.sh -i); rates and instructions per I/O mean little" >&2
 fi
@@ -64,6 +66,7 @@ for s in "${order[@]}"; do
 	convergence) n=$(conv_nsteps) ;;
 	scale) n=$(scale_nsteps) ;;
 	buffered) n=$(buffered_nsteps) ;;
+	ratestep) n=$(rs_nsteps) ;;
 	esac
 	bench_steps=$((bench_steps + n))
 done

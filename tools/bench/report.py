@@ -18,7 +18,7 @@ printed as a table.  Python 3 standard library and gnuplot only.
 
 Writes OUT_DIR (default build/bench) /bench.json (schema 1, doc/bench.md),
 bench-accuracy.png, bench-noisy.png, bench-convergence.png,
-bench-overhead.png, bench-buffered.png (each with its .dat and .gp), and prints one table per
+bench-overhead.png, bench-buffered.png, bench-ratestep.png (each with its .dat and .gp), and prints one table per
 scenario (anchors as columns) and the goals of issue 8.  Plots of
 scenarios absent from the sources are not drawn.  Exit status: 0, or 1
 when no fragment was found or one is malformed (files that are not JSON
@@ -830,6 +830,72 @@ plot %(pl)s
     run_gnuplot(outdir, "overhead", gp, drawn)
 
 
+def plot_ratestep(sc, outdir, drawn):
+    """Three panels over the steps run of each anchor (250 ms intervals from
+    the first phase's start): the victim's IOPS and its rate, its p99 over
+    its solo p99 at the phase's rate and the 1.5x bound, the neighbour's
+    MB/s and 90 % of best_static at the phase's rate."""
+    runs = sorted([r for r in valid_runs(sc) if r["case"] == "steps" and r["series"].get("t_s")],
+                  key=lambda r: anchor_key(r["anchor"]))
+    if not runs:
+        return
+    dat = os.path.join(outdir, "bench-ratestep.dat")
+    blocks = []	# (anchor, index, settle_s_2, settle_s_3)
+    with open(dat, "w") as f:
+        for r in runs:
+            s, m = r["series"], r["metrics"]
+            f.write("# %s: t_s victim_iops rate p99_over_solo neighbour_mb_s 0.9xbest_static\n"
+                    % r["anchor"])
+            for i, t in enumerate(s["t_s"]):
+                k = s["phase"][i]
+                solo, best = m.get("victim_solo_p99_us_%d" % k), m.get("best_static_mb_s_%d" % k)
+                p99 = s["victim_p99_us"][i]
+                vals = [s["victim_iops"][i], m.get("rate_%d" % k),
+                        p99 / solo if is_num(p99) and is_num(solo) and solo else None,
+                        s["neighbour_mb_s"][i], 0.9 * best if is_num(best) else None]
+                f.write("%g %s\n" % (t, " ".join("%g" % v if is_num(v) else "NaN" for v in vals)))
+            f.write("\n\n")
+            blocks.append((r["anchor"], len(blocks), m.get("settle_s_2"), m.get("settle_s_3")))
+    term = gp_term(1200, 980)
+    if not term:
+        return
+
+    def settle(v):
+        return "%s s" % fmt(v) if is_num(v) and v >= 0 else "not"
+
+    def lines(col, ref=None, reftitle=None):
+        pl = ["'%s' index %d using 1:%d with lines lw 2 lc rgb '%s' title '%s'"
+              % (dat, b[1], col, color(b[0]), gp_str("%s (settles %s / %s)" % (
+                  b[0], settle(b[2]), settle(b[3])))) for b in blocks]
+        if ref:
+            pl.append("'%s' index 0 using 1:%d with steps dt 2 lw 1.5 lc rgb '#000000' title '%s'"
+                      % (dat, ref, gp_str(reftitle)))
+        return ", \\\n     ".join(pl)
+    gp = """set terminal %(term)s
+set output '%(out)s/bench-ratestep.png'
+set multiplot layout 3,1 title 'ratestep: the victim at R, 2R, R/2 (250 ms intervals; settle after the doubling / the halving)'
+set grid
+set key outside right top
+set lmargin 10
+set rmargin 44
+set xlabel 'seconds from the first phase'
+set title 'victim IOPS'
+set yrange [0:*]
+plot %(iops)s
+set title 'victim p99 / solo p99 at the phase rate'
+set logscale y
+set yrange [*:*]
+plot %(p99)s, 1.5 with lines dt 2 lc rgb '#000000' title 'bound 1.5x'
+unset logscale y
+set title 'neighbour MB/s'
+set yrange [0:*]
+plot %(nb)s
+unset multiplot
+""" % {"term": term, "out": outdir, "iops": lines(2, 3, "victim rate"), "p99": lines(4),
+       "nb": lines(5, 6, "0.9 x best_static (io.max-static)")}
+    run_gnuplot(outdir, "ratestep", gp, drawn)
+
+
 # ---- main ----
 
 def main():
@@ -900,7 +966,8 @@ def main():
     plots = {"accuracy": plot_accuracy, "noisy": plot_noisy, "frontier": plot_frontier,
              "convergence": plot_convergence, "overhead": plot_overhead,
              "buffered": lambda sc, o, d: plot_noisy(sc, o, d, "buffered",
-                                                     "buffered writer neighbour")}
+                                                     "buffered writer neighbour"),
+             "ratestep": plot_ratestep}
     if not gp_term(100, 100):
         print("no gnuplot png terminal: plots not drawn (data in %s/*.dat)" % outdir)
     for name, fn in plots.items():

@@ -31,6 +31,7 @@ TITLES = {
     "convergence": "Convergence: time to within 5% of the quota",
     "scale": "Scale: 1,000 configured cgroups, fio in 8",
     "buffered": "Buffered writer neighbour: the victim's isolation from writeback",
+    "ratestep": "Rate step: the victim's rate doubled, then halved, mid-run",
 }
 WHAT = {
     "accuracy": "Each case caps one cgroup at a quota (4 KiB-equivalent IOPS, several block "
@@ -66,6 +67,12 @@ WHAT = {
                 "and bfq weight the victim 1000 and the writer 10. Figures as in noisy; "
                 "neighbour_mb_s is the writer's write(2) rate, which dirty throttling holds "
                 "to its writeback's. Summary: the worst case.",
+    "ratestep": "noisy's victim and neighbour, the victim at R, 2R, then R/2 (4 s each, fio "
+                "startdelay), its line written once for R. Per phase k: isolation, p99_ratio "
+                "against its solo p99 at that rate, static_pct against best_static at that "
+                "rate (io.max bisected per rate); settle_s_k = seconds after the step until "
+                "the victim holds its bounds and the neighbour is within 10% of best_static "
+                "(-1: not in the phase). Figures, not gates.",
     "scale": "1,000 configured cgroups, fio in 8 of them: total throughput and instructions "
              "per I/O, against the same load with 1 cgroup configured (the _1 figures) and "
              "their ratio (doc/bench.md).",
@@ -254,7 +261,7 @@ def section(doc):
               % (fp.get("instructions_per_bio"), fp.get("atomic_rmw_in_fast_path")), ""]
     L += ["Plots (not in git): `build/bench/bench-accuracy.png`, `bench-noisy.png`, "
           "`bench-frontier.png`, "
-          "`bench-convergence.png`, `bench-overhead.png`, `bench-buffered.png`.", "", END]
+          "`bench-convergence.png`, `bench-overhead.png`, `bench-buffered.png`, `bench-ratestep.png`.", "", END]
     return L
 
 

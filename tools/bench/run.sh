@@ -17,7 +17,7 @@
 #
 # Knobs (environment; BENCH_* reach the guest scripts too):
 #   BENCH_SCENARIOS  the scenarios to run, words of "accuracy noisy overhead
-#                    convergence scale buffered cluster" (default: all)
+#                    convergence scale buffered ratestep cluster" (default: all)
 #   BENCH_SECS       guest seconds per run (scenarios-guest.sh's default if unset)
 #   BENCH_SMOKE=1    the short version (a few seconds per scenario)
 #   BENCH_IOS        reads per overhead run (default 50000)
@@ -47,7 +47,7 @@ while getopts "k:" o; do
 	esac
 done
 out=${BENCH_OUT:-$top/build/bench}
-all="accuracy noisy overhead convergence scale buffered cluster"
+all="accuracy noisy overhead convergence scale buffered ratestep cluster"
 want=${BENCH_SCENARIOS:-$all}
 for s in $want; do
 	case " $all " in *" $s "*) ;; *) echo "[bench] unknown scenario '$s' (known: $all)" >&2; exit 2 ;; esac
