@@ -123,7 +123,7 @@ guest() {
 }
 
 mkdir -p "$out"
-echo "[bench] scenarios: $want; output in ${out#$top/}/ (guest $series, deterministic mode)"
+echo "[bench] scenarios: $want; output in ${out#$top/}/ (guest $series, $([ "$mode" = -i ] && echo deterministic mode || echo "ordinary mode, NVMe"))"
 fail=0
 
 phase 1 "fastpath: the token engine under callgrind (host); cluster (host)"
