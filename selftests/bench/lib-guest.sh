@@ -30,6 +30,8 @@ CG=/sys/fs/cgroup
 DM=bench-iso
 DMDEV=/dev/mapper/$DM
 RAW=/dev/benchdev
+RAWQ=/sys/block/benchdev/queue	# the raw device's queue (nvme: nvme0n1's)
+devname=null_blk
 bench_step=0
 bench_steps=0
 
@@ -81,6 +83,11 @@ cap_run() {	# name fio-args...: a capacity run on the raw device (CAP_DEV),
 #   slotbound  8 slots, 250 us, no bandwidth limit (issue 20's failing shape)
 #   mq         the ssd shape over 4 submit queues (null_blk keeps at most
 #              one per CPU: hw_queues in device.txt says how many it made)
+#   nvme       not null_blk: /dev/nvme0n1, QEMU's emulated NVMe controller
+#              under the real nvme driver (selftests/vm/run.sh -N; the bench
+#              host side boots it in the ordinary mode), one hardware queue
+#              per vCPU; slots are its nr_requests, latency its QD1 randrw
+#              time measured in this boot (iocost's QoS target)
 # BENCH_HW_QD, BENCH_LAT_NS, BENCH_MBPS override the shape's figures.
 shape_of() {	# shape: "slots lat_ns mbps submit_queues rotational"
 	case $1 in
@@ -89,7 +96,8 @@ shape_of() {	# shape: "slots lat_ns mbps submit_queues rotational"
 	slow) echo 2 4000000 0 1 1 ;;
 	slotbound) echo 8 250000 0 1 0 ;;
 	mq) echo 8 200000 1000 4 0 ;;
-	*) echo "BENCH_SHAPE: unknown shape '$1' (ssd fast slow slotbound mq)" >&2; return 1 ;;
+	nvme) echo 0 0 0 0 0 ;;	# measured: device_setup
+	*) echo "BENCH_SHAPE: unknown shape '$1' (ssd fast slow slotbound mq nvme)" >&2; return 1 ;;
 	esac
 }
 
@@ -103,11 +111,19 @@ device_setup() {	# shape, measure, attach blkiso; sets DEV_* and RAW_MM
 	insmod "$BLKISO_KO"
 	modprobe null_blk nr_devices=0
 	modprobe bfq 2>/dev/null || true
-	null_dev benchdev size="$size_mb" blocksize=4096 submit_queues="$sq" hw_queue_depth="$qd" \
-		irqmode=2 completion_nsec="$lat_ns" mbps="$mbps" memory_backed=0
-	echo none > /sys/block/benchdev/queue/scheduler
-	echo "$rot" > /sys/block/benchdev/queue/rotational
-	RAW_MM=$(cat /sys/block/benchdev/dev)
+	if [ "${BENCH_SHAPE:-}" = nvme ]; then
+		[ -b /dev/nvme0n1 ] || { echo "BENCH_SHAPE=nvme: no /dev/nvme0n1 (selftests/vm/run.sh -N)" >&2; return 1; }
+		RAW=/dev/nvme0n1 RAWQ=/sys/block/nvme0n1/queue devname=nvme
+		size_mb=$(($(blockdev --getsize64 $RAW) >> 20)) qd=$(cat $RAWQ/nr_requests)
+		echo none > $RAWQ/scheduler
+		rot=$(cat $RAWQ/rotational)
+	else
+		null_dev benchdev size="$size_mb" blocksize=4096 submit_queues="$sq" hw_queue_depth="$qd" \
+			irqmode=2 completion_nsec="$lat_ns" mbps="$mbps" memory_backed=0
+		echo none > $RAWQ/scheduler
+		echo "$rot" > $RAWQ/rotational
+	fi
+	RAW_MM=$(cat $RAWQ/../dev)
 	cap_run r4k --rw=randread --bs=4k --ioengine=libaio --iodepth=64
 	cap_run s4k --rw=read --bs=4k --ioengine=libaio --iodepth=64
 	cap_run s1m --rw=read --bs=1M --ioengine=libaio --iodepth=32
@@ -124,17 +140,19 @@ device_setup() {	# shape, measure, attach blkiso; sets DEV_* and RAW_MM
 	DEV_WBPS=$(round "$(json_num /tmp/cap-ws1m.json write bw_bytes)")
 	DEV_QD1=$(round "$(calc "$(json_num /tmp/cap-qd1.json read iops) + $(json_num /tmp/cap-qd1.json write iops)")")
 	DEV_N1M=$(round "$(json_num /tmp/cap-n1m.json read bw_bytes)")
+	# nvme: its latency is what one I/O at a time takes in this boot.
+	[ "$lat_ns" != 0 ] || lat_ns=$((1000000000 / DEV_QD1))
 	IOCOST_MODEL="$RAW_MM ctrl=user model=linear rbps=$DEV_RBPS rseqiops=$DEV_S4K rrandiops=$DEV_R4K wbps=$DEV_WBPS wseqiops=$DEV_WS4K wrandiops=$DEV_W4K"
 	# QoS: p95 read/write completion latency target of 5 device latencies,
 	# vrate free between 25% and 150% of the model.
 	local tgt=$((lat_ns * 5 / 1000))
 	IOCOST_QOS="$RAW_MM enable=1 ctrl=user rpct=95.00 rlat=$tgt wpct=95.00 wlat=$tgt min=25.00 max=150.00"
 	{
-		echo "name=null_blk"
+		echo "name=$devname"
 		echo "shape=${BENCH_SHAPE:-ssd}"
 		echo "size_mb=$size_mb"
 		echo "hw_queue_depth=$qd"
-		echo "hw_queues=$(ls -d /sys/block/benchdev/mq/*/ | wc -l)"
+		echo "hw_queues=$(ls -d $RAWQ/../mq/*/ | wc -l)"
 		echo "rotational=$rot"
 		echo "completion_us=$((lat_ns / 1000))"
 		echo "mbps_limit=$mbps"
@@ -150,7 +168,7 @@ device_setup() {	# shape, measure, attach blkiso; sets DEV_* and RAW_MM
 		echo "iocost_model=$IOCOST_MODEL"
 		echo "iocost_qos=$IOCOST_QOS"
 	} > /tmp/device.txt
-	echo "device: null_blk ${BENCH_SHAPE:-ssd} ${size_mb} MiB, $qd slots x $((lat_ns / 1000)) us, $mbps MiB/s: 4k randread QD64 $DEV_R4K IOPS, 1M read $((DEV_RBPS / 1000000)) MB/s, 4k randrw QD1 $DEV_QD1 IOPS"
+	echo "device: $devname ${BENCH_SHAPE:-ssd} ${size_mb} MiB, $qd slots x $((lat_ns / 1000)) us, $mbps MiB/s: 4k randread QD64 $DEV_R4K IOPS, 1M read $((DEV_RBPS / 1000000)) MB/s, 4k randrw QD1 $DEV_QD1 IOPS"
 	local sectors d
 	sectors=$(blockdev --getsz $RAW)
 	dmsetup create $DM --table "0 $sectors blkiso $RAW 0"
@@ -173,14 +191,14 @@ anchor_on() {	# anchor: device-wide part
 		meta param.io.cost.model "$IOCOST_MODEL"
 		meta param.io.cost.qos "$IOCOST_QOS" ;;
 	bfq)
-		echo bfq > /sys/block/benchdev/queue/scheduler
+		echo bfq > $RAWQ/scheduler
 		meta param.scheduler bfq ;;
 	esac
 }
 anchor_off() {	# anchor
 	case $1 in
 	iocost) echo "$RAW_MM enable=0" > $CG/io.cost.qos ;;
-	bfq) echo none > /sys/block/benchdev/queue/scheduler ;;
+	bfq) echo none > $RAWQ/scheduler ;;
 	esac
 }
 # anchor_set anchor cgroup kind value [role]: one tenant's control line,

@@ -75,7 +75,7 @@ bench_steps=$((bench_steps + 1))
 # A failed run leaves its records for a look: $BLKISO_OUT/raw-failed/.
 trap 'rc=$?; [ $rc = 0 ] || { mkdir -p "$BLKISO_OUT/raw-failed"; cp -r "$BENCH_RUNS"/. "$BLKISO_OUT/raw-failed/" 2>/dev/null; dmesg | tail -n 30 > "$BLKISO_OUT/raw-failed/dmesg.txt"; }' EXIT
 warm_cache
-step setup device "shape null_blk, measure it, attach blkiso"
+step setup device "shape the device (${BENCH_SHAPE:-ssd}), measure it, attach blkiso"
 device_setup
 for s in "${order[@]}"; do
 	"scen_$s"

@@ -5,7 +5,8 @@
 # (2 vCPUs: per-CPU behaviour).  Tests that need the other mode skip.  The
 # console goes to build/results/guest-SERIES-MODE.log; a guest that dies
 # or hangs before every program printed its totals counts as one more
-# failure there.
+# failure there.  The guest has a QEMU NVMe controller of
+# $BLKISO_GUEST_NVME (default 1G; empty: none) for target_test's nvme cases.
 set -uo pipefail
 series=$1 icount=${2:-0}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,6 +15,8 @@ mkdir -p "$(dirname "$log")"
 nr=$(ls "$top"/build/guest/*_test 2>/dev/null | wc -l)
 opts=(-k "$series" -t "${BLKISO_GUEST_TIMEOUT:-1500}")
 [ "$icount" = 1 ] && opts+=(-i)
+nvme=${BLKISO_GUEST_NVME-1G}
+[ -z "$nvme" ] || opts+=(-N "$nvme")
 bash "$top/selftests/vm/run.sh" "${opts[@]}" "$top/selftests/guest/run-all.sh" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 got=$(grep -c '^# Totals:' "$log")

@@ -18,7 +18,7 @@ ver=$(cat "$kroot/.version")
 # debug kernel has most built in: modprobe finds them in modules.builtin).
 modules=(
 	virtio_pci 9pnet_virtio 9p configfs virtio_blk
-	null_blk scsi_debug sd_mod loop
+	null_blk scsi_debug sd_mod loop nvme
 	dm-mod dm-delay dm-flakey
 	bfq kyber-iosched
 	ext4 xfs crc32c_generic crc32c-intel libcrc32c

@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh - boot a Debian guest kernel under QEMU (TCG) and run one script in it.
 #
-#   run.sh [-k SERIES] [-i] [-t SECONDS] [-c CPUS] [-m MEM] SCRIPT [ARGS...]
+#   run.sh [-k SERIES] [-i] [-t SECONDS] [-c CPUS] [-m MEM] [-N SIZE] SCRIPT [ARGS...]
 #
 #   -k SERIES   guest kernel: 6.1 (default) or 6.12, as unpacked by `make deps`,
 #               or debug, the checking kernel of `make debug-kernel`
@@ -14,6 +14,10 @@
 #               guest boots with one online (maxcpus=1) and the others are
 #               onlined before SCRIPT runs; see below)
 #   -m MEM      guest memory (default 2G)
+#   -N SIZE     attach a QEMU NVMe controller (-device nvme) with one
+#               namespace of SIZE (e.g. 2G): /dev/nvme0n1 in the guest, the
+#               real nvme driver, one I/O queue per vCPU ($BLKISO_NVME=SIZE
+#               does the same; see below)
 #
 # The guest sees the host's / read-only at /host (so SCRIPT, the project
 # tree, blkiso.ko and every host binary are there) and a fresh writable
@@ -33,6 +37,15 @@
 # BLKISO_APPEND: more words for the guest kernel's command line (e.g.
 # preempt=full: Debian's kernels are PREEMPT_DYNAMIC, voluntary by default).
 #
+# The NVMe device (-N, BLKISO_NVME): its backing file is a sparse raw file
+# in the run's output directory (nvme0.img, removed when QEMU exits; reads
+# of blocks never written are holes, so the host reads no disk for them),
+# opened with cache=none,aio=threads: the host's page cache holds nothing
+# of it, so a guest read costs a host pread on the file, not a copy out of
+# the cache that an earlier run warmed.  init loads nvme.ko when it sees
+# the controller (PCI class 0x010802).  Its rates are the emulation's
+# (QEMU's TCG, a host thread pool): use only ratios measured in one boot.
+#
 # Several vCPUs in the deterministic mode (-i -c N, N > 1): a guest kernel
 # that brings its secondary CPUs up at boot does not reach its script in
 # useful time under QEMU 7.2's round-robin TCG (doc/robustness.md), while
@@ -48,19 +61,20 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-series=6.1 icount=0 limit=600 cpus=2 icpus=1 mem=2G
-while getopts "k:it:c:m:" opt; do
+series=6.1 icount=0 limit=600 cpus=2 icpus=1 mem=2G nvme=${BLKISO_NVME:-}
+while getopts "k:it:c:m:N:" opt; do
 	case $opt in
 	k) series=$OPTARG ;;
 	i) icount=1 ;;
 	t) limit=$OPTARG ;;
 	c) cpus=$OPTARG icpus=$OPTARG ;;
 	m) mem=$OPTARG ;;
-	*) sed -n '2,16s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	N) nvme=$OPTARG ;;
+	*) sed -n '2,20s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: run.sh [-k SERIES] [-i] [-t S] SCRIPT [ARGS...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: run.sh [-k SERIES] [-i] [-t S] [-N SIZE] SCRIPT [ARGS...]" >&2; exit 2; }
 script=$(realpath "$1"); shift
 
 kroot=$(bash "$top/selftests/vm/kroot.sh" "$series") || exit 2
@@ -153,6 +167,11 @@ qemu=(qemu-system-x86_64 "${accel[@]}" "${machine[@]}" -cpu max -m "$mem" -no-re
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on"
 	-virtfs "local,path=$out,mount_tag=out,security_model=none")
 
+if [ -n "$nvme" ]; then
+	truncate -s "$nvme" "$out/nvme0.img" || exit 2
+	qemu+=(-drive "file=$out/nvme0.img,if=none,id=nv0,format=raw,cache=none,aio=threads"
+		-device "nvme,serial=blkiso-nv0,drive=nv0")
+fi
 # shellcheck disable=SC2206  # BLKISO_QEMU_EXTRA: words, as documented
 [ -z "${BLKISO_QEMU_EXTRA:-}" ] || qemu+=($BLKISO_QEMU_EXTRA)
 
@@ -166,6 +185,7 @@ setsid timeout -k 5 "$limit" "${qemu[@]}" < /dev/null 2>&1 |
 	grep --line-buffered -v -E '^BLKISO_VM_EXIT=|reboot: Power down'
 qrc=${PIPESTATUS[0]}
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+rm -f "$out/nvme0.img"
 
 rc=$(sed -n 's/^BLKISO_VM_EXIT=\([0-9]*\).*/\1/p' "$log" | tail -n 1)
 if [ -z "$rc" ]; then

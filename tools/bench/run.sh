@@ -26,6 +26,8 @@
 #   BENCH_README     1: rewrite README.md's Results, 0: leave it alone
 #                    (default: 1 for a full run, 0 with BENCH_SMOKE or a subset)
 #   BENCH_T0         start time (epoch s) to count elapsed time from
+#   BENCH_SHAPE=nvme the guests boot in the ordinary mode with a QEMU NVMe
+#                    controller of BENCH_NVME_SIZE (default 4G) as the device
 #   BENCH_VM_CPUS    vCPUs of the guests (default: selftests/vm/run.sh's, one
 #                    in the deterministic mode; N take turns on one host
 #                    thread, close to deterministic; the guest boots with
@@ -57,6 +59,12 @@ guest_scen=${guest_scen% }
 has_ovh=0; case " $want " in *" overhead "*) has_ovh=1 ;; esac
 has_cluster=0; case " $want " in *" cluster "*) has_cluster=1 ;; esac
 
+# BENCH_SHAPE=nvme: QEMU's NVMe controller (run.sh -N) in the ordinary
+# mode, so that its 2 vCPUs give the nvme driver 2 hardware queues (the
+# deterministic mode's vCPUs take turns on one thread): figures are
+# ratios within the boot only.
+mode=-i
+[ "${BENCH_SHAPE:-}" != nvme ] || mode="-N ${BENCH_NVME_SIZE:-4G}"
 start=${BENCH_T0:-$(date +%s)}
 N=5
 mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
@@ -75,7 +83,7 @@ guest() {
 	# the last line carries the status: the reader stops there, not at EOF
 	# (tail --pid would wait for the child to be reaped)
 	{
-		stdbuf -oL env BLKISO_VM_OUT="$dir" bash "$top/selftests/vm/run.sh" -i -k "$series" \
+		stdbuf -oL env BLKISO_VM_OUT="$dir" bash "$top/selftests/vm/run.sh" $mode -k "$series" \
 			${BENCH_VM_CPUS:+-c "$BENCH_VM_CPUS"} -t "$limit" "$script"
 		echo "BENCH-GUEST-STATUS $?"
 	} > "$log" 2>&1 &
@@ -115,7 +123,7 @@ guest() {
 }
 
 mkdir -p "$out"
-echo "[bench] scenarios: $want; output in ${out#$top/}/ (guest $series, deterministic mode)"
+echo "[bench] scenarios: $want; output in ${out#$top/}/ (guest $series, $([ "$mode" = -i ] && echo deterministic mode || echo "ordinary mode, NVMe"))"
 fail=0
 
 phase 1 "fastpath: the token engine under callgrind (host); cluster (host)"
