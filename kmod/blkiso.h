@@ -431,6 +431,7 @@ struct blkiso_fb {
 	unsigned int nr_slot_wait;	/* under lock as well */
 	unsigned int nr_timed;
 	u32 victims;			/* held as victims in this tick */
+	u64 others_tick;		/* other tenants last missed (bi_fb_wc_held()) */
 	u64 prev[BLKISO_FB_NR];		/* folded counters at the last tick */
 	u64 d[BLKISO_FB_NR];		/* this tick's differences */
 	u64 lat_min, lat_max;		/* this tick's device latency extremes */
@@ -447,6 +448,7 @@ struct blkiso_fb {
 struct blkiso_dev_fb {
 	struct bi_ovl ovl;		/* under the device lock */
 	struct bi_ovl_params ovl_p;
+	struct bi_fb_episode ep;	/* whose misses the episode has, device lock */
 	struct bi_depth depth;		/* issue 20's depth limit, under the device lock */
 	struct bi_depth_params depth_p;
 	struct delayed_work tick_work;

@@ -562,7 +562,7 @@ static void blkiso_fb_mode_switch(struct blkiso_tenant *t)
 
 /* Steps 3 and 4 for one tenant; the device lock is held. */
 static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *t,
-				  u64 now, bool *wake)
+				  u64 others_missed, u64 now, bool *wake)
 {
 	/* loaded once: a line may give @t its own quota meanwhile */
 	struct blkiso_quota *q = blkiso_quota(t);
@@ -611,7 +611,9 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 		};
 
 		is.done = bi_fb_done(&q->conf, is.ops, is.units);
-		bi_iso_tick(&fb->iso, &fb->iso_p, &is, bi_fb_overload_episode(&dev->fb.ovl), now);
+		bi_iso_tick(&fb->iso, &fb->iso_p, &is,
+			    bi_fb_wc_held(&dev->fb.ep, &fb->others_tick, others_missed,
+					  dev->fb.ovl_p.window_ticks), now);
 		if (fb->nr_slot_wait)
 			*wake = true;
 	}
@@ -756,7 +758,9 @@ static void blkiso_fb_tenant_step(struct blkiso_dev *dev, struct blkiso_fb *s,
 {
 	struct blkiso_tenant *t = s->tenant;
 
-	blkiso_fb_tenant_tick(dev, t, tk->now, &tk->wake);
+	/* the other tenants' misses in this tick: whose the episode is (S3-18) */
+	blkiso_fb_tenant_tick(dev, t, tk->os.missed - min(tk->os.missed, s->d[BLKISO_FB_MISSED]),
+			      tk->now, &tk->wake);
 	if (s->above) {
 		tk->any_above = true;
 		tk->ds.inflight_max = max(tk->ds.inflight_max, blkiso_fb_inflight(t));
@@ -841,6 +845,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	/* completions from now on count towards the next tick's extremes */
 	dev->fb.seq++;
 	bi_ovl_tick(&dev->fb.ovl, &dev->fb.ovl_p, &tk.os, tk.signal, tk.now);
+	bi_fb_episode_tick(&dev->fb.ep, &dev->fb.ovl);
 	rec = &dev->fb.ring[(dev->fb.seq - 1) % BLKISO_RING_DEV];
 	*rec = (struct blkiso_tick_rec){
 		.seq = dev->fb.seq,

@@ -121,6 +121,36 @@ bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *
 }
 
 /*
+ * One tick of the device's episode count, after bi_ovl_tick() of that tick.
+ */
+void bi_fb_episode_tick(struct bi_fb_episode *e, const struct bi_ovl *o)
+{
+	bool on = bi_fb_overload_episode(o);
+
+	e->tick++;
+	if (on && !e->on)
+		e->start = e->tick;
+	e->on = on;
+}
+
+/*
+ * Is a work-conserving allocation enforced on a tenant in this tick
+ * (bi_iso_tick()'s @dev_overloaded)?  @others_missed: the misses of the
+ * other tenants in this tick; *@others_tick: the tenant's note of the last
+ * tick they missed in (0: never), updated here.  Held while an episode
+ * runs that other tenants' misses are in: misses in it, or in the
+ * detector's window (@window_ticks) before it began, which is what
+ * started it.
+ */
+bool bi_fb_wc_held(const struct bi_fb_episode *e, u64 *others_tick,
+		   u64 others_missed, u32 window_ticks)
+{
+	if (others_missed)
+		*others_tick = e->tick;
+	return e->on && *others_tick && *others_tick + window_ticks >= e->start;
+}
+
+/*
  * Issue 20: did a protected tenant miss above its own threshold in the
  * newest tick (@completed, @missed)?  The depth limit steps on the tick,
  * not the window: the window keeps a miss for W ticks after the limit

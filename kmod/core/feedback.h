@@ -54,6 +54,27 @@ static inline bool bi_fb_overload_episode(const struct bi_ovl *o)
 }
 
 /*
+ * S3-18 and issue 20: whose misses an overload episode is made of.  A
+ * work-conserving allocation is enforced during an episode so that the
+ * room made for the tenants that missed is not spent by the others; in an
+ * episode that only the tenant's own misses are in, that room is its own,
+ * and holding it to its allocation would only delay the very tenant that
+ * missed (a victim whose rate grew past its allocation, with nobody else
+ * judged on latency).  The device counts ticks and notes when the current
+ * episode began; each tenant notes the last tick in which other tenants
+ * missed (bi_fb_wc_held()).  Device lock / tick context, like bi_ovl.
+ */
+struct bi_fb_episode {
+	u64 tick;			/* ticks so far (the first is 1) */
+	u64 start;			/* the tick the current episode began */
+	bool on;			/* bi_fb_overload_episode() at that tick */
+};
+
+void bi_fb_episode_tick(struct bi_fb_episode *e, const struct bi_ovl *o);
+bool bi_fb_wc_held(const struct bi_fb_episode *e, u64 *others_tick,
+		   u64 others_missed, u32 window_ticks);
+
+/*
  * Issue 20: with depth_limit=1, a tenant holding a promise of service (an
  * allocation) is protected: its misses of latency_us, on its own window,
  * bound the depth of the tenants above their commitment (ctl_depth.h).

@@ -213,4 +213,47 @@ TEST(smoothing_pct_is_alpha_in_percent)
 	ASSERT_EQ(BI_ISO_WINDOW_BIOS_DEF, ip.window_bios);
 }
 
+/*
+ * S3-18: a work-conserving allocation is held in an episode that other
+ * tenants' misses are in (during it, or in the window before it began),
+ * not in one made of the tenant's own misses only.
+ */
+TEST(wc_held_only_for_other_tenants_misses)
+{
+	struct bi_fb_episode e = { 0 };
+	struct bi_ovl o = { 0 };
+	u64 others = 0;
+
+	bi_fb_episode_tick(&e, &o);			/* tick 1: quiet */
+	ASSERT_FALSE(bi_fb_wc_held(&e, &others, 0, 5));
+	o.overloaded = true;
+	bi_fb_episode_tick(&e, &o);			/* tick 2: episode, own misses */
+	ASSERT_EQ(2, e.start);
+	ASSERT_FALSE(bi_fb_wc_held(&e, &others, 0, 5));
+	bi_fb_episode_tick(&e, &o);			/* tick 3: another tenant misses */
+	ASSERT_TRUE(bi_fb_wc_held(&e, &others, 3, 5));
+	o.overloaded = false;
+	o.m = 10;					/* the multiplier decays: still on */
+	bi_fb_episode_tick(&e, &o);
+	ASSERT_TRUE(bi_fb_wc_held(&e, &others, 0, 5));
+	o.m = 0;					/* over */
+	bi_fb_episode_tick(&e, &o);			/* tick 5 */
+	ASSERT_FALSE(bi_fb_wc_held(&e, &others, 0, 5));
+	/* tick 6: quiet, others miss (the window fills); tick 7: episode */
+	bi_fb_episode_tick(&e, &o);
+	ASSERT_FALSE(bi_fb_wc_held(&e, &others, 2, 5));
+	o.overloaded = true;
+	bi_fb_episode_tick(&e, &o);
+	ASSERT_EQ(7, e.start);
+	ASSERT_TRUE(bi_fb_wc_held(&e, &others, 0, 5));
+	/* a new episode long after the others' last miss: own misses only */
+	o.overloaded = false;
+	for (int i = 0; i < 10; i++)
+		bi_fb_episode_tick(&e, &o);
+	o.overloaded = true;
+	bi_fb_episode_tick(&e, &o);			/* tick 18, others at 6 */
+	ASSERT_FALSE(bi_fb_wc_held(&e, &others, 0, 5));
+	ASSERT_TRUE(bi_fb_wc_held(&e, &others, 0, 12));	/* within a 12-tick window */
+}
+
 TEST_HARNESS_MAIN

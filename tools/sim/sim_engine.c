@@ -749,7 +749,10 @@ static void tenant_tick(struct sim *s, struct sim_tenant *t)
 		tenant_request_rates(s, t);
 	}
 	if (t->conf.alloc) {
-		bi_iso_tick(&t->iso, &t->iso_p, &t->is, bi_fb_overload_episode(&s->ovl), s->now);
+		bi_iso_tick(&t->iso, &t->iso_p, &t->is,
+			    bi_fb_wc_held(&s->ep, &t->others_tick,
+					  s->tick_missed - bi_min_u64(s->tick_missed, t->tick_missed),
+					  s->ovl_p.window_ticks), s->now);
 		if (t->iso.mode == BI_ISO_DELAY && t->iso.delay_ns) {
 			t->sec->delay_ticks++;
 			t->total->delay_ticks++;
@@ -786,9 +789,12 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 		if (bi_fb_depth_protected(&t->conf, &s->dconf) && (t->is.ops || t->inflight))
 			bi_fb_depth_fold(&ds, &t->conf, &t->ovl, t->is.ops, t->t_missed,
 					 t->is.dev_ns);
+		t->tick_missed = t->t_missed;
 		t->t_missed = 0;
 	}
 	bi_ovl_tick(&s->ovl, &s->ovl_p, &s->os, signal, s->now);
+	bi_fb_episode_tick(&s->ep, &s->ovl);
+	s->tick_missed = s->os.missed;
 	s->os.completed = 0;
 	s->os.missed = 0;
 	s->os.slack_min_ns = BI_OVL_NO_SLACK;

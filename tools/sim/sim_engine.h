@@ -100,6 +100,8 @@ struct sim_tenant {
 	struct bi_rate_stats rs[BI_NR_DIRS];
 	struct bi_iso_stats is;
 	u64 t_missed;
+	u64 tick_missed;	/* t_missed of the tick being stepped */
+	u64 others_tick;	/* other tenants last missed (bi_fb_wc_held()) */
 
 	/* queue and generator */
 	struct sim_io *q_head[BI_NR_DIRS], *q_tail[BI_NR_DIRS];	/* per direction */
@@ -150,6 +152,8 @@ struct sim {
 	struct bi_ovl_params ovl_p;
 	struct bi_bucket dev_req;	/* S0-35 device cap, milli-requests */
 	struct bi_ovl_stats os;		/* this tick */
+	struct bi_fb_episode ep;	/* whose misses the episode has (S3-18) */
+	u64 tick_missed;		/* os.missed of the tick being stepped */
 	struct bi_iso_stats dev_is;	/* this tick, whole device */
 	struct bi_depth depth;		/* issue 20: depth_limit=1 */
 	struct bi_depth_params depth_p;
