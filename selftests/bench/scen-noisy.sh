@@ -136,6 +136,24 @@ noisy_cpus() {
 
 # solo_p99_us [fio-json]: the victim's solo p99 (reads and writes, the
 # higher), from fio's JSON of the solo part (default $RUN/solo.json)
+# noisy_victim_line cgroup rate solo-json: blkiso's victim line for a victim
+# at rate IOPS, its latency target from its solo p99 (the operator's
+# measurement of the workload alone; noisy and ratestep)
+noisy_victim_line() {
+	local lat vline
+	lat=$(( $(solo_p99_us "$3") * ${BENCH_NOISY_LAT_PCT:-150} / 100 ))
+	vline=${noisy_blkiso_victim//%V/$2}
+	vline=${vline//%A/$(($2 * 5 / 4))}
+	noisy_line "$1" "${vline//%L/$lat}" victim
+}
+
+# ring_poll_stop pid: end ring_poll (pid) and keep the device's stats
+ring_poll_stop() {
+	: > "$RUN/ring.stop"
+	wait "$1" || true
+	cp "$SYS/stats" "$RUN/dev-stats.txt"
+}
+
 solo_p99_us() {
 	python3 - "${1:-$RUN/solo.json}" <<'EOF'
 import json, sys
@@ -240,15 +258,8 @@ noisy_one() {	# anchor
 	[ "$1" = blkiso ] && noisy_trace_on $v
 	noisy_victim $v solo "$secs"
 	[ "$1" = blkiso ] && noisy_trace_off solo
-	if [ "$1" = blkiso ]; then
-		# the victim's line once its solo p99 is known (the operator's
-		# measurement of the workload alone)
-		local lat vline
-		lat=$(( $(solo_p99_us) * ${BENCH_NOISY_LAT_PCT:-150} / 100 ))
-		vline=${noisy_blkiso_victim//%V/$v_iops}
-		vline=${vline//%A/$((v_iops * 5 / 4))}
-		noisy_line $v "${vline//%L/$lat}" victim
-	fi
+	# the victim's line once its solo p99 is known
+	[ "$1" = blkiso ] && noisy_victim_line $v "$v_iops" "$RUN/solo.json"
 	step noisy "$1" together
 	noisy_flood "$(anchor_dev "$na")" $((secs + wc_secs + 60)) "$1" || { anchor_off "$na"; return 1; }
 	if [ "$1" = blkiso ]; then
@@ -264,9 +275,7 @@ noisy_one() {	# anchor
 	kill -TERM "$(cat "$RUN/n.pid")"
 	wait $npid || true
 	if [ -n "$rpid" ]; then
-		: > "$RUN/ring.stop"
-		wait "$rpid" || true
-		cp "$SYS/stats" "$RUN/dev-stats.txt"
+		ring_poll_stop "$rpid"
 		echo default > "$SYS/conf"
 	fi
 	anchor_off "$na"

@@ -81,7 +81,7 @@ rs_flood() {
 }
 
 rs_one() {	# anchor [cap-pct]: one run of the three phases
-	local na=$1 v n npid rpid= engine=io_uring lat vline
+	local na=$1 v n npid rpid= engine=io_uring
 	step ratestep "$1" steps${2:+ cap ${2}%}
 	run_begin ratestep "$1" "steps"
 	v=rv$bench_step n=rn$bench_step
@@ -101,14 +101,8 @@ rs_one() {	# anchor [cap-pct]: one run of the three phases
 	esac
 	meta neighbour_engine "$engine"
 	rs_phases $v s
-	if [ "$na" = blkiso ]; then
-		# the victim's line for its first rate, from its solo p99 at R
-		lat=$(solo_p99_us "$RUN/s.json")
-		lat=$((lat * ${BENCH_NOISY_LAT_PCT:-150} / 100))
-		vline=${noisy_blkiso_victim//%V/$rs_r1}
-		vline=${vline//%A/$((rs_r1 * 5 / 4))}
-		noisy_line $v "${vline//%L/$lat}" victim
-	fi
+	# the victim's line for its first rate, from its solo p99 at R
+	[ "$na" = blkiso ] && noisy_victim_line $v "$rs_r1" "$RUN/s.json"
 	rs_flood $engine || { anchor_off "$na"; return 1; }
 	if [ "$na" = blkiso ]; then
 		ring_poll $v $n &
@@ -120,9 +114,7 @@ rs_one() {	# anchor [cap-pct]: one run of the three phases
 	kill -TERM "$(cat "$RUN/n.pid")"
 	wait $npid || true
 	if [ -n "$rpid" ]; then
-		: > "$RUN/ring.stop"
-		wait "$rpid" || true
-		cp "$SYS/stats" "$RUN/dev-stats.txt"
+		ring_poll_stop "$rpid"
 		cp "$SYS/$(stat -c %i "$CG/$v")/stats" "$RUN/victim-stats.txt" 2>/dev/null || true
 		echo default > "$SYS/conf"
 	fi
