@@ -30,7 +30,18 @@ iso = [p["tenants"]["victim"]["isolation_mean_pct"] for p in d["phases"]]
 assert len(iso) == 3, iso
 # alone the victim gets its rate; with blkiso's policy, most of it
 assert iso[0] >= 90 and iso[2] >= 90 and iso[2] >= iso[1], iso
-print("(victim isolation %s)" % " / ".join("%.0f%%" % x for x in iso))
+# work_csv while both run: the victim's share of its QD1 capacity plus the
+# neighbour's of the 1 MiB capacity; the neighbour, which has no line under
+# the depth limit (issue 20), still moves
+c = d["capacity"]
+for p in d["phases"][1:]:
+    v, n = p["tenants"]["victim"], p["tenants"]["neighbour"]
+    want = (v["iops"] / c["randread_4k_qd1_iops"] + n["mb_s"] / c["randread_1m_qd32_mb_s"]) * 100
+    assert abs(p["work_csv_pct"] - want) <= 0.2, (p["phase"], p["work_csv_pct"], want)
+n3 = d["phases"][2]["tenants"]["neighbour"]
+assert n3["mb_s"] > 0 and n3["errors"] == 0, n3
+print("(victim isolation %s; phase 3: neighbour %.0f MB/s, work_csv %.0f%%)" % (
+    " / ".join("%.0f%%" % x for x in iso), n3["mb_s"], d["phases"][2]["work_csv_pct"]))
 PY
 )
 py=$?

@@ -5,7 +5,8 @@
 
 RUN_DIR is the guest's /out of one run of selftests/guest/demo.sh
 (build/vm/out/<run>/): demo-env.txt, demo-times.txt, cap-*.json, and per
-demo-policy.txt (phase 3's three lines: "device|victim|neighbour LINE"), and per
+demo-policy.txt (phase 3's lines: "device|victim|neighbour LINE", the
+neighbour's empty when it has none), and per
 phase p (1..3) and tenant t (victim, neighbour): pP-T.json (fio JSON),
 pP-T_iops.1.log (IOPS per second, --log_avg_msec=1000), pP-T_clat.1.log
 (mean completion latency per second), pP-T_clat_hist.1.log (completion
@@ -42,14 +43,16 @@ demo.json fields:
   phase3_policy      blkiso's policy in phase 3, as written to sysfs:
                      device (the line written to dm-N/conf), victim and
                      neighbour (the tenant lines written to dm-N/tenant as
-                     "/cgroup LINE"), why {device, victim, neighbour} (each
+                     "/cgroup LINE"; neighbour "" when none is written, the
+                     default), why {device, victim, neighbour} (each
                      line's reasons, in words, with the numbers behind it),
                      source (where the policy was found)
   isolation_definition   the definition above, in words
   phases[]           one per phase:
     phase, name, policy
     tenants.victim / tenants.neighbour (neighbour null in phase 1):
-      quota          blkiso tenant line in force ("none" or the line)
+      quota          blkiso tenant line in force ("none": phases 1-2;
+                     "no line": phase 3 without one; or the line)
       iops, mb_s     fio's averages over the run
       p50_us, p99_us fio's completion latency percentiles over the run
       errors         fio's error count
@@ -72,11 +75,16 @@ import time
 TENANTS = ("victim", "neighbour")
 PHASES = {1: "victim alone", 2: "victim + neighbour, no policy",
           3: "victim + neighbour, blkiso policies"}
-# demo.sh's default device line (DEMO_DEV_LINE)
-DEFAULT_DEV_LINE = "overload=shed tick_ms=10 window_ticks=5 holdoff_ticks=50 mult_down=1"
+# demo.sh's default device line (DEMO_DEV_LINE) and neighbour line
+# (DEMO_NEIGH_LINE: none): the README's recommended configuration, the
+# default of make bench's noisy scenario (scen-noisy.sh)
+DEFAULT_DEV_LINE = "depth_limit=1 tick_ms=10 window_ticks=5"
+DEFAULT_NEIGH_LINE = ""
 # Why the victim's allocation is work-conserving or strict (DEMO_VICTIM_ISOLATION).
 ISOLATION_WHY = {
-    "wc": "the allocation binds only while the device is overloaded",
+    "wc": "the allocation binds only in an overload episode other tenants' misses "
+          "are in, so it never holds the victim back beside a neighbour without a "
+          "promise",
     "strict": "the allocation binds at all times",
 }
 # fio's latency histogram: FIO_IO_U_PLAT_BITS 6, 29 groups of 64 bins (ns).
@@ -270,7 +278,7 @@ def main():
             shift = times[p].get(t + "_start", vstart) - vstart
             ps = per_second(run, p, t, shift)
             ten = {
-                "quota": pol[t] if p == 3 else "none",
+                "quota": (pol[t] or "no line") if p == 3 else "none",
                 "iops": round(r["iops"], 1), "mb_s": round(r["mb_s"], 2),
                 "p50_us": round(r["p50_us"], 1), "p99_us": round(r["p99_us"], 1),
                 "errors": r["errors"],
@@ -289,14 +297,14 @@ def main():
     why = {
         "device": ("" if pol["device"] == DEFAULT_DEV_LINE else
                    "DEMO_DEV_LINE's line; the default's reasons: ") +
-                  "overload=shed: while the device is overloaded (some tenant misses "
-                  "its latency target more often than its miss_pct allows) reads of "
-                  "256 KiB or more are held at admission, small I/O never; "
-                  "tick_ms=10 window_ticks=5: an overload is seen within a tick or two "
-                  "(a 1 MiB read is ~1 ms of this device); holdoff_ticks=50 mult_down=1: "
-                  "an overload episode lasts ~2 s after its last overloaded tick, so the "
-                  "flood is let loose (a probe that costs the victim a few misses) every "
-                  "~2 s, not every few ticks",
+                  "depth_limit=1: while a protected tenant (one with an allocation) "
+                  "misses its latency target in a tick, every tenant above its "
+                  "commitment (here the neighbour, which has no line) is bounded in "
+                  "bios in flight: half its depth at the first miss, halved on later "
+                  "ones, raised by one every two clean ticks, lifted when nobody comes "
+                  "near it; its bios are cut to one lower request while it is bound "
+                  "(doc/controllers.md, Depth limit); tick_ms=10 window_ticks=5: a miss "
+                  "is seen within a tick or two (a 1 MiB read is ~1 ms of this device)",
         "victim": "latency_us = its phase-1 p99 (%s us) x %s%%, miss_pct=%s: more than "
                   "that share of its reads over the target is an overload; alloc = %s%% "
                   "of its target IOPS (%d) in IOPS: its guaranteed share (an allocation "
@@ -306,13 +314,11 @@ def main():
                      pol["victim"].split("miss_pct=")[1].split()[0],
                      env["victim_alloc_pct"], target, env["victim_isolation"],
                      ISOLATION_WHY.get(env["victim_isolation"], "")),
-        "neighbour": "alloc = %s%% of the device's 1 MiB read rate (%.0f reads/s) in IOPS: "
-                     "its floor while the device is overloaded, whole device whenever "
-                     "nobody misses (isolation=wc, the default); slots=%s: at most that "
-                     "many reads in the device, the rest wait in blkiso where the gates "
-                     "can hold them; a large latency_us: a batch job, no latency objective"
-                     % (env["neighbour_alloc_pct"], cap_bw / 1048576,
-                        env["neighbour_slots"]),
+        "neighbour": ("no line: a best-effort flood with no promise and no latency "
+                      "objective; the depth limit binds it while the victim misses, "
+                      "and it has the whole device otherwise"
+                      if not pol["neighbour"] else
+                      "DEMO_NEIGH_LINE's line (the default is none)"),
     }
     doc = {
         "version": 1,
@@ -377,7 +383,8 @@ def print_table(doc, cap_bw):
     print("  conf     %s" % pp["device"])
     print("  tenant   /victim %s   (latency_us: phase-1 p99 %d us x %d%%)"
           % (pp["victim"], v["solo_p99_us"], v["latency_target_pct_of_solo_p99"]))
-    print("  tenant   /neighbour %s" % pp["neighbour"])
+    print("  tenant   /neighbour %s" % (pp["neighbour"] or
+                                         "(no line: bound by the depth limit while the victim misses)"))
     print()
     hdr = "%-38s %-9s %-20s %8s %8s %9s %9s %9s %8s %8s" % (
         "phase", "tenant", "quota", "IOPS", "MB/s", "p50 us", "p99 us", "isol mean", "isol p05",
@@ -409,7 +416,7 @@ def print_table(doc, cap_bw):
 
 def short_quota(line):
     """A tenant line in a table column: 'alloc 3500 lat 318us'."""
-    if line == "none":
+    if line in ("none", "no line"):
         return line
     kv = dict(x.split("=", 1) for x in line.split() if "=" in x)
     out = []
@@ -420,6 +427,13 @@ def short_quota(line):
     elif "latency_us" in kv:
         out.append("lat %sus" % kv["latency_us"])
     return " ".join(out) or line[:16]
+
+
+def alloc_of(line):
+    """A tenant line's alloc= in the plot's caption: 'no line' without one."""
+    if not line:
+        return "no line"
+    return dict(x.split("=", 1) for x in line.split() if "=" in x).get("alloc", "none")
 
 
 def gp_term():
@@ -465,9 +479,10 @@ def plot(doc, outdir):
         x0 = (ph["phase"] - 1) * (secs + gap)
         iso = ph["tenants"]["victim"]
         short = {1: "1: victim alone", 2: "2: + neighbour, no policy",
-                 3: "3: + neighbour, blkiso overload=shed\\nalloc: victim %s, neighbour %s IOPS"
-                    % tuple(dict(x.split("=", 1) for x in doc["phase3_policy"][t].split()
-                                 if "=" in x).get("alloc", "-") for t in TENANTS)}[ph["phase"]]
+                 3: "3: + neighbour, blkiso %s\\nalloc: victim %s, neighbour %s"
+                    % ((doc["phase3_policy"]["device"].split() or ["-"])[0].replace("_", "\\\\_"),
+                       alloc_of(doc["phase3_policy"]["victim"]),
+                       alloc_of(doc["phase3_policy"]["neighbour"]))}[ph["phase"]]
         color = {1: "#eef5ee", 2: "#fbeaea", 3: "#eaf0fb"}[ph["phase"]]
         objs.append("set object %d rect from %g, graph 0 to %g, graph 1 behind "
                     "fillcolor rgb '%s' fillstyle solid noborder"
