@@ -85,7 +85,7 @@
  * never sees them vanish.  Its feedback state (struct blkiso_fb: the
  * controllers, held lists, ring) follows the same rule: allocated when a
  * line configures it, or at its next bio once its device's feedback
- * counts every tenant (dev->fb.all: overload gate, depth limit, an
+ * counts every tenant (dev->fb_all: overload gate, depth limit, an
  * allocation), published initialised, kept until it is freed; NULL (most
  * counted-only tenants) means nothing of the tick's, and every reader
  * (.map's gates, .end_io's tick inputs, the dispatcher, the rings) loads
@@ -460,18 +460,13 @@ struct blkiso_dev_fb {
 	struct list_head active;
 	unsigned int nr_active;
 	/*
-	 * Every tenant that does I/O needs its feedback state, counted-only
-	 * ones too (overload != off, depth_limit=1, or an allocation, whose
-	 * controller follows the device's detector: all completions count).
-	 * Set once (blkiso_fb_all()), under conf_mutex and the device lock;
-	 * all_walk: the tick has still to ask those without one to get it.
+	 * The tick has still to ask the tenants without a feedback state to
+	 * get it (dev->fb_all, blkiso_fb_all()), under the device lock.
 	 */
-	bool all;
 	bool all_walk;
 	unsigned long due;		/* jiffies: when the next tick is due */
 	u64 seq;			/* ticks so far */
 	u32 victims;			/* victims in this tick */
-	bool gated;			/* the victim gate is open (M > 0, overload on) */
 	bool overloaded;		/* detector state, for shedding */
 	struct blkiso_tick_rec ring[BLKISO_RING_DEV];
 };
@@ -695,7 +690,29 @@ struct blkiso_dev {
 	 * U32_MAX when off, so a bio below it costs one compare.
 	 */
 	u32 chunk_over;
-	bool draining;			/* presuspend: everything goes, as debt */
+	/*
+	 * .map reads these three in one load (@map_flags, BLKISO_DEV_MAP_*,
+	 * issue 18): a bio of a tenant whose feedback flags are 0 as well
+	 * needs no test of either.  Each is written on its own, as a byte
+	 * (the tick's fb_gated only when it changes).
+	 */
+	union {
+		struct {
+			bool draining;	/* presuspend: everything goes, as debt */
+			/*
+			 * Every tenant that does I/O needs its feedback state,
+			 * counted-only ones too (overload != off,
+			 * depth_limit=1, or an allocation, whose controller
+			 * follows the device's detector: all completions
+			 * count).  Set once (blkiso_fb_all()), under
+			 * conf_mutex and the device lock.
+			 */
+			bool fb_all;
+			/* the victim gate is open (M > 0, overload on): the tick */
+			bool fb_gated;
+		};
+		u32 map_flags;
+	};
 	struct hlist_head *tenants;	/* by cgroup id, RCU: blkiso_tenant_bucket() */
 
 	/* tenant list and parking (slow paths) */
@@ -801,6 +818,13 @@ struct blkiso_bio {
  */
 #define BLKISO_END_SLOW		0x1
 #define BLKISO_END_REFUND	0x2
+/*
+ * With either of the above: the one-level charge is bi_meter_admit_exact()'s
+ * (issue 18), of which .map kept only pb->ch.reqs; the rest follows from
+ * pb->units and pb->dir, and .end_io's general way writes it into pb->ch
+ * (blkiso_charge1_exact()) before anything reads it.
+ */
+#define BLKISO_END_EXACT	0x4
 
 /* Level @i of a bio's chain (i < pb->depth). */
 static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8 i)
@@ -1081,13 +1105,13 @@ static inline void blkiso_fb_touch(struct blkiso_tenant *t)
  * allocation, a latency target or miss window of its own, the extremes
  * overload=ideal and mode=auto use: fb->time_all), or the device's
  * feedback counting every tenant (an overload gate, the depth limit, an
- * allocation anywhere: dev->fb.all).  Otherwise 1 in BLKISO_LAT_SAMPLE
+ * allocation anywhere: dev->fb_all).  Otherwise 1 in BLKISO_LAT_SAMPLE
  * (blkiso_count_arrived()), each standing for BLKISO_LAT_SAMPLE.
  */
 static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
 						const struct blkiso_fb *fb)
 {
-	return fb && (READ_ONCE(fb->time_all) | READ_ONCE(dev->fb.all));
+	return fb && (READ_ONCE(fb->time_all) | READ_ONCE(dev->fb_all));
 }
 
 /*
@@ -1103,6 +1127,11 @@ static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
 #define BLKISO_FB_MAP_DEPTH	BLKISO_FB_MAP_BYTE(1)
 #define BLKISO_FB_MAP_TIME_ALL	BLKISO_FB_MAP_BYTE(2)
 
+/* struct blkiso_dev's map_flags: its bytes of draining, fb_all, fb_gated. */
+#define BLKISO_DEV_MAP_DRAINING	BLKISO_FB_MAP_BYTE(0)
+#define BLKISO_DEV_MAP_FB_ALL	BLKISO_FB_MAP_BYTE(1)
+#define BLKISO_DEV_MAP_GATED	BLKISO_FB_MAP_BYTE(2)
+
 /* .map's one load of the flags of feedback state @fb (NULL: none, 0). */
 static __always_inline u32 blkiso_fb_map_flags(const struct blkiso_fb *fb)
 {
@@ -1110,13 +1139,14 @@ static __always_inline u32 blkiso_fb_map_flags(const struct blkiso_fb *fb)
 }
 
 /*
- * blkiso_fb_times_all() by .map's @fl (blkiso_fb_map_flags() of @fb): the
- * device's flag only for a tenant with a feedback state.
+ * blkiso_fb_times_all() by .map's @fl (blkiso_fb_map_flags() of @fb) and
+ * @dfl (its device's map_flags): the device's flag only for a tenant with
+ * a feedback state.
  */
-static __always_inline bool blkiso_fb_times_all_fl(const struct blkiso_dev *dev,
-						   const struct blkiso_fb *fb, u32 fl)
+static __always_inline bool blkiso_fb_times_all_fl(const struct blkiso_fb *fb, u32 fl,
+						   u32 dfl)
 {
-	return (fl & BLKISO_FB_MAP_TIME_ALL) || (fb && READ_ONCE(dev->fb.all));
+	return (fl & BLKISO_FB_MAP_TIME_ALL) || (fb && (dfl & BLKISO_DEV_MAP_FB_ALL));
 }
 
 /*
