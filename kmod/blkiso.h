@@ -17,7 +17,9 @@
  * cgroup is removed; then the collector (blkiso_dev.c) unhashes it and
  * removes its sysfs directory, and frees it once all of these are gone:
  *  - bios: every bio that found it counts itself arrived inside the RCU
- *    read-side section of its lookup, and completed (or rejected) as its
+ *    read-side section of its lookup (a counted-only tenant's bio that
+ *    passes at once: arrived and admitted in one count, BLKISO_LO_PASSED,
+ *    still in that section), and completed (or rejected) as its
  *    last access to it; a bio charging it as an ancestor level (blkiso_level(),
  *    io.max nesting: a child's parked bio charges the parent) adds one to
  *    its per-CPU ->held in that section and takes it back as its last
@@ -256,7 +258,16 @@ struct blkiso_tenant_pcpu {
  * sectors: every bio that reaches .map has a size in whole sectors (dm core
  * gives each clone to_bytes() of a sector count; an empty flush has none).
  */
-#define BLKISO_NR_LO_STATS	12
+#define BLKISO_NR_LO_STATS	13
+
+/*
+ * And one that is no enum blkiso_stat: bios of a tenant without a per-CPU
+ * area or a feedback state that passed .map at once with no cap on their
+ * way, each counted once for both its arrival and its admission (issue 18:
+ * one atomic where there were two).  Every reader adds it into both
+ * (blkiso_ctr_stats()); nothing else reads it.
+ */
+#define BLKISO_LO_PASSED	(BLKISO_NR_LO_STATS - 1)
 
 static __always_inline int blkiso_lo_stat(enum blkiso_stat s)
 {
@@ -559,10 +570,16 @@ struct blkiso_tenant {
 	 */
 	bool fb_settled;
 	bool configured;		/* has a quota line (else: counted only) */
-	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
-	bool gone;			/* its cgroup was removed: unhashed, draining */
-	bool dead;			/* and drained: the collector frees it */
 	bool in_sysfs;			/* its directory exists */
+	/*
+	 * One byte (issue 18: room for BLKISO_LO_PASSED), written only under
+	 * dev->conf_mutex (or before @t is published), so no two writes of
+	 * it race; read under that mutex or dev->lock (the STATS ioctl's walk
+	 * reads from_rule without either: the flag of the moment).
+	 */
+	u8 from_rule : 1;		/* and that line is a rule's (blkiso_rules.c) */
+	u8 gone : 1;			/* its cgroup was removed: unhashed, draining */
+	u8 dead : 1;			/* and drained: the collector frees it */
 	unsigned int nr_parked;		/* in its class queues, dev->lock; read by .map */
 	struct list_head list;		/* dev->tenant_list, under dev->lock */
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
@@ -657,15 +674,34 @@ static __always_inline void blkiso_count_last(struct blkiso_tenant *t, enum blki
  * the shared one: a tenant's first bio is timed, so even a tenant with a
  * handful of bios has a latency figure).
  */
-static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
+static __always_inline bool blkiso_count_arrived_pc(struct blkiso_tenant *t,
+						    struct blkiso_tenant_pcpu __percpu *pc)
 {
-	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
 	u32 n;			/* its low bits are all that is tested */
 
 	if (likely(pc))
 		n = this_cpu_add_return(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)], 1);
 	else
 		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED));
+	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
+}
+
+/* The same, @t's per-CPU area loaded here. */
+static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
+{
+	return blkiso_count_arrived_pc(t, READ_ONCE(t->pcpu));
+}
+
+/*
+ * Count a bio of @t, which has neither a per-CPU area nor a feedback state,
+ * that passes .map at once with no cap on its way: arrived and admitted in
+ * one count (BLKISO_LO_PASSED), sampled as blkiso_count_arrived() samples
+ * (the 1st, (1 + BLKISO_LAT_SAMPLE)-th, ... of these on the shared count).
+ */
+static __always_inline bool blkiso_count_passed(struct blkiso_tenant *t)
+{
+	u32 n = blkiso_ctr_inc_return(&t->ctr, BLKISO_LO_PASSED);
+
 	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
 }
 

@@ -549,6 +549,55 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 }
 
 /*
+ * .map's inline admission of a bio at its one level, @t's own, for any
+ * charge but bi_meter_admit_exact()'s: IRQs off, @cpu this CPU's local
+ * buckets of @t, @q and @c as for blkiso_decide().  Admitted: true, and
+ * the charge kept where its completion reads it, pb->end set.  Out of line:
+ * its local struct bi_chain_charge would give .map a stack canary.
+ */
+static noinline bool blkiso_admit_keep(struct blkiso_bio *pb, struct bio *bio,
+				       struct blkiso_quota *q, const struct bi_meter_cfg *c,
+				       struct bi_meter_cpu *cpu, u64 hit_now, u64 now,
+				       u8 data_dir)
+{
+	/*
+	 * Not zeroed by CONFIG_INIT_STACK_ALL_ZERO (Debian's kernels): its
+	 * 296 bytes cost 38 instructions a bio; read only after an admission
+	 * that wrote the fields read (blkiso_charge1_keep()).
+	 */
+	struct bi_chain_charge cc __uninitialized;
+	bool ok;
+
+	if (data_dir == BI_DIR_READ)
+		ok = bi_meter_admit_data_dir_cfg(&q->meter, c, cpu, pb->units,
+						 blkiso_lower_bios(bio), &cc, hit_now,
+						 BI_DIR_READ);
+	else if (data_dir == BI_DIR_WRITE)
+		ok = bi_meter_admit_data_dir_cfg(&q->meter, c, cpu, pb->units,
+						 blkiso_lower_bios(bio), &cc, hit_now,
+						 BI_DIR_WRITE);
+	else
+		ok = bi_meter_admit_fast(&q->meter, cpu, &pb->io, pb->units, &cc, hit_now);
+	if (!ok)
+		return false;
+	/*
+	 * One level, no class stage: no ticket.  Kept only for a completion
+	 * that reads it: a timed bio, a correction due, or a REQ_NOWAIT
+	 * bio's refund.
+	 */
+	if (unlikely(now || !bi_chain_settled(&cc))) {
+		blkiso_prepare_slow(pb, now);
+		blkiso_charge1_keep(pb, &cc.lvl[0]);
+	} else if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
+		blkiso_charge1_keep(pb, &cc.lvl[0]);
+		pb->end = BLKISO_END_REFUND;
+	} else {
+		pb->end = 0;
+	}
+	return true;
+}
+
+/*
  * .map's decision for a prepared bio, IRQs off (@flags: as saved): the gates
  * of the feedback controllers, or no cap on its way, or the common case
  * inline: one level (its own tenant), no parked bios, not draining, and
@@ -560,24 +609,22 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
  * configuration as .map loaded them for the bio's units and levels, used
  * for its admission too.  @fl: the flags of @t's feedback state as .map
  * loaded them (blkiso_fb_map_flags()), @dfl its device's map_flags: both
- * 0, no gate, no drain, one test.
+ * 0, no gate, no drain, one test.  @counted false (a tenant without a
+ * per-CPU area or a feedback state, @fl and @dfl 0): its arrival is counted
+ * here, IRQs still off (the RCU section of its lookup), with its admission
+ * in one count if it passes at once with no cap on its way
+ * (blkiso_count_passed()), and a sampled bio's clock read then: after the
+ * lookup and the preparation rather than before them.
  */
 static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio,
 					 struct blkiso_bio *pb, struct blkiso_tenant *t,
 					 struct blkiso_quota *q, const struct bi_meter_cfg *c,
 					 u32 fl, u32 dfl, u64 now, unsigned long flags,
-					 u8 data_dir)
+					 u8 data_dir, bool counted)
 {
-	/*
-	 * Not zeroed by CONFIG_INIT_STACK_ALL_ZERO (Debian's kernels): its
-	 * 296 bytes cost 38 instructions a bio; read only after an admission
-	 * that wrote the fields read (blkiso_charge1_keep()).
-	 */
-	struct bi_chain_charge cc __uninitialized;
 	struct blkiso_tenant_pcpu __percpu *pc;
 	struct bi_meter_cpu *cpu;
 	u32 reqs;
-	bool ok;
 
 	if (unlikely(fl | dfl) &&
 	    (blkiso_fb_gate_fl(fl) | (dfl & BLKISO_DEV_MAP_GATED))) {
@@ -587,13 +634,29 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	}
 	if (!pb->depth) {
 		/* No cap on its way: count it and let it go. */
+		if (!counted) {
+			/* arrived and admitted, one count; timed if sampled */
+			if (blkiso_count_passed(t))
+				now = ktime_get_ns();
+			blkiso_fb_touch(t);
+		}
 		local_irq_restore(flags);
 		if (unlikely(now))
 			blkiso_prepare_slow(pb, now);	/* timed */
 		else
 			pb->end = 0;
-		blkiso_admitted(dev, t, pb);
+		if (counted)
+			blkiso_admitted(dev, t, pb);
+		else
+			blkiso_admitted_trace(dev, t, pb);
 		return DM_MAPIO_REMAPPED;
+	}
+	if (!counted) {
+		/* its arrival as any other's, then the general way */
+		if (blkiso_count_arrived(t))
+			now = ktime_get_ns();
+		blkiso_fb_touch(t);
+		goto general;
 	}
 	if (likely(pb->depth == 1 && pb->level0 == t && !(dfl & BLKISO_DEV_MAP_DRAINING) &&
 		   !READ_ONCE(t->nr_parked))) {
@@ -635,29 +698,8 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 			}
 			goto general;
 		}
-		if (data_dir != BI_NR_DIRS)
-			ok = bi_meter_admit_data_dir_cfg(&q->meter, c, cpu, pb->units,
-							 blkiso_lower_bios(bio), &cc,
-							 hit_now, data_dir);
-		else
-			ok = bi_meter_admit_fast(&q->meter, cpu, &pb->io, pb->units,
-						 &cc, hit_now);
-		if (ok) {
+		if (blkiso_admit_keep(pb, bio, q, c, cpu, hit_now, now, data_dir)) {
 			local_irq_restore(flags);
-			/*
-			 * One level, no class stage: no ticket.  Kept only for
-			 * a completion that reads it: a timed bio, a correction
-			 * due, or a REQ_NOWAIT bio's refund.
-			 */
-			if (unlikely(now || !bi_chain_settled(&cc))) {
-				blkiso_prepare_slow(pb, now);
-				blkiso_charge1_keep(pb, &cc.lvl[0]);
-			} else if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
-				blkiso_charge1_keep(pb, &cc.lvl[0]);
-				pb->end = BLKISO_END_REFUND;
-			} else {
-				pb->end = 0;
-			}
 			this_cpu_inc(pc->stat[blkiso_pcpu_stat(BLKISO_ADMITTED)]);
 			blkiso_admitted_trace(dev, t, pb);
 			return DM_MAPIO_REMAPPED;
@@ -674,10 +716,13 @@ general:
  * IRQs off, @flags as saved): the bio's preparation and the decision, by
  * one configuration of @t (its units, levels and admission), for the flags
  * @fl and @dfl as in blkiso_decide() (0 and 0: constants there).
+ * @counted false: its arrival is not counted yet, nor its clock read
+ * (blkiso_decide()).
  */
 static __always_inline int blkiso_map_tail(struct blkiso_dev *dev, struct bio *bio,
 					   struct blkiso_bio *pb, struct blkiso_tenant *t,
-					   u32 fl, u32 dfl, u64 now, unsigned long flags)
+					   u32 fl, u32 dfl, u64 now, unsigned long flags,
+					   bool counted)
 {
 	struct blkiso_quota *q = blkiso_quota(t);
 	const struct bi_meter_cfg *c = bi_meter_cfg(&q->meter);
@@ -686,13 +731,16 @@ static __always_inline int blkiso_map_tail(struct blkiso_dev *dev, struct bio *b
 	switch (blkiso_data_dir(bio)) {
 	case BI_DIR_READ:
 		blkiso_prepare_data(pb, bio, t, c, BI_DIR_READ);
-		return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_DIR_READ);
+		return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_DIR_READ,
+				     counted);
 	case BI_DIR_WRITE:
 		blkiso_prepare_data(pb, bio, t, c, BI_DIR_WRITE);
-		return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_DIR_WRITE);
+		return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_DIR_WRITE,
+				     counted);
 	}
 	blkiso_prepare_other(pb, bio, t, c);
-	return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_NR_DIRS);
+	return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_NR_DIRS,
+				     counted);
 }
 
 /*
@@ -803,14 +851,41 @@ static noinline bool blkiso_depth_cut(struct blkiso_dev *dev, struct bio *bio, b
 	return true;
 }
 
+/*
+ * .map for a bio whose tenant's feedback flags @fl or device flags @dfl
+ * are not 0 (@fb: the tenant's feedback state, @sampled and @rest as .map
+ * found them, IRQs off, @flags as saved): its clock, the depth limit's cut,
+ * then the rest with the flags as they are.  Out of line: its copy of the
+ * decision is not on the plain bio's way.
+ */
+static noinline int blkiso_map_flagged(struct blkiso_dev *dev, struct bio *bio,
+				       struct blkiso_bio *pb, struct blkiso_tenant *t,
+				       const struct blkiso_fb *fb, u32 fl, u32 dfl,
+				       bool sampled, bool rest, unsigned long flags)
+{
+	u64 now = sampled || blkiso_fb_times_all_fl(fb, fl, dfl) ? ktime_get_ns() : 0;
+
+	if (unlikely(fl & BLKISO_FB_MAP_DEPTH)) {
+		if (!blkiso_depth_cut(dev, bio, rest)) {
+			/* whole, before any part went down: the caller retries it */
+			blkiso_prepare(pb, bio, t, now);
+			local_irq_restore(flags);
+			return blkiso_refuse(dev, bio, pb, t);
+		}
+	} else {
+		blkiso_nowait_unsplit(bio);
+	}
+	return blkiso_map_tail(dev, bio, pb, t, fl, dfl, now, flags, true);
+}
+
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
 {
 	struct blkiso_target *bt = ti->private;
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 	struct blkiso_dev *dev = bt->bdev;
+	struct blkiso_tenant_pcpu __percpu *pc;
 	struct blkiso_tenant *t;
 	const struct blkiso_fb *fb;
-	struct cgroup *cgrp;
 	unsigned long flags;
 	u64 cgid, now;
 	u32 chunk = READ_ONCE(dev->chunk_over), fl, dfl;
@@ -841,15 +916,26 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	 * for a grace period, and then sees every bio that references it.
 	 */
 	local_irq_save(flags);
-	cgrp = blkiso_bio_cgroup(bio);
-	cgid = cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID;
+	cgid = blkiso_bio_cgid(bio);
 	t = blkiso_tenant_find(dev, cgid);
 	if (unlikely(!t)) {
 		local_irq_restore(flags);
 		return blkiso_map_new(dev, bio, pb);
 	}
 	pb->tenant = t;
-	sampled = blkiso_count_arrived(t);
+	pc = READ_ONCE(t->pcpu);
+	dfl = READ_ONCE(dev->map_flags);
+	if (!pc && likely(!dfl) && !blkiso_fb(t)) {
+		/*
+		 * Counted only, and nothing of the feedback's (the tick never
+		 * visits it): its arrival is counted where .map knows whether
+		 * it passes at once, still IRQs off, and its clock read there
+		 * (blkiso_decide(), @counted false).
+		 */
+		blkiso_nowait_unsplit(bio);
+		return blkiso_map_tail(dev, bio, pb, t, 0, 0, 0, flags, false);
+	}
+	sampled = blkiso_count_arrived_pc(t, pc);
 	blkiso_fb_touch(t);
 	/*
 	 * Once, and its flags in one load, its device's in another: the
@@ -861,25 +947,13 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	 */
 	fb = blkiso_fb(t);
 	fl = blkiso_fb_map_flags(fb);
-	dfl = READ_ONCE(dev->map_flags);
 	if (likely(!(fl | dfl))) {
 		/* timed, or 0: read later only if its buckets need it */
 		now = sampled ? ktime_get_ns() : 0;
 		blkiso_nowait_unsplit(bio);
-		return blkiso_map_tail(dev, bio, pb, t, 0, 0, now, flags);
+		return blkiso_map_tail(dev, bio, pb, t, 0, 0, now, flags, true);
 	}
-	now = sampled || blkiso_fb_times_all_fl(fb, fl, dfl) ? ktime_get_ns() : 0;
-	if (unlikely(fl & BLKISO_FB_MAP_DEPTH)) {
-		if (!blkiso_depth_cut(dev, bio, rest)) {
-			/* whole, before any part went down: the caller retries it */
-			blkiso_prepare(pb, bio, t, now);
-			local_irq_restore(flags);
-			return blkiso_refuse(dev, bio, pb, t);
-		}
-	} else {
-		blkiso_nowait_unsplit(bio);
-	}
-	return blkiso_map_tail(dev, bio, pb, t, fl, dfl, now, flags);
+	return blkiso_map_flagged(dev, bio, pb, t, fb, fl, dfl, sampled, rest, flags);
 }
 
 /*
