@@ -681,8 +681,9 @@ static __always_inline bool blkiso_count_arrived_pc(struct blkiso_tenant *t,
 
 	if (likely(pc))
 		n = this_cpu_add_return(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)], 1);
-	else
-		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED));
+	else	/* its arrivals on the shared set, those of BLKISO_LO_PASSED too */
+		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED)) +
+		    (u32)atomic_read(&t->ctr.lo[BLKISO_LO_PASSED]);
 	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
 }
 
@@ -695,12 +696,15 @@ static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
 /*
  * Count a bio of @t, which has neither a per-CPU area nor a feedback state,
  * that passes .map at once with no cap on its way: arrived and admitted in
- * one count (BLKISO_LO_PASSED), sampled as blkiso_count_arrived() samples
- * (the 1st, (1 + BLKISO_LAT_SAMPLE)-th, ... of these on the shared count).
+ * one count (BLKISO_LO_PASSED), sampled as blkiso_count_arrived() samples:
+ * by its place among the tenant's arrivals on the shared set (both counts,
+ * whose low bits a carry leaves alone), so the 1st, 17th, 33rd, ... arrival
+ * is timed as before (exactly so for bios that do not race each other).
  */
 static __always_inline bool blkiso_count_passed(struct blkiso_tenant *t)
 {
-	u32 n = blkiso_ctr_inc_return(&t->ctr, BLKISO_LO_PASSED);
+	u32 n = blkiso_ctr_inc_return(&t->ctr, BLKISO_LO_PASSED) +
+		(u32)atomic_read(&t->ctr.lo[blkiso_lo_stat(BLKISO_ARRIVED)]);
 
 	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
 }
