@@ -17,7 +17,9 @@
  * cgroup is removed; then the collector (blkiso_dev.c) unhashes it and
  * removes its sysfs directory, and frees it once all of these are gone:
  *  - bios: every bio that found it counts itself arrived inside the RCU
- *    read-side section of its lookup, and completed (or rejected) as its
+ *    read-side section of its lookup (a counted-only tenant's bio that
+ *    passes at once: arrived and admitted in one count, BLKISO_LO_PASSED,
+ *    still in that section), and completed (or rejected) as its
  *    last access to it; a bio charging it as an ancestor level (blkiso_level(),
  *    io.max nesting: a child's parked bio charges the parent) adds one to
  *    its per-CPU ->held in that section and takes it back as its last
@@ -85,7 +87,7 @@
  * never sees them vanish.  Its feedback state (struct blkiso_fb: the
  * controllers, held lists, ring) follows the same rule: allocated when a
  * line configures it, or at its next bio once its device's feedback
- * counts every tenant (dev->fb.all: overload gate, depth limit, an
+ * counts every tenant (dev->fb_all: overload gate, depth limit, an
  * allocation), published initialised, kept until it is freed; NULL (most
  * counted-only tenants) means nothing of the tick's, and every reader
  * (.map's gates, .end_io's tick inputs, the dispatcher, the rings) loads
@@ -256,7 +258,16 @@ struct blkiso_tenant_pcpu {
  * sectors: every bio that reaches .map has a size in whole sectors (dm core
  * gives each clone to_bytes() of a sector count; an empty flush has none).
  */
-#define BLKISO_NR_LO_STATS	12
+#define BLKISO_NR_LO_STATS	13
+
+/*
+ * And one that is no enum blkiso_stat: bios of a tenant without a per-CPU
+ * area or a feedback state that passed .map at once with no cap on their
+ * way, each counted once for both its arrival and its admission (issue 18:
+ * one atomic where there were two).  Every reader adds it into both
+ * (blkiso_ctr_stats()); nothing else reads it.
+ */
+#define BLKISO_LO_PASSED	(BLKISO_NR_LO_STATS - 1)
 
 static __always_inline int blkiso_lo_stat(enum blkiso_stat s)
 {
@@ -460,18 +471,13 @@ struct blkiso_dev_fb {
 	struct list_head active;
 	unsigned int nr_active;
 	/*
-	 * Every tenant that does I/O needs its feedback state, counted-only
-	 * ones too (overload != off, depth_limit=1, or an allocation, whose
-	 * controller follows the device's detector: all completions count).
-	 * Set once (blkiso_fb_all()), under conf_mutex and the device lock;
-	 * all_walk: the tick has still to ask those without one to get it.
+	 * The tick has still to ask the tenants without a feedback state to
+	 * get it (dev->fb_all, blkiso_fb_all()), under the device lock.
 	 */
-	bool all;
 	bool all_walk;
 	unsigned long due;		/* jiffies: when the next tick is due */
 	u64 seq;			/* ticks so far */
 	u32 victims;			/* victims in this tick */
-	bool gated;			/* the victim gate is open (M > 0, overload on) */
 	bool overloaded;		/* detector state, for shedding */
 	struct blkiso_tick_rec ring[BLKISO_RING_DEV];
 };
@@ -564,10 +570,16 @@ struct blkiso_tenant {
 	 */
 	bool fb_settled;
 	bool configured;		/* has a quota line (else: counted only) */
-	bool from_rule;			/* and that line is a rule's (blkiso_rules.c) */
-	bool gone;			/* its cgroup was removed: unhashed, draining */
-	bool dead;			/* and drained: the collector frees it */
 	bool in_sysfs;			/* its directory exists */
+	/*
+	 * One byte (issue 18: room for BLKISO_LO_PASSED), written only under
+	 * dev->conf_mutex (or before @t is published), so no two writes of
+	 * it race; read under that mutex or dev->lock (the STATS ioctl's walk
+	 * reads from_rule without either: the flag of the moment).
+	 */
+	u8 from_rule : 1;		/* and that line is a rule's (blkiso_rules.c) */
+	u8 gone : 1;			/* its cgroup was removed: unhashed, draining */
+	u8 dead : 1;			/* and drained: the collector frees it */
 	unsigned int nr_parked;		/* in its class queues, dev->lock; read by .map */
 	struct list_head list;		/* dev->tenant_list, under dev->lock */
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
@@ -662,15 +674,38 @@ static __always_inline void blkiso_count_last(struct blkiso_tenant *t, enum blki
  * the shared one: a tenant's first bio is timed, so even a tenant with a
  * handful of bios has a latency figure).
  */
-static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
+static __always_inline bool blkiso_count_arrived_pc(struct blkiso_tenant *t,
+						    struct blkiso_tenant_pcpu __percpu *pc)
 {
-	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
 	u32 n;			/* its low bits are all that is tested */
 
 	if (likely(pc))
 		n = this_cpu_add_return(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)], 1);
-	else
-		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED));
+	else	/* its arrivals on the shared set, those of BLKISO_LO_PASSED too */
+		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED)) +
+		    (u32)atomic_read(&t->ctr.lo[BLKISO_LO_PASSED]);
+	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
+}
+
+/* The same, @t's per-CPU area loaded here. */
+static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
+{
+	return blkiso_count_arrived_pc(t, READ_ONCE(t->pcpu));
+}
+
+/*
+ * Count a bio of @t, which has neither a per-CPU area nor a feedback state,
+ * that passes .map at once with no cap on its way: arrived and admitted in
+ * one count (BLKISO_LO_PASSED), sampled as blkiso_count_arrived() samples:
+ * by its place among the tenant's arrivals on the shared set (both counts,
+ * whose low bits a carry leaves alone), so the 1st, 17th, 33rd, ... arrival
+ * is timed as before (exactly so for bios that do not race each other).
+ */
+static __always_inline bool blkiso_count_passed(struct blkiso_tenant *t)
+{
+	u32 n = blkiso_ctr_inc_return(&t->ctr, BLKISO_LO_PASSED) +
+		(u32)atomic_read(&t->ctr.lo[blkiso_lo_stat(BLKISO_ARRIVED)]);
+
 	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
 }
 
@@ -695,7 +730,29 @@ struct blkiso_dev {
 	 * U32_MAX when off, so a bio below it costs one compare.
 	 */
 	u32 chunk_over;
-	bool draining;			/* presuspend: everything goes, as debt */
+	/*
+	 * .map reads these three in one load (@map_flags, BLKISO_DEV_MAP_*,
+	 * issue 18): a bio of a tenant whose feedback flags are 0 as well
+	 * needs no test of either.  Each is written on its own, as a byte
+	 * (the tick's fb_gated only when it changes).
+	 */
+	union {
+		struct {
+			bool draining;	/* presuspend: everything goes, as debt */
+			/*
+			 * Every tenant that does I/O needs its feedback state,
+			 * counted-only ones too (overload != off,
+			 * depth_limit=1, or an allocation, whose controller
+			 * follows the device's detector: all completions
+			 * count).  Set once (blkiso_fb_all()), under
+			 * conf_mutex and the device lock.
+			 */
+			bool fb_all;
+			/* the victim gate is open (M > 0, overload on): the tick */
+			bool fb_gated;
+		};
+		u32 map_flags;
+	};
 	struct hlist_head *tenants;	/* by cgroup id, RCU: blkiso_tenant_bucket() */
 
 	/* tenant list and parking (slow paths) */
@@ -801,6 +858,13 @@ struct blkiso_bio {
  */
 #define BLKISO_END_SLOW		0x1
 #define BLKISO_END_REFUND	0x2
+/*
+ * With either of the above: the one-level charge is bi_meter_admit_exact()'s
+ * (issue 18), of which .map kept only pb->ch.reqs; the rest follows from
+ * pb->units and pb->dir, and .end_io's general way writes it into pb->ch
+ * (blkiso_charge1_exact()) before anything reads it.
+ */
+#define BLKISO_END_EXACT	0x4
 
 /* Level @i of a bio's chain (i < pb->depth). */
 static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8 i)
@@ -1081,13 +1145,13 @@ static inline void blkiso_fb_touch(struct blkiso_tenant *t)
  * allocation, a latency target or miss window of its own, the extremes
  * overload=ideal and mode=auto use: fb->time_all), or the device's
  * feedback counting every tenant (an overload gate, the depth limit, an
- * allocation anywhere: dev->fb.all).  Otherwise 1 in BLKISO_LAT_SAMPLE
+ * allocation anywhere: dev->fb_all).  Otherwise 1 in BLKISO_LAT_SAMPLE
  * (blkiso_count_arrived()), each standing for BLKISO_LAT_SAMPLE.
  */
 static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
 						const struct blkiso_fb *fb)
 {
-	return fb && (READ_ONCE(fb->time_all) | READ_ONCE(dev->fb.all));
+	return fb && (READ_ONCE(fb->time_all) | READ_ONCE(dev->fb_all));
 }
 
 /*
@@ -1103,6 +1167,11 @@ static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
 #define BLKISO_FB_MAP_DEPTH	BLKISO_FB_MAP_BYTE(1)
 #define BLKISO_FB_MAP_TIME_ALL	BLKISO_FB_MAP_BYTE(2)
 
+/* struct blkiso_dev's map_flags: its bytes of draining, fb_all, fb_gated. */
+#define BLKISO_DEV_MAP_DRAINING	BLKISO_FB_MAP_BYTE(0)
+#define BLKISO_DEV_MAP_FB_ALL	BLKISO_FB_MAP_BYTE(1)
+#define BLKISO_DEV_MAP_GATED	BLKISO_FB_MAP_BYTE(2)
+
 /* .map's one load of the flags of feedback state @fb (NULL: none, 0). */
 static __always_inline u32 blkiso_fb_map_flags(const struct blkiso_fb *fb)
 {
@@ -1110,13 +1179,14 @@ static __always_inline u32 blkiso_fb_map_flags(const struct blkiso_fb *fb)
 }
 
 /*
- * blkiso_fb_times_all() by .map's @fl (blkiso_fb_map_flags() of @fb): the
- * device's flag only for a tenant with a feedback state.
+ * blkiso_fb_times_all() by .map's @fl (blkiso_fb_map_flags() of @fb) and
+ * @dfl (its device's map_flags): the device's flag only for a tenant with
+ * a feedback state.
  */
-static __always_inline bool blkiso_fb_times_all_fl(const struct blkiso_dev *dev,
-						   const struct blkiso_fb *fb, u32 fl)
+static __always_inline bool blkiso_fb_times_all_fl(const struct blkiso_fb *fb, u32 fl,
+						   u32 dfl)
 {
-	return (fl & BLKISO_FB_MAP_TIME_ALL) || (fb && READ_ONCE(dev->fb.all));
+	return (fl & BLKISO_FB_MAP_TIME_ALL) || (fb && (dfl & BLKISO_DEV_MAP_FB_ALL));
 }
 
 /*

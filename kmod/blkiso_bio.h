@@ -78,4 +78,29 @@ static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 	return css ? css->cgroup : NULL;
 }
 
+/*
+ * The id of blkiso_bio_cgroup()'s cgroup, BLKISO_KERNEL_CGID for none: .map's
+ * lookup key, without a test of a css's cgroup (never NULL).  Caller is in
+ * an RCU read-side section.
+ */
+static __always_inline u64 blkiso_bio_cgid(struct bio *bio)
+{
+	struct cgroup_subsys_state *css;
+
+	if (bio_op(bio) == REQ_OP_WRITE && bio->bi_iter.bi_size) {
+		struct folio *folio = page_folio(bio_page(bio));
+
+		if (folio_test_writeback(folio)) {
+			struct cgroup *owner = blkiso_folio_owner(folio);
+
+			if (owner)
+				return cgroup_id(owner);
+		}
+	}
+	if (current->flags & PF_KTHREAD)
+		return BLKISO_KERNEL_CGID;
+	css = bio_blkcg_css(bio);
+	return css ? cgroup_id(css->cgroup) : BLKISO_KERNEL_CGID;
+}
+
 #endif /* BLKISO_BIO_H */

@@ -188,7 +188,7 @@ void blkiso_fb_free(struct blkiso_tenant *t)
 
 /*
  * From now on every tenant that does I/O needs its feedback state
- * (dev->fb.all); conf_mutex held, or .map's rule preset.  Those without
+ * (dev->fb_all); conf_mutex held, or .map's rule preset.  Those without
  * one get it at their next bio, once the tick has asked them to
  * (blkiso_fb_all_walk()).
  */
@@ -196,10 +196,10 @@ void blkiso_fb_all(struct blkiso_dev *dev)
 {
 	unsigned long flags;
 
-	if (READ_ONCE(dev->fb.all))
+	if (READ_ONCE(dev->fb_all))
 		return;
 	spin_lock_irqsave(&dev->lock, flags);
-	WRITE_ONCE(dev->fb.all, true);
+	WRITE_ONCE(dev->fb_all, true);
 	dev->fb.all_walk = true;
 	spin_unlock_irqrestore(&dev->lock, flags);
 }
@@ -321,7 +321,7 @@ static void blkiso_fb_activate_locked(struct blkiso_dev *dev, struct blkiso_tena
 
 	lockdep_assert_held(&dev->lock);
 	if (!fb) {
-		if (t->dead || (!dev->fb.all && !t->configured)) {
+		if (t->dead || (!dev->fb_all && !t->configured)) {
 			/* nothing of the tick's for it: .map need not come back */
 			WRITE_ONCE(t->fb_settled, true);
 			return;
@@ -391,8 +391,8 @@ void blkiso_fb_dev_configure(struct blkiso_dev *dev)
 
 	spin_lock_irqsave(&dev->lock, flags);
 	bi_fb_ovl_params(&dev->fb.ovl_p, &dev->conf);
-	if (dev->conf.overload == BI_OVERLOAD_OFF)
-		WRITE_ONCE(dev->fb.gated, false);
+	if (dev->conf.overload == BI_OVERLOAD_OFF && dev->fb_gated)
+		WRITE_ONCE(dev->fb_gated, false);
 	spin_unlock_irqrestore(&dev->lock, flags);
 	/* victims, shedding and the depth limit look at every tenant */
 	if (dev->conf.overload != BI_OVERLOAD_OFF || dev->conf.depth_limit)
@@ -815,7 +815,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	struct blkiso_tick_rec *rec;
 	struct blkiso_fb *s, *next;
 	struct blkiso_tenant *t;
-	bool flipped;
+	bool flipped, gated;
 	unsigned int n;
 	u32 limit;
 	u64 t0;
@@ -878,8 +878,11 @@ static void blkiso_fb_tick(struct work_struct *work)
 	flipped = dev->fb.overloaded != dev->fb.ovl.overloaded;
 	WRITE_ONCE(dev->fb.overloaded, dev->fb.ovl.overloaded);
 	/* victims while M > 0 (not in shed mode), shedding while overloaded */
-	WRITE_ONCE(dev->fb.gated, dev->conf.overload != BI_OVERLOAD_OFF &&
-		   (dev->fb.ovl.m || dev->fb.ovl.overloaded));
+	gated = dev->conf.overload != BI_OVERLOAD_OFF &&
+		(dev->fb.ovl.m || dev->fb.ovl.overloaded);
+	/* on the line every .map reads: written only when it changes */
+	if (dev->fb_gated != gated)
+		WRITE_ONCE(dev->fb_gated, gated);
 
 	/* walk 3: the depth limit's bindings, the list as it is now */
 	s = list_first_entry(&dev->fb.active, struct blkiso_fb, active_node);

@@ -460,7 +460,7 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 		r->p99_us = blkiso_lat_pct(r->lat, 99);
 		r->queued = blkiso_tenant_queued(t);
 		r->flags = (READ_ONCE(t->configured) ? BLKISO_F_CONFIGURED : 0) |
-			   (READ_ONCE(t->from_rule) ? BLKISO_F_RULE : 0);
+			   (t->from_rule ? BLKISO_F_RULE : 0);
 	}
 	rcu_read_unlock();
 	a->queued = READ_ONCE(dev->nr_parked);

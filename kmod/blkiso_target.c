@@ -293,20 +293,18 @@ static __always_inline u8 blkiso_data_dir(struct bio *bio)
  * it leaves the fast path (blkiso_decide): nothing on the fast path reads it.
  */
 static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, struct bio *bio,
-						struct blkiso_tenant *t, u8 dir)
+						struct blkiso_tenant *t,
+						const struct bi_meter_cfg *c, u8 dir)
 {
-	const struct bi_meter_cfg *c = bi_meter_cfg(&blkiso_quota(t)->meter);
-
 	pb->dir = dir;
 	pb->units = bi_bio_data_units(&c->cost, dir == BI_DIR_WRITE, bio->bi_iter.bi_size);
 	pb->depth = blkiso_levels(pb, t, c, dir);
 }
 
 static __always_inline void blkiso_prepare_other(struct blkiso_bio *pb, struct bio *bio,
-						 struct blkiso_tenant *t)
+						 struct blkiso_tenant *t,
+						 const struct bi_meter_cfg *c)
 {
-	const struct bi_meter_cfg *c = bi_meter_cfg(&blkiso_quota(t)->meter);
-
 	blkiso_describe(bio, &pb->io);
 	pb->dir = bi_io_dir(&pb->io);
 	pb->units = bi_io_units(&c->cost, &pb->io);
@@ -319,7 +317,7 @@ static inline void blkiso_prepare(struct blkiso_bio *pb, struct bio *bio,
 {
 	blkiso_prepare_common(pb, bio);
 	blkiso_prepare_slow(pb, now);
-	blkiso_prepare_other(pb, bio, t);
+	blkiso_prepare_other(pb, bio, t, bi_meter_cfg(&blkiso_quota(t)->meter));
 	pb->cls = BI_NR_CLASSES;
 }
 
@@ -337,13 +335,20 @@ static __always_inline void blkiso_leave_fast(struct blkiso_bio *pb, struct bio 
 		blkiso_describe(bio, &pb->io);
 }
 
+static __always_inline void blkiso_admitted_trace(struct blkiso_dev *dev,
+						  struct blkiso_tenant *t,
+						  struct blkiso_bio *pb)
+{
+	if (trace_blkiso_charge_enabled())
+		trace_blkiso_charge(dev->devt, t->cgid, pb->dir, pb->units);
+}
+
 static __always_inline void blkiso_admitted(struct blkiso_dev *dev,
 					    struct blkiso_tenant *t,
 					    struct blkiso_bio *pb)
 {
 	blkiso_count(t, BLKISO_ADMITTED);
-	if (trace_blkiso_charge_enabled())
-		trace_blkiso_charge(dev->devt, t->cgid, pb->dir, pb->units);
+	blkiso_admitted_trace(dev, t, pb);
 }
 
 /* A bio that may not wait: BLK_STS_AGAIN for NOWAIT, else fail it (reject mode). */
@@ -480,7 +485,7 @@ static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
 	u8 stage;
 
 	now = blkiso_now(now);
-	if (READ_ONCE(dev->fb.gated) && !bi_io_is_sys(&pb->io)) {
+	if (READ_ONCE(dev->fb_gated) && !bi_io_is_sys(&pb->io)) {
 		spin_lock_irqsave(&dev->lock, flags);
 		if (!dev->draining && blkiso_victim_locked(dev, t, pb, &stage)) {
 			hold = true;
@@ -544,19 +549,16 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 }
 
 /*
- * .map's decision for a prepared bio, IRQs off (@flags: as saved): the gates
- * of the feedback controllers, or no cap on its way, or the common case
- * inline: one level (its own tenant), no parked bios, not draining, and
- * this CPU's local buckets cover the bio.  Anything else goes the general
- * way, nothing charged yet.  @data_dir: the direction of a plain data bio
- * (not of the system class; a constant, so the keys are), whose struct
- * bi_io is filled in only here, for the general way, or BI_NR_DIRS for any
- * other bio (described already).  @fl: the flags of @t's feedback state
- * as .map loaded them (blkiso_fb_map_flags()).
+ * .map's inline admission of a bio at its one level, @t's own, for any
+ * charge but bi_meter_admit_exact()'s: IRQs off, @cpu this CPU's local
+ * buckets of @t, @q and @c as for blkiso_decide().  Admitted: true, and
+ * the charge kept where its completion reads it, pb->end set.  Out of line:
+ * its local struct bi_chain_charge would give .map a stack canary.
  */
-static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio,
-					 struct blkiso_bio *pb, struct blkiso_tenant *t,
-					 u32 fl, u64 now, unsigned long flags, u8 data_dir)
+static noinline bool blkiso_admit_keep(struct blkiso_bio *pb, struct bio *bio,
+				       struct blkiso_quota *q, const struct bi_meter_cfg *c,
+				       struct bi_meter_cpu *cpu, u64 hit_now, u64 now,
+				       u8 data_dir)
 {
 	/*
 	 * Not zeroed by CONFIG_INIT_STACK_ALL_ZERO (Debian's kernels): its
@@ -564,26 +566,100 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	 * that wrote the fields read (blkiso_charge1_keep()).
 	 */
 	struct bi_chain_charge cc __uninitialized;
-	struct bi_meter_cpu *cpu;
 	bool ok;
 
-	if (unlikely(blkiso_fb_gate_fl(fl) | READ_ONCE(dev->fb.gated))) {
+	if (data_dir == BI_DIR_READ)
+		ok = bi_meter_admit_data_dir_cfg(&q->meter, c, cpu, pb->units,
+						 blkiso_lower_bios(bio), &cc, hit_now,
+						 BI_DIR_READ);
+	else if (data_dir == BI_DIR_WRITE)
+		ok = bi_meter_admit_data_dir_cfg(&q->meter, c, cpu, pb->units,
+						 blkiso_lower_bios(bio), &cc, hit_now,
+						 BI_DIR_WRITE);
+	else
+		ok = bi_meter_admit_fast(&q->meter, cpu, &pb->io, pb->units, &cc, hit_now);
+	if (!ok)
+		return false;
+	/*
+	 * One level, no class stage: no ticket.  Kept only for a completion
+	 * that reads it: a timed bio, a correction due, or a REQ_NOWAIT
+	 * bio's refund.
+	 */
+	if (unlikely(now || !bi_chain_settled(&cc))) {
+		blkiso_prepare_slow(pb, now);
+		blkiso_charge1_keep(pb, &cc.lvl[0]);
+	} else if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
+		blkiso_charge1_keep(pb, &cc.lvl[0]);
+		pb->end = BLKISO_END_REFUND;
+	} else {
+		pb->end = 0;
+	}
+	return true;
+}
+
+/*
+ * .map's decision for a prepared bio, IRQs off (@flags: as saved): the gates
+ * of the feedback controllers, or no cap on its way, or the common case
+ * inline: one level (its own tenant), no parked bios, not draining, and
+ * this CPU's local buckets cover the bio.  Anything else goes the general
+ * way, nothing charged yet.  @data_dir: the direction of a plain data bio
+ * (not of the system class; a constant, so the keys are), whose struct
+ * bi_io is filled in only here, for the general way, or BI_NR_DIRS for any
+ * other bio (described already).  @q, @c: @t's quota and its meter's
+ * configuration as .map loaded them for the bio's units and levels, used
+ * for its admission too.  @fl: the flags of @t's feedback state as .map
+ * loaded them (blkiso_fb_map_flags()), @dfl its device's map_flags: both
+ * 0, no gate, no drain, one test.  @counted false (a tenant without a
+ * per-CPU area or a feedback state, @fl and @dfl 0): its arrival is counted
+ * here, IRQs still off (the RCU section of its lookup), with its admission
+ * in one count if it passes at once with no cap on its way
+ * (blkiso_count_passed()), and a sampled bio's clock read then: after the
+ * lookup and the preparation rather than before them.
+ */
+static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio,
+					 struct blkiso_bio *pb, struct blkiso_tenant *t,
+					 struct blkiso_quota *q, const struct bi_meter_cfg *c,
+					 u32 fl, u32 dfl, u64 now, unsigned long flags,
+					 u8 data_dir, bool counted)
+{
+	struct blkiso_tenant_pcpu __percpu *pc;
+	struct bi_meter_cpu *cpu;
+	u32 reqs;
+
+	if (unlikely(fl | dfl) &&
+	    (blkiso_fb_gate_fl(fl) | (dfl & BLKISO_DEV_MAP_GATED))) {
 		local_irq_restore(flags);
 		blkiso_leave_fast(pb, bio, data_dir, now);
 		return blkiso_map_gated(dev, bio, pb, t, now);
 	}
 	if (!pb->depth) {
 		/* No cap on its way: count it and let it go. */
+		if (!counted) {
+			/* arrived and admitted, one count; timed if sampled */
+			if (blkiso_count_passed(t))
+				now = ktime_get_ns();
+			blkiso_fb_touch(t);
+		}
 		local_irq_restore(flags);
 		if (unlikely(now))
 			blkiso_prepare_slow(pb, now);	/* timed */
 		else
 			pb->end = 0;
-		blkiso_admitted(dev, t, pb);
+		if (counted)
+			blkiso_admitted(dev, t, pb);
+		else
+			blkiso_admitted_trace(dev, t, pb);
 		return DM_MAPIO_REMAPPED;
 	}
-	if (likely(pb->depth == 1 && pb->level0 == t && !READ_ONCE(t->nr_parked) &&
-		   !READ_ONCE(dev->draining))) {
+	if (!counted) {
+		/* its arrival as any other's, then the general way */
+		if (blkiso_count_arrived(t))
+			now = ktime_get_ns();
+		blkiso_fb_touch(t);
+		goto general;
+	}
+	if (likely(pb->depth == 1 && pb->level0 == t && !(dfl & BLKISO_DEV_MAP_DRAINING) &&
+		   !READ_ONCE(t->nr_parked))) {
 		/*
 		 * A hit needs the time only to see that the demand interval
 		 * has not ended: the coarse clock will do (no ktime_get()
@@ -592,37 +668,79 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		 */
 		u64 hit_now = now ? now : blkiso_coarse_ns();
 
-		cpu = &this_cpu_ptr(t->pcpu)->meter;
-		if (data_dir != BI_NR_DIRS)
-			ok = bi_meter_admit_data_dir(&blkiso_quota(t)->meter, cpu, pb->units,
-						     blkiso_lower_bios(bio), &cc,
-						     hit_now, data_dir);
-		else
-			ok = bi_meter_admit_fast(&blkiso_quota(t)->meter, cpu, &pb->io, pb->units,
-						 &cc, hit_now);
-		if (ok) {
-			local_irq_restore(flags);
+		/* loaded after @c (acquire): a capped configuration's area is there */
+		pc = READ_ONCE(t->pcpu);
+		cpu = &this_cpu_ptr(pc)->meter;
+		if (data_dir != BI_NR_DIRS && likely(c->exact2 & (1U << data_dir))) {
 			/*
-			 * One level, no class stage: no ticket.  Kept only for
-			 * a completion that reads it: a timed bio, a correction
-			 * due, or a REQ_NOWAIT bio's refund.
+			 * Both keys, initial=exact, no class stage (issue 18):
+			 * two hits, and a settled charge, kept (its requests
+			 * alone, BLKISO_END_EXACT) only for a completion that
+			 * reads it: a timed bio, or a REQ_NOWAIT bio's refund.
 			 */
-			if (unlikely(now || !bi_chain_settled(&cc))) {
-				blkiso_prepare_slow(pb, now);
-				blkiso_charge1_keep(pb, &cc.lvl[0]);
-			} else if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
-				blkiso_charge1_keep(pb, &cc.lvl[0]);
-				pb->end = BLKISO_END_REFUND;
-			} else {
-				pb->end = 0;
+			reqs = blkiso_lower_bios(bio);
+			if (likely(bi_meter_admit_exact(cpu, pb->units, reqs, hit_now,
+							data_dir))) {
+				local_irq_restore(flags);
+				if (unlikely(now)) {
+					blkiso_prepare_slow(pb, now);
+					pb->ch.reqs = reqs;
+					pb->end = BLKISO_END_SLOW | BLKISO_END_EXACT;
+				} else if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
+					pb->ch.reqs = reqs;
+					pb->end = BLKISO_END_REFUND | BLKISO_END_EXACT;
+				} else {
+					pb->end = 0;
+				}
+				this_cpu_inc(pc->stat[blkiso_pcpu_stat(BLKISO_ADMITTED)]);
+				blkiso_admitted_trace(dev, t, pb);
+				return DM_MAPIO_REMAPPED;
 			}
-			blkiso_admitted(dev, t, pb);
+			goto general;
+		}
+		if (blkiso_admit_keep(pb, bio, q, c, cpu, hit_now, now, data_dir)) {
+			local_irq_restore(flags);
+			this_cpu_inc(pc->stat[blkiso_pcpu_stat(BLKISO_ADMITTED)]);
+			blkiso_admitted_trace(dev, t, pb);
 			return DM_MAPIO_REMAPPED;
 		}
 	}
+general:
 	local_irq_restore(flags);
 	blkiso_leave_fast(pb, bio, data_dir, now);
 	return blkiso_map_slow(dev, bio, pb, t, now);
+}
+
+/*
+ * .map after the tenant's lookup, its arrival count and its clock (@now,
+ * IRQs off, @flags as saved): the bio's preparation and the decision, by
+ * one configuration of @t (its units, levels and admission), for the flags
+ * @fl and @dfl as in blkiso_decide() (0 and 0: constants there).
+ * @counted false: its arrival is not counted yet, nor its clock read
+ * (blkiso_decide()).
+ */
+static __always_inline int blkiso_map_tail(struct blkiso_dev *dev, struct bio *bio,
+					   struct blkiso_bio *pb, struct blkiso_tenant *t,
+					   u32 fl, u32 dfl, u64 now, unsigned long flags,
+					   bool counted)
+{
+	struct blkiso_quota *q = blkiso_quota(t);
+	const struct bi_meter_cfg *c = bi_meter_cfg(&q->meter);
+
+	blkiso_prepare_common(pb, bio);
+	switch (blkiso_data_dir(bio)) {
+	case BI_DIR_READ:
+		blkiso_prepare_data(pb, bio, t, c, BI_DIR_READ);
+		return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_DIR_READ,
+				     counted);
+	case BI_DIR_WRITE:
+		blkiso_prepare_data(pb, bio, t, c, BI_DIR_WRITE);
+		return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_DIR_WRITE,
+				     counted);
+	}
+	blkiso_prepare_other(pb, bio, t, c);
+	return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_NR_DIRS,
+				     counted);
 }
 
 /*
@@ -733,17 +851,44 @@ static noinline bool blkiso_depth_cut(struct blkiso_dev *dev, struct bio *bio, b
 	return true;
 }
 
+/*
+ * .map for a bio whose tenant's feedback flags @fl or device flags @dfl
+ * are not 0 (@fb: the tenant's feedback state, @sampled and @rest as .map
+ * found them, IRQs off, @flags as saved): its clock, the depth limit's cut,
+ * then the rest with the flags as they are.  Out of line: its copy of the
+ * decision is not on the plain bio's way.
+ */
+static noinline int blkiso_map_flagged(struct blkiso_dev *dev, struct bio *bio,
+				       struct blkiso_bio *pb, struct blkiso_tenant *t,
+				       const struct blkiso_fb *fb, u32 fl, u32 dfl,
+				       bool sampled, bool rest, unsigned long flags)
+{
+	u64 now = sampled || blkiso_fb_times_all_fl(fb, fl, dfl) ? ktime_get_ns() : 0;
+
+	if (unlikely(fl & BLKISO_FB_MAP_DEPTH)) {
+		if (!blkiso_depth_cut(dev, bio, rest)) {
+			/* whole, before any part went down: the caller retries it */
+			blkiso_prepare(pb, bio, t, now);
+			local_irq_restore(flags);
+			return blkiso_refuse(dev, bio, pb, t);
+		}
+	} else {
+		blkiso_nowait_unsplit(bio);
+	}
+	return blkiso_map_tail(dev, bio, pb, t, fl, dfl, now, flags, true);
+}
+
 static int blkiso_map(struct dm_target *ti, struct bio *bio)
 {
 	struct blkiso_target *bt = ti->private;
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
 	struct blkiso_dev *dev = bt->bdev;
+	struct blkiso_tenant_pcpu __percpu *pc;
 	struct blkiso_tenant *t;
 	const struct blkiso_fb *fb;
-	struct cgroup *cgrp;
 	unsigned long flags;
 	u64 cgid, now;
-	u32 chunk = READ_ONCE(dev->chunk_over), fl;
+	u32 chunk = READ_ONCE(dev->chunk_over), fl, dfl;
 	bool sampled, rest;
 
 	if (unlikely(bio->bi_iter.bi_size > chunk))
@@ -771,42 +916,44 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	 * for a grace period, and then sees every bio that references it.
 	 */
 	local_irq_save(flags);
-	cgrp = blkiso_bio_cgroup(bio);
-	cgid = cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID;
+	cgid = blkiso_bio_cgid(bio);
 	t = blkiso_tenant_find(dev, cgid);
 	if (unlikely(!t)) {
 		local_irq_restore(flags);
 		return blkiso_map_new(dev, bio, pb);
 	}
 	pb->tenant = t;
-	sampled = blkiso_count_arrived(t);
+	pc = READ_ONCE(t->pcpu);
+	dfl = READ_ONCE(dev->map_flags);
+	if (!pc && likely(!dfl) && !blkiso_fb(t)) {
+		/*
+		 * Counted only, and nothing of the feedback's (the tick never
+		 * visits it): its arrival is counted where .map knows whether
+		 * it passes at once, still IRQs off, and its clock read there
+		 * (blkiso_decide(), @counted false).
+		 */
+		blkiso_nowait_unsplit(bio);
+		return blkiso_map_tail(dev, bio, pb, t, 0, 0, 0, flags, false);
+	}
+	sampled = blkiso_count_arrived_pc(t, pc);
 	blkiso_fb_touch(t);
-	/* once, and its flags in one load: the clock, the depth limit, the gates */
+	/*
+	 * Once, and its flags in one load, its device's in another: the
+	 * clock, the depth limit, the gates, draining.  Both 0 (no feedback
+	 * state, or one that holds nothing of this bio; the device neither
+	 * draining nor gated, its feedback not counting every tenant): none
+	 * of them is tested again on this bio's way (blkiso_map_tail() with
+	 * constant flags).
+	 */
 	fb = blkiso_fb(t);
 	fl = blkiso_fb_map_flags(fb);
-	/* timed, or 0: read later only if its buckets or gates need it */
-	now = sampled || blkiso_fb_times_all_fl(dev, fb, fl) ? ktime_get_ns() : 0;
-	if (unlikely(fl & BLKISO_FB_MAP_DEPTH)) {
-		if (!blkiso_depth_cut(dev, bio, rest)) {
-			/* whole, before any part went down: the caller retries it */
-			blkiso_prepare(pb, bio, t, now);
-			local_irq_restore(flags);
-			return blkiso_refuse(dev, bio, pb, t);
-		}
-	} else {
+	if (likely(!(fl | dfl))) {
+		/* timed, or 0: read later only if its buckets need it */
+		now = sampled ? ktime_get_ns() : 0;
 		blkiso_nowait_unsplit(bio);
+		return blkiso_map_tail(dev, bio, pb, t, 0, 0, now, flags, true);
 	}
-	blkiso_prepare_common(pb, bio);
-	switch (blkiso_data_dir(bio)) {
-	case BI_DIR_READ:
-		blkiso_prepare_data(pb, bio, t, BI_DIR_READ);
-		return blkiso_decide(dev, bio, pb, t, fl, now, flags, BI_DIR_READ);
-	case BI_DIR_WRITE:
-		blkiso_prepare_data(pb, bio, t, BI_DIR_WRITE);
-		return blkiso_decide(dev, bio, pb, t, fl, now, flags, BI_DIR_WRITE);
-	}
-	blkiso_prepare_other(pb, bio, t);
-	return blkiso_decide(dev, bio, pb, t, fl, now, flags, BI_NR_DIRS);
+	return blkiso_map_flagged(dev, bio, pb, t, fb, fl, dfl, sampled, rest, flags);
 }
 
 /*
@@ -1031,6 +1178,9 @@ static noinline int blkiso_end_io_slow(struct blkiso_bio *pb, blk_status_t *erro
 		if (!(pb->end & BLKISO_END_REFUND))
 			pb->charged = 0;
 	}
+	/* an exact charge (timed or REQ_NOWAIT) kept its requests alone */
+	if (pb->end & BLKISO_END_EXACT)
+		blkiso_charge1_exact(pb);
 	/* not timed in .map (blkiso_count_arrived()): no clock unless corrected */
 	timed = pb->arrive_ns;
 	if (likely(timed))

@@ -501,6 +501,9 @@ void blkiso_ctr_stats(const struct blkiso_tenant *t, u64 *stat)
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		if (blkiso_lo_stat(i) >= 0)
 			stat[i] = lo[blkiso_lo_stat(i)];
+	/* arrived and admitted at once (blkiso_map_tail()): in both */
+	stat[BLKISO_ARRIVED] += lo[BLKISO_LO_PASSED];
+	stat[BLKISO_ADMITTED] += lo[BLKISO_LO_PASSED];
 	stat[BLKISO_RBYTES] <<= SECTOR_SHIFT;
 	stat[BLKISO_WBYTES] <<= SECTOR_SHIFT;
 	stat[BLKISO_RIOS] = atomic64_read(&t->ctr.ios[0]);

@@ -217,6 +217,12 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 	}
 	c->key_on = on;
 	c->cls_on = bi_meter_configure_classes(m, conf, now_ns) != 0;
+	for (dir = 0; dir < BI_NR_DIRS; dir++) {
+		u8 both = (1U << bi_work_key(dir)) | (1U << bi_request_key(dir));
+
+		if (!c->cls_on && !c->wfixed && (on & both) == both)
+			c->exact2 |= 1U << dir;
+	}
 	/* every bucket it names is ready: publish it whole */
 	bi_store_release(&m->cfg, c);
 }

@@ -117,6 +117,13 @@ struct bi_meter_cfg {
 	u8 cls_on;			/* class stage in force (any class rated) */
 	u8 initial;			/* enum bi_initial */
 	/*
+	 * Bit per enum bi_dir whose charge is the plainest: both of the
+	 * direction's keys capped, initial=exact (wfixed 0), no class stage.
+	 * Such a charge is settled (bi_chain_settled()), and its admission,
+	 * bi_meter_admit_exact(), tests nothing but the two hits (issue 18).
+	 */
+	u8 exact2;
+	/*
 	 * The work key's initial deduction: 0 = the bio's units (exact),
 	 * 1 (initial=1), BI_WFIXED_EWMA (initial=ewma: bi_meter.ewma_init)
 	 */
@@ -279,14 +286,15 @@ static inline u8 bi_request_key(u8 dir)
 /*
  * bi_meter_admit_fast() for a bio of direction @dir known to be outside the
  * system class (a data read or write without FUA, PREFLUSH or META), of
- * @units and @reqs (bi_io_requests).  Meant for a constant @dir: its keys
+ * @units and @reqs (bi_io_requests), under configuration @c (loaded once
+ * by the caller: bi_meter_cfg(@m)).  Meant for a constant @dir: its keys
  * fold to constants.
  */
 static inline bool
-bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
-			u32 reqs, struct bi_chain_charge *cc, u64 now_ns, u8 dir)
+bi_meter_admit_data_dir_cfg(struct bi_meter *m, const struct bi_meter_cfg *c,
+			    struct bi_meter_cpu *cpu, u64 units, u32 reqs,
+			    struct bi_chain_charge *cc, u64 now_ns, u8 dir)
 {
-	const struct bi_meter_cfg *c = bi_meter_cfg(m);
 	u8 wkey = bi_work_key(dir), rkey = bi_request_key(dir);
 	u8 keys = c->key_on & ((1U << wkey) | (1U << rkey));
 	s64 wcost;
@@ -312,6 +320,37 @@ bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
 	ch->init = wcost;
 	ch->flags = 0;
 	cc->depth = 1;
+	return true;
+}
+
+/* The same by the configuration published now. */
+static inline bool
+bi_meter_admit_data_dir(struct bi_meter *m, struct bi_meter_cpu *cpu, u64 units,
+			u32 reqs, struct bi_chain_charge *cc, u64 now_ns, u8 dir)
+{
+	return bi_meter_admit_data_dir_cfg(m, bi_meter_cfg(m), cpu, units, reqs, cc,
+					   now_ns, dir);
+}
+
+/*
+ * bi_meter_admit_exact - bi_meter_admit_data_dir() for a direction @dir
+ * whose bit the caller found in its configuration's exact2 (a constant
+ * @dir): both keys must hit, then the work key takes @units and the
+ * request key @reqs.  The charge is the one bi_meter_admit_data_dir()
+ * would record, {@units, init @units, @reqs, both keys, BI_CLASS_MID, no
+ * ticket}, settled; it is not written here: the caller keeps it only where
+ * a completion reads it.  Context: as bi_meter_admit_data_dir().
+ */
+static inline bool bi_meter_admit_exact(struct bi_meter_cpu *cpu, u32 units, u32 reqs,
+					u64 now_ns, u8 dir)
+{
+	struct bi_local *w = &cpu->local[bi_work_key(dir)];
+	struct bi_local *r = &cpu->local[bi_request_key(dir)];
+
+	if (!bi_local_hit(w, units, now_ns) || !bi_local_hit(r, reqs, now_ns))
+		return false;
+	bi_local_take(w, units);
+	bi_local_take(r, reqs);
 	return true;
 }
 

@@ -633,6 +633,68 @@ TEST(a_settled_charge_completes_without_a_change)
 }
 
 /*
+ * Issue 18: a direction whose charge is the plainest (both keys capped,
+ * initial=exact, no class stage) is marked in the configuration's exact2,
+ * and bi_meter_admit_exact() admits it as bi_meter_admit_data_dir() does:
+ * the same answer and the same local buckets, byte for byte, over a random
+ * run whose refusals both rigs then pass through the general admission;
+ * the charge data_dir records is the settled one admit_exact stands for.
+ */
+TEST(an_exact_admission_is_the_data_dir_one)
+{
+	static const struct { const char *line; u8 exact2; } cfgs[] = {
+		{ "riops=1000 runits=100000", 1U << BI_DIR_READ },
+		{ "riops=1000 runits=100000 wiops=10 wunits=100", 3 },
+		{ "riops=1000 runits=100000 initial=1", 0 },
+		{ "riops=1000 runits=100000 initial=fixed:4", 0 },
+		{ "riops=1000", 0 },
+		{ "runits=1000", 0 },
+		{ "hi.units=2000 riops=100 runits=5000", 0 },
+	};
+	struct bi_io rd = io_of(BI_OP_READ, 4096, 0);
+	struct bi_chain_charge cc, cc2;
+	u64 now = 0, retry, seed = 18, n_ok = 0, n_no = 0;
+	struct rig a, b;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		ASSERT_EQ(0, rig_init(&a, cfgs[i].line));
+		EXPECT_EQ(cfgs[i].exact2, bi_meter_cfg(&a.m)->exact2);
+	}
+	ASSERT_EQ(0, rig_init(&a, "riops=100000 runits=10000000"));
+	ASSERT_EQ(0, rig_init(&b, "riops=100000 runits=10000000"));
+	for (i = 0; i < 20000; i++) {
+		u32 units = (u32)tokrng_range(&seed, 1, 64);
+		u32 reqs = (u32)tokrng_range(&seed, 1, 3);
+		bool x, y;
+
+		now += (u64)tokrng_range(&seed, 0, 40000);
+		x = bi_meter_admit_exact(&a.cpu, units, reqs, now, BI_DIR_READ);
+		y = bi_meter_admit_data_dir(&b.m, &b.cpu, units, reqs, &cc, now, BI_DIR_READ);
+		ASSERT_EQ(y, x);
+		if (y) {
+			n_ok++;
+			ASSERT_TRUE(bi_chain_settled(&cc));
+			EXPECT_EQ(units, cc.lvl[0].units);
+			EXPECT_EQ((s64)units, cc.lvl[0].init);
+			EXPECT_EQ(reqs, cc.lvl[0].reqs);
+			EXPECT_EQ((1U << BI_KEY_RUNITS) | (1U << BI_KEY_RREQS), cc.lvl[0].keys);
+			EXPECT_EQ(BI_CLASS_MID, cc.lvl[0].cls);
+		} else {
+			n_no++;
+			rd.bytes = (u64)units * 512;
+			x = bi_meter_admit_one(&a.m, &a.cpu, &rd, units, &cc2, now, &retry);
+			y = bi_meter_admit_one(&b.m, &b.cpu, &rd, units, &cc, now, &retry);
+			ASSERT_EQ(y, x);
+		}
+		ASSERT_EQ(0, memcmp(&a.cpu, &b.cpu, sizeof(a.cpu)));
+	}
+	/* both ways were taken many times */
+	EXPECT_GT(n_ok, 1000);
+	EXPECT_GT(n_no, 100);
+}
+
+/*
  * S0-25: a correction smaller than deadband units is skipped: a 1 MiB
  * write charged 1 at admission and 512 at completion with deadband=600
  * keeps only the 1; with deadband=511 the 511 more are charged.
