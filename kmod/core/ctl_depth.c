@@ -28,18 +28,58 @@ void bi_depth_init(struct bi_depth *d)
 	d->probe_shift = 0;
 	d->probed = 0;
 	d->settle = 0;
+	d->worst_permille = 0;
+	d->best_permille = 0;
 	d->raised = false;
 	d->loose = false;
 	d->episodes = 0;
+	d->held = 0;
 }
 
 static u32 bi_depth_stop(struct bi_depth *d)
 {
-	u64 episodes = d->episodes;
+	u64 episodes = d->episodes, held = d->held;
 
 	bi_depth_init(d);
 	d->episodes = episodes;
+	d->held = held;
 	return BI_DEPTH_OFF;
+}
+
+/* The evidence starts again: after a miss, a raise, or a raise held back. */
+static void bi_depth_evidence_reset(struct bi_depth *d)
+{
+	d->clean_ticks = 0;
+	d->clean_ops = 0;
+	d->worst_permille = 0;
+	d->best_permille = 0;
+}
+
+/* Fold a clean tick's protected latencies into the evidence. */
+static void bi_depth_evidence_add(struct bi_depth *d, const struct bi_depth_stats *s)
+{
+	d->clean_ticks++;
+	d->clean_ops = (u32)bi_min_u64((u64)d->clean_ops + s->completed, U32_MAX);
+	if (s->lat_max_permille > d->worst_permille)
+		d->worst_permille = s->lat_max_permille;
+	if (s->lat_min_permille &&
+	    (!d->best_permille || s->lat_min_permille < d->best_permille))
+		d->best_permille = s->lat_min_permille;
+}
+
+/*
+ * Would one more bio of depth keep the protected tenants' highest latency
+ * within their targets?  Predicted: W + (W - B) / limit (ctl_depth.h,
+ * "Headroom").  No latencies folded: no prediction, room.
+ */
+static bool bi_depth_headroom(const struct bi_depth *d)
+{
+	u64 w = d->worst_permille, b = d->best_permille, step;
+
+	if (!w)
+		return true;
+	step = b && b < w ? bi_div_u64(w - b, d->limit ? d->limit : 1) : 0;
+	return w + step <= 1000;	/* the target, in permille of itself */
 }
 
 /*
@@ -59,8 +99,7 @@ static u32 bi_depth_cut(u32 depth, u32 over_permille)
 static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 			    u64 now_ns)
 {
-	d->clean_ticks = 0;
-	d->clean_ops = 0;
+	bi_depth_evidence_reset(d);
 	d->loose = false;
 	if (d->limit == BI_DEPTH_OFF) {
 		/* the episode starts from what the floods have in the device */
@@ -116,8 +155,7 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 	if (d->limit == BI_DEPTH_OFF || !s->completed)
 		return d->limit;
 	d->settle = 0;
-	d->clean_ticks++;
-	d->clean_ops = (u32)bi_min_u64((u64)d->clean_ops + s->completed, U32_MAX);
+	bi_depth_evidence_add(d, s);
 	if (s->inflight_max < d->limit / 2) {
 		/*
 		 * Nobody comes near the limit (a sample at the tick: a flood at
@@ -135,8 +173,13 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 	d->loose = false;
 	if (d->clean_ticks < p->release_ticks || d->clean_ops < s->evidence)
 		return d->limit;
-	d->clean_ticks = 0;
-	d->clean_ops = 0;
+	if (!bi_depth_headroom(d)) {
+		/* the limit is where the targets hold: stay, look again */
+		bi_depth_evidence_reset(d);
+		d->held++;
+		return d->limit;
+	}
+	bi_depth_evidence_reset(d);
 	if (d->ceiling && d->limit + 1 >= d->ceiling) {
 		if (now_ns - d->ceiling_ns < p->probe_ns << d->probe_shift)
 			return d->limit;	/* hover under the depth that missed */

@@ -34,7 +34,9 @@
  *                           miss or raise to show a miss at the strictest
  *                           one's threshold (1 % missed: 100 bios; a
  *                           victim of 1.5 bios a tick proves nothing by
- *                           two clean ticks), up to one below the
+ *                           two clean ticks), and only if those bios left
+ *                           room for one more flood bio ahead of them
+ *                           (headroom, below), up to one below the
  *                           ceiling; the ceiling itself is tried again
  *                           after probe_ns clean, twice as long after each
  *                           probe that missed (up to 8x: slow release, the
@@ -43,6 +45,19 @@
  *   no protected tenant     limit off
  *   limit not binding       (the above-commit tenants keep fewer than
  *                           half of it in flight) for probe_ns: limit off
+ *
+ * Headroom (seed 002's ideal-rate tracking: raise only while the minimum
+ * slack is larger than a step costs).  Over the evidence, the protected
+ * tenants' highest device latency W and lowest B, in permille of their
+ * targets: the queue the limit lets ahead of them costs about (W - B) /
+ * limit per bio of depth, so the raise is predicted to bring the highest
+ * to W + (W - B) / limit; if that passes the target (1000), the raise
+ * would cost misses (on a 2-slot disk, the depth that fills both slots
+ * makes a victim's read wait a whole flood request), so the limit stays,
+ * the evidence starts again, and the next window may find room (the
+ * flood's bios got smaller, the victim slower).  The highest of the
+ * evidence's 1 / miss_pct bios estimates the tenant's latency at that
+ * percentile, which is what its target bounds.
  *
  * The limit counts bios, so that a bio must be one request at the lower
  * queue: a bound tenant's larger read or write is cut to its first request
@@ -74,6 +89,8 @@ struct bi_depth_stats {
 	u32 evidence;		/* completions that show a miss at the strictest threshold */
 	u32 inflight_max;	/* deepest above-commit tenant's bios in flight now */
 	u32 over_permille;	/* worst missing tenant's mean device latency / target */
+	u32 lat_max_permille;	/* their highest device latency in the tick / target, 0 = none */
+	u32 lat_min_permille;	/* their lowest / target, 0 = none */
 };
 
 struct bi_depth {
@@ -86,6 +103,9 @@ struct bi_depth {
 	u32 probe_shift;	/* probes of this ceiling that failed (backoff) */
 	u32 probed;		/* the ceiling being tried again, 0 = none */
 	u32 settle;		/* missed ticks to ignore after a step down */
+	u32 worst_permille;	/* highest protected latency / target since the evidence began */
+	u32 best_permille;	/* lowest, 0 = none */
+	u64 held;		/* raises a lack of headroom held back (stats) */
 	bool raised;		/* the last change was a raise */
 	bool loose;		/* the above-commit tenants kept below the limit */
 	u64 episodes;		/* limit switched on (stats) */

@@ -162,15 +162,23 @@ bool bi_fb_depth_missed(const struct bi_ovl_tenant *ovl, u64 completed, u64 miss
 	       missed * BI_PERMILLE > completed * ovl->threshold_permille;
 }
 
+/* @lat_ns in permille of @target_ns, saturated. */
+static u32 bi_fb_permille(u64 lat_ns, u64 target_ns)
+{
+	return (u32)bi_min_u64(bi_div_u64(bi_min_u64(lat_ns, U64_MAX / BI_PERMILLE) * BI_PERMILLE,
+					  target_ns ? target_ns : 1), U32_MAX);
+}
+
 /*
  * Fold one protected tenant's tick into the depth controller's inputs:
  * its completions, how many it takes to show a miss at its threshold,
- * whether it missed, and by how much its mean device latency (@dev_ns
- * over @completed) passes its target.
+ * its lowest and highest device latency (@dev_min_ns, @dev_max_ns; 0 =
+ * not measured) against its target, whether it missed, and by how much
+ * its mean device latency (@dev_ns over @completed) passes its target.
  */
 void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *conf,
 		      const struct bi_ovl_tenant *ovl, u64 completed, u64 missed,
-		      u64 dev_ns)
+		      u64 dev_ns, u64 dev_min_ns, u64 dev_max_ns)
 {
 	u64 target_ns = (u64)conf->latency_us * BI_NSEC_PER_USEC;
 	u64 over;
@@ -179,6 +187,16 @@ void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *co
 	if (!completed)
 		return;
 	ds->completed = (u32)bi_min_u64((u64)ds->completed + completed, U32_MAX);
+	if (dev_max_ns && target_ns) {
+		u32 lo = bi_fb_permille(dev_min_ns ? dev_min_ns : dev_max_ns, target_ns);
+
+		lo = lo ? lo : 1;	/* 0 is "none" */
+
+		ds->lat_max_permille = (u32)bi_max_u64(ds->lat_max_permille,
+						       bi_fb_permille(dev_max_ns, target_ns));
+		if (!ds->lat_min_permille || lo < ds->lat_min_permille)
+			ds->lat_min_permille = lo;
+	}
 	if (ovl->threshold_permille)
 		ds->evidence = (u32)bi_max_u64(ds->evidence,
 					       bi_div_round_up_u64(BI_PERMILLE,

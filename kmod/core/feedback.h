@@ -31,7 +31,7 @@ u32 bi_fb_tenant_threshold(const struct bi_tenant_conf *conf,
 bool bi_fb_depth_missed(const struct bi_ovl_tenant *ovl, u64 completed, u64 missed);
 void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *conf,
 		      const struct bi_ovl_tenant *ovl, u64 completed, u64 missed,
-		      u64 dev_ns);
+		      u64 dev_ns, u64 dev_min_ns, u64 dev_max_ns);
 bool bi_fb_above_commit(const struct bi_tenant_conf *conf, const struct bi_iso *iso,
 			const struct bi_rate_ctl *rate,
 			const struct bi_rate_params *rate_p, bool active);

@@ -73,8 +73,9 @@
 # From the neighbour's start to the end of blkiso's run, the rings are read
 # every 100 ms into the run's record (ring-dev.txt, ring-victim.txt,
 # ring-neighbour.txt: header lines and one line per tick, ticks repeated
-# across reads: keep the first line of each seq), and dev-stats.txt at the
-# end.
+# across reads: keep the first line of each seq), the device's stats line
+# with the time (stats-poll.txt: depth_limit, depth_held), and dev-stats.txt
+# at the end.
 
 noisy_anchors() {
 	if [ -n "${BENCH_NOISY_ANCHORS:-}" ]; then echo "$BENCH_NOISY_ANCHORS"
@@ -207,6 +208,9 @@ ring_poll() {
 			read -r -d '' buf < "$SYS/$nid/ring" || true
 			printf '%s' "$buf" >> "$RUN/ring-neighbour.txt"
 		fi
+		# the depth limit's value over time (not in the rings)
+		read -r -d '' buf < "$SYS/stats" || true
+		printf "%s %s\n" "${EPOCHREALTIME:-}" "$buf" >> "$RUN/stats-poll.txt"
 		sleep 0.1
 	done
 }

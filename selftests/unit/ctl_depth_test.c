@@ -365,39 +365,39 @@ TEST(the_fold_measures_the_latency_over_the_target)
 	bi_ovl_tenant_init(&ovl);
 	ovl.threshold_permille = 100;
 	/* nothing completed: active, nothing else */
-	bi_fb_depth_fold(&ds, &c, &ovl, 0, 0, 0);
+	bi_fb_depth_fold(&ds, &c, &ovl, 0, 0, 0, 0, 0);
 	ASSERT_TRUE(ds.protected_active);
 	ASSERT_EQ(0U, ds.completed);
 	ASSERT_EQ(0U, ds.evidence);
 	/* clean: completed, no miss, no ratio; 10 % shows in 10 bios */
-	bi_fb_depth_fold(&ds, &c, &ovl, 10, 0, 10 * 300 * BI_NSEC_PER_USEC);
+	bi_fb_depth_fold(&ds, &c, &ovl, 10, 0, 10 * 300 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_EQ(10U, ds.completed);
 	ASSERT_EQ(10U, ds.evidence);
 	ASSERT_FALSE(ds.missed);
 	ASSERT_EQ(0U, ds.over_permille);
 	/* 4 of 10 missed, mean 1.2 ms against 400 us: 3000 permille */
-	bi_fb_depth_fold(&ds, &c, &ovl, 10, 4, 10 * 1200 * BI_NSEC_PER_USEC);
+	bi_fb_depth_fold(&ds, &c, &ovl, 10, 4, 10 * 1200 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_TRUE(ds.missed);
 	ASSERT_EQ(3000U, ds.over_permille);
 	/* the worst tenant counts */
-	bi_fb_depth_fold(&ds, &c, &ovl, 10, 4, 10 * 800 * BI_NSEC_PER_USEC);
+	bi_fb_depth_fold(&ds, &c, &ovl, 10, 4, 10 * 800 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_EQ(3000U, ds.over_permille);
 	/* completions add up; the strictest threshold (1 %, 3 %: rounded up) needs most */
 	ASSERT_EQ(30U, ds.completed);
 	ovl.threshold_permille = 30;
-	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC);
+	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_EQ(35U, ds.completed);
 	ASSERT_EQ(34U, ds.evidence);
 	ovl.threshold_permille = 10;
-	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC);
+	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_EQ(100U, ds.evidence);
 	ovl.threshold_permille = 1000;
-	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC);
+	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_EQ(100U, ds.evidence);
 	/* no threshold of its own: no evidence asked */
 	memset(&ds, 0, sizeof(ds));
 	ovl.threshold_permille = 0;
-	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC);
+	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_EQ(0U, ds.evidence);
 	ASSERT_EQ(5U, ds.completed);
 }
@@ -445,6 +445,133 @@ TEST(a_raise_waits_for_enough_clean_completions)
 	ASSERT_EQ(i, bi_depth_tick(&r.d, &r.p, &s, r.now += TICK_NS));
 	ASSERT_EQ(U32_MAX, r.d.clean_ops);
 	ASSERT_EQ(i + 1, bi_depth_tick(&r.d, &r.p, &s, r.now += TICK_NS));
+}
+
+/* The fold keeps the highest and the lowest latency, in permille of each target. */
+TEST(the_fold_keeps_the_latency_extremes_against_the_target)
+{
+	struct bi_depth_stats ds = { 0 };
+	struct bi_tenant_conf c, slow;
+	struct bi_ovl_tenant ovl;
+
+	bi_tenant_conf_init(&c);
+	c.latency_us = 400;
+	slow = c;
+	slow.latency_us = 6000;
+	bi_ovl_tenant_init(&ovl);
+	ovl.threshold_permille = 10;
+	/* not measured (0): nothing folded */
+	bi_fb_depth_fold(&ds, &c, &ovl, 2, 0, 2 * 300 * BI_NSEC_PER_USEC, 0, 0);
+	ASSERT_EQ(0U, ds.lat_max_permille);
+	ASSERT_EQ(0U, ds.lat_min_permille);
+	/* 260 and 380 us against 400: 650 and 950 */
+	bi_fb_depth_fold(&ds, &c, &ovl, 2, 0, 640 * BI_NSEC_PER_USEC,
+			 260 * BI_NSEC_PER_USEC, 380 * BI_NSEC_PER_USEC);
+	ASSERT_EQ(950U, ds.lat_max_permille);
+	ASSERT_EQ(650U, ds.lat_min_permille);
+	/* another tenant, 4.0 to 6.6 ms against 6 ms: the highest 1100, the lowest stays */
+	bi_fb_depth_fold(&ds, &slow, &ovl, 2, 1, 10600 * BI_NSEC_PER_USEC,
+			 4000 * BI_NSEC_PER_USEC, 6600 * BI_NSEC_PER_USEC);
+	ASSERT_EQ(1100U, ds.lat_max_permille);
+	ASSERT_EQ(650U, ds.lat_min_permille);
+	/* only a highest (one bio): it is the lowest too */
+	memset(&ds, 0, sizeof(ds));
+	bi_fb_depth_fold(&ds, &c, &ovl, 1, 0, 200 * BI_NSEC_PER_USEC, 0,
+			 200 * BI_NSEC_PER_USEC);
+	ASSERT_EQ(500U, ds.lat_max_permille);
+	ASSERT_EQ(500U, ds.lat_min_permille);
+	/* a latency far under the target is not taken for "none" */
+	memset(&ds, 0, sizeof(ds));
+	bi_fb_depth_fold(&ds, &c, &ovl, 1, 0, 100, 100, 100);
+	ASSERT_EQ(1U, ds.lat_min_permille);
+	/* saturates */
+	bi_fb_depth_fold(&ds, &c, &ovl, 1, 1, U64_MAX, U64_MAX, U64_MAX);
+	ASSERT_EQ(U32_MAX, ds.lat_max_permille);
+}
+
+/* Clean ticks with the floods at the limit and the victim's latencies. */
+static u32 tick_lat(struct rig *r, u32 lo, u32 hi)
+{
+	struct bi_depth_stats s = {
+		.protected_active = true, .completed = 1, .inflight_max = r->d.limit,
+		.lat_min_permille = lo, .lat_max_permille = hi,
+	};
+
+	r->now += TICK_NS;
+	return bi_depth_tick(&r->d, &r->p, &s, r->now);
+}
+
+/*
+ * Seed 002's ideal-rate tracking in depth: a raise is predicted to add
+ * (W - B) / limit to the protected tenants' highest latency W; it is made
+ * only while that stays within the target.  The slow shape: 2 slots x
+ * 4 ms, the victim's target 1.5x its 4 ms, at 2 the flood fills both
+ * slots and the victim's highest is 995 permille of the target.
+ */
+TEST(a_raise_waits_for_headroom_under_the_target)
+{
+	struct rig r;
+	u32 i;
+
+	rig_init(&r);
+	ASSERT_EQ(1U, tick(&r, true, 2, 1500));
+	/* at 1 the victim always finds a slot: 4 ms = 661 permille, room */
+	ASSERT_EQ(1U, tick_lat(&r, 661, 661));
+	ASSERT_EQ(2U, tick_lat(&r, 661, 661));
+	ASSERT_EQ(0U, r.d.held);
+	/* at 2: 661 to 995, predicted 995 + 334 / 2 = 1162: held, and again */
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(2U, tick_lat(&r, 661, 995));
+	ASSERT_EQ(5U, r.d.held);
+	/* each hold starts the evidence again: one tick near the target holds the next */
+	ASSERT_EQ(2U, tick_lat(&r, 661, 995));
+	ASSERT_EQ(2U, tick_lat(&r, 661, 700));
+	ASSERT_EQ(6U, r.d.held);
+	/* the flood's bios got shorter: 661 to 800, predicted 869: up */
+	ASSERT_EQ(2U, tick_lat(&r, 661, 800));
+	ASSERT_EQ(3U, tick_lat(&r, 661, 800));
+	ASSERT_EQ(6U, r.d.held);
+	/* exactly at the target is room; one permille over is not */
+	rig_init(&r);
+	ASSERT_EQ(2U, tick(&r, true, 4, 1500));
+	tick_lat(&r, 600, 800);
+	ASSERT_EQ(3U, tick_lat(&r, 700, 866));		/* 866 + 266 / 2 = 999 */
+	rig_init(&r);
+	ASSERT_EQ(2U, tick(&r, true, 4, 1500));
+	tick_lat(&r, 600, 800);
+	ASSERT_EQ(3U, tick_lat(&r, 700, 867));		/* 867 + 267 / 2 = 1000 */
+	rig_init(&r);
+	ASSERT_EQ(2U, tick(&r, true, 4, 1500));
+	tick_lat(&r, 600, 800);
+	ASSERT_EQ(2U, tick_lat(&r, 700, 868));		/* 868 + 268 / 2 = 1002 */
+	ASSERT_EQ(1U, r.d.held);
+	/* no lowest (one bio a tick, not measured): the highest alone, no step */
+	rig_init(&r);
+	ASSERT_EQ(2U, tick(&r, true, 4, 1500));
+	tick_lat(&r, 0, 990);
+	ASSERT_EQ(3U, tick_lat(&r, 0, 1000));
+}
+
+/* A try of the ceiling needs headroom as well as its time. */
+TEST(the_ceiling_is_tried_again_only_with_headroom)
+{
+	struct rig r;
+	u32 i;
+
+	rig_init(&r);
+	r.p.release_ticks = 1;
+	ASSERT_EQ(4U, tick(&r, true, 8, 1500));
+	ASSERT_EQ(5U, tick(&r, false, 4, 0));
+	ASSERT_EQ(4U, tick(&r, true, 5, 1500));
+	ASSERT_EQ(5U, r.d.ceiling);
+	/* probe_ns later, still with the victim near its target: no try */
+	for (i = 0; i < 200; i++)
+		ASSERT_EQ(4U, tick_lat(&r, 600, 950));
+	ASSERT_GE(r.now, r.p.probe_ns);
+	ASSERT_EQ(4U, tick_lat(&r, 600, 950));
+	/* room: tried at once */
+	ASSERT_EQ(5U, tick_lat(&r, 600, 700));
+	ASSERT_EQ(5U, r.d.probed);
 }
 
 /* 128 KiB requests (256 sectors), 4 KiB blocks (8 sectors) */

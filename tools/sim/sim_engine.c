@@ -619,6 +619,8 @@ static void dev_done(struct sim *s, struct sim_io *io)
 	t->is.dev_ns += dev_lat;
 	if (!t->is.dev_min_ns || dev_lat < t->is.dev_min_ns)
 		t->is.dev_min_ns = dev_lat;
+	if (dev_lat > t->t_lat_max)
+		t->t_lat_max = dev_lat;
 	s->os.completed++;
 	if (slack < 0) {
 		s->os.missed++;
@@ -788,9 +790,10 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 			signal = true;
 		if (bi_fb_depth_protected(&t->conf, &s->dconf) && (t->is.ops || t->inflight))
 			bi_fb_depth_fold(&ds, &t->conf, &t->ovl, t->is.ops, t->t_missed,
-					 t->is.dev_ns);
+					 t->is.dev_ns, t->is.dev_min_ns, t->t_lat_max);
 		t->tick_missed = t->t_missed;
 		t->t_missed = 0;
+		t->t_lat_max = 0;
 	}
 	bi_ovl_tick(&s->ovl, &s->ovl_p, &s->os, signal, s->now);
 	bi_fb_episode_tick(&s->ep, &s->ovl);

@@ -100,6 +100,7 @@ struct sim_tenant {
 	struct bi_rate_stats rs[BI_NR_DIRS];
 	struct bi_iso_stats is;
 	u64 t_missed;
+	u64 t_lat_max;		/* highest device latency in the tick (the depth limit) */
 	u64 tick_missed;	/* t_missed of the tick being stepped */
 	u64 others_tick;	/* other tenants last missed (bi_fb_wc_held()) */
 
