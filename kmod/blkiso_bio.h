@@ -51,6 +51,22 @@ static __always_inline u32 blkiso_lower_bios(const struct bio *bio)
 }
 
 /*
+ * The owner of the folio under writeback that a data write carries (see
+ * below), or NULL: the part of a bio's attribution both its cgroup and
+ * its cgroup id start with.
+ */
+static __always_inline struct cgroup *blkiso_bio_wb_owner(struct bio *bio)
+{
+	if (bio_op(bio) == REQ_OP_WRITE && bio->bi_iter.bi_size) {
+		struct folio *folio = page_folio(bio_page(bio));
+
+		if (folio_test_writeback(folio))
+			return blkiso_folio_owner(folio);
+	}
+	return NULL;
+}
+
+/*
  * The cgroup a bio is charged to (doc/metering.md, "A bio's way"): a write
  * of folios under writeback (page cache or swap), whoever submits it, to
  * the folio's owner (blkiso_folio_owner); any other bio, or a folio no
@@ -60,18 +76,11 @@ static __always_inline u32 blkiso_lower_bios(const struct bio *bio)
  */
 static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 {
+	struct cgroup *owner = blkiso_bio_wb_owner(bio);
 	struct cgroup_subsys_state *css;
 
-	if (bio_op(bio) == REQ_OP_WRITE && bio->bi_iter.bi_size) {
-		struct folio *folio = page_folio(bio_page(bio));
-
-		if (folio_test_writeback(folio)) {
-			struct cgroup *owner = blkiso_folio_owner(folio);
-
-			if (owner)
-				return owner;
-		}
-	}
+	if (owner)
+		return owner;
 	if (current->flags & PF_KTHREAD)
 		return NULL;
 	css = bio_blkcg_css(bio);
@@ -85,18 +94,11 @@ static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
  */
 static __always_inline u64 blkiso_bio_cgid(struct bio *bio)
 {
+	struct cgroup *owner = blkiso_bio_wb_owner(bio);
 	struct cgroup_subsys_state *css;
 
-	if (bio_op(bio) == REQ_OP_WRITE && bio->bi_iter.bi_size) {
-		struct folio *folio = page_folio(bio_page(bio));
-
-		if (folio_test_writeback(folio)) {
-			struct cgroup *owner = blkiso_folio_owner(folio);
-
-			if (owner)
-				return cgroup_id(owner);
-		}
-	}
+	if (owner)
+		return cgroup_id(owner);
 	if (current->flags & PF_KTHREAD)
 		return BLKISO_KERNEL_CGID;
 	css = bio_blkcg_css(bio);
