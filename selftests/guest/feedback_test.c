@@ -191,54 +191,6 @@ TEST_F_TIMEOUT(fb, ring_records_every_tick, GUEST_TIMEOUT)
 }
 
 /*
- * Overload (seed 002): every bio misses its 1 ms target on a 3 ms device.
- * The first overloaded tick adds T to the multiplier; once the misses have
- * left the window the multiplier holds for K ticks, then falls by R a tick.
- */
-TEST_F_TIMEOUT(fb, overload_multiplier_adds_t_holds_k_falls_r, GUEST_TIMEOUT)
-{
-	const unsigned int T = 20, R = 5, K = 3;
-	struct gu_tick r[GU_TICKS_MAX];
-	char path[192];
-	int n, i, first = -1, last = -1;
-	struct gu_fio f;
-
-	ASSERT_EQ(0, make_dev(self, 64, 3000,
-			      "overload=damped window_ticks=3 overload_pct=10 mult_up=20 "
-			      "mult_down=5 holdoff_ticks=3 tick_ms=100"));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "latency_us=1000"));
-	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 2, 30));
-	ASSERT_EQ(0, gu_fio(CG_A, &f, "--name=o --filename=" DM_DEV " --direct=1"
-			    " --rw=randread --bs=4k --ioengine=psync --runtime=1 --time_based"));
-	/* idle: the window empties, K ticks of hold, then M falls to 0 */
-	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 30, 60));
-	snprintf(path, sizeof(path), "%s/ring", self->dir);
-	n = gu_ring_read(path, r, GU_TICKS_MAX);
-	ASSERT_GT(n, 10);
-	for (i = 0; i < n; i++) {
-		if (r[i].flags & GU_TICK_OVERLOADED) {
-			if (first < 0)
-				first = i;
-			last = i;
-		}
-	}
-	ASSERT_GT(first, 0) TH_LOG("no overloaded tick in the ring");
-	EXPECT_EQ(0, r[first - 1].mult);
-	EXPECT_EQ(T, r[first].mult) TH_LOG("first overloaded tick: M %u", r[first].mult);
-	EXPECT_GT(r[first].missed, 0);
-	ASSERT_LT(last + (int)K + 2, n);
-	for (i = 1; i <= (int)K; i++)
-		EXPECT_EQ(r[last].mult, r[last + i].mult) TH_LOG("hold tick %d", i);
-	for (i = last + K + 1; i < n && r[i - 1].mult; i++)
-		EXPECT_EQ(r[i - 1].mult - (r[i - 1].mult < R ? r[i - 1].mult : R), r[i].mult)
-			TH_LOG("tick %llu: M %u after %u", r[i].seq, r[i].mult, r[i - 1].mult);
-	EXPECT_EQ(0, r[n - 1].mult);
-	/* victims were held while M was up, and every bio still completed */
-	EXPECT_EQ(0, f.status);
-	EXPECT_TRUE(gu_ledger_ok(self->dir));
-}
-
-/*
  * Wait in poll(2) on the open attribute @fd until it changes (POLLPRI, as
  * sysfs_notify wakes it) or @timeout_ms; then read its value.  *@at_us: the
  * wake-up time on the monotonic clock (the ring's clock).  Returns the
@@ -257,6 +209,71 @@ static int poll_attr(int fd, int timeout_ms, unsigned long long *at_us)
 	if (pread(fd, buf, sizeof(buf) - 1, 0) < 1)
 		return -1;
 	return atoi(buf);
+}
+
+/*
+ * Overload (seed 002): every bio misses its 1 ms target on a 3 ms device.
+ * The first overloaded tick adds T to the multiplier; once the misses have
+ * left the window the multiplier holds for K ticks, then falls by R a tick.
+ */
+TEST_F_TIMEOUT(fb, overload_multiplier_adds_t_holds_k_falls_r, GUEST_TIMEOUT)
+{
+	const unsigned int T = 20, R = 5, K = 3;
+	struct gu_tick r[GU_TICKS_MAX];
+	unsigned long long up_us;
+	struct gu_fio_job job;
+	char path[192], buf[8];
+	int fd, n, i, first = -1, last = -1;
+	struct gu_fio f;
+
+	ASSERT_EQ(0, make_dev(self, 64, 3000,
+			      "overload=damped window_ticks=3 overload_pct=10 mult_up=20 "
+			      "mult_down=5 holdoff_ticks=3 tick_ms=100"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "latency_us=1000"));
+	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 2, 30));
+	snprintf(path, sizeof(path), "%s/overloaded", self->dir);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, pread(fd, buf, sizeof(buf) - 1, 0));	/* arm the poll */
+	ASSERT_EQ(0, gu_fio_start(&job, CG_A, "--name=o --filename=" DM_DEV " --direct=1"
+				  " --rw=randread --bs=4k --ioengine=psync --runtime=1 --time_based"));
+	/*
+	 * The rise, read from the ring at the flip: read only at the end, a
+	 * long episode and the idle tail after it could leave no tick before
+	 * the first overloaded one in the device's 64 records.
+	 */
+	ASSERT_EQ(1, poll_attr(fd, 20000, &up_us));
+	close(fd);
+	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 1, 30));
+	snprintf(path, sizeof(path), "%s/ring", self->dir);
+	n = gu_ring_read(path, r, GU_TICKS_MAX);
+	for (i = 0; i < n && first < 0; i++)
+		if (r[i].flags & GU_TICK_OVERLOADED)
+			first = i;
+	ASSERT_GT(first, 0) TH_LOG("no tick before the first overloaded one: first %d of %d",
+				   first, n);
+	EXPECT_EQ(0, r[first - 1].mult);
+	EXPECT_EQ(T, r[first].mult) TH_LOG("first overloaded tick: M %u", r[first].mult);
+	EXPECT_GT(r[first].missed, 0);
+	ASSERT_EQ(0, gu_fio_wait(&job, &f));
+	/* idle: the window empties, K ticks of hold, then M falls to 0 */
+	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 30, 60));
+	n = gu_ring_read(path, r, GU_TICKS_MAX);
+	ASSERT_GT(n, 10);
+	for (i = 0; i < n; i++)
+		if (r[i].flags & GU_TICK_OVERLOADED)
+			last = i;
+	ASSERT_GE(last, 0) TH_LOG("the episode's end is not in the ring");
+	ASSERT_LT(last + (int)K + 2, n);
+	for (i = 1; i <= (int)K; i++)
+		EXPECT_EQ(r[last].mult, r[last + i].mult) TH_LOG("hold tick %d", i);
+	for (i = last + K + 1; i < n && r[i - 1].mult; i++)
+		EXPECT_EQ(r[i - 1].mult - (r[i - 1].mult < R ? r[i - 1].mult : R), r[i].mult)
+			TH_LOG("tick %llu: M %u after %u", r[i].seq, r[i].mult, r[i - 1].mult);
+	EXPECT_EQ(0, r[n - 1].mult);
+	/* victims were held while M was up, and every bio still completed */
+	EXPECT_EQ(0, f.status);
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
 
 /*

@@ -380,9 +380,16 @@ TEST_F_TIMEOUT(robust, lower_device_powered_off_under_load, GUEST_TIMEOUT)
 	       gu_tenant_stat(dir, self->cgid, "completed"));
 	EXPECT_LT(0, errors);
 	EXPECT_TRUE(gu_ledger_ok(dir));
+	/*
+	 * Nothing is parked any more: the removal waits for no bio.  A removal
+	 * that waited for one would hang; 10 s leaves room for a loaded host
+	 * (dmsetup and udev over 9p: once 5.0 s in the ordinary mode).
+	 */
 	t0 = gu_now_s();
 	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_pw"));
-	EXPECT_LT(gu_now_s() - t0, 5.0);
+	took = gu_now_s() - t0;
+	TH_LOG("dmsetup remove: %.2fs", took);
+	EXPECT_LT(took, 10.0);
 	EXPECT_NE(0, access(dir, F_OK));
 }
 
@@ -421,7 +428,9 @@ TEST_F_TIMEOUT(robust, scsi_lower_deleted_under_load, GUEST_TIMEOUT)
 	EXPECT_TRUE(gu_ledger_ok(dir));
 	t0 = gu_now_s();
 	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_sd"));
-	EXPECT_LT(gu_now_s() - t0, 5.0);
+	took = gu_now_s() - t0;
+	TH_LOG("dmsetup remove: %.2fs", took);
+	EXPECT_LT(took, 10.0);	/* as above */
 	EXPECT_NE(0, access(dir, F_OK));
 	EXPECT_EQ(0, gu_sh("rmmod scsi_debug"));
 }
