@@ -598,6 +598,44 @@ static noinline bool blkiso_admit_keep(struct blkiso_bio *pb, struct bio *bio,
 }
 
 /*
+ * .map's inline admission of a plain data bio of direction @data_dir (a
+ * constant) whose configuration caps one of its keys, @bit (the
+ * configuration's exact1): one hit and one take (bi_meter_admit_exact1()),
+ * the charge settled, kept whole only for a completion that reads it (a
+ * timed bio, or a REQ_NOWAIT bio's refund).  IRQs off, @cpu, @hit_now and
+ * @now as for blkiso_admit_keep().
+ */
+static __always_inline bool blkiso_admit_exact1(struct blkiso_bio *pb, struct bio *bio,
+						struct bi_meter_cpu *cpu, u8 bit, u64 hit_now,
+						u64 now, u8 data_dir)
+{
+	bool work = bit & (1U << bi_work_key(data_dir));
+
+	if (work) {
+		if (!bi_meter_admit_exact1(cpu, bi_work_key(data_dir), pb->units, hit_now))
+			return false;
+	} else if (!bi_meter_admit_exact1(cpu, bi_request_key(data_dir),
+					  blkiso_lower_bios(bio), hit_now)) {
+		return false;
+	}
+	if (unlikely(now || (bio->bi_opf & REQ_NOWAIT))) {
+		if (now)
+			blkiso_prepare_slow(pb, now);
+		pb->ch.units = pb->units;
+		pb->ch.init = pb->units;
+		pb->ch.reqs = blkiso_lower_bios(bio);
+		pb->ch.keys = bit;
+		pb->ch.cls = BI_CLASS_MID;
+		pb->charged = 1;
+		if (!now)
+			pb->end = BLKISO_END_REFUND;
+	} else {
+		pb->end = 0;
+	}
+	return true;
+}
+
+/*
  * .map's decision for a prepared bio, IRQs off (@flags: as saved): the gates
  * of the feedback controllers, or no cap on its way, or the common case
  * inline: one level (its own tenant), no parked bios, not draining, and
@@ -692,6 +730,16 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 				} else {
 					pb->end = 0;
 				}
+				this_cpu_inc(pc->stat[blkiso_pcpu_stat(BLKISO_ADMITTED)]);
+				blkiso_admitted_trace(dev, t, pb);
+				return DM_MAPIO_REMAPPED;
+			}
+			goto general;
+		}
+		if (data_dir != BI_NR_DIRS && c->exact1[data_dir]) {
+			if (likely(blkiso_admit_exact1(pb, bio, cpu, c->exact1[data_dir],
+						       hit_now, now, data_dir))) {
+				local_irq_restore(flags);
 				this_cpu_inc(pc->stat[blkiso_pcpu_stat(BLKISO_ADMITTED)]);
 				blkiso_admitted_trace(dev, t, pb);
 				return DM_MAPIO_REMAPPED;

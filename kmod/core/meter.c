@@ -220,8 +220,12 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 	for (dir = 0; dir < BI_NR_DIRS; dir++) {
 		u8 both = (1U << bi_work_key(dir)) | (1U << bi_request_key(dir));
 
-		if (!c->cls_on && !c->wfixed && (on & both) == both)
+		if (c->cls_on || c->wfixed)
+			continue;
+		if ((on & both) == both)
 			c->exact2 |= 1U << dir;
+		else
+			c->exact1[dir] = on & both;	/* one key, or none */
 	}
 	/* every bucket it names is ready: publish it whole */
 	bi_store_release(&m->cfg, c);

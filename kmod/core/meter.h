@@ -124,6 +124,14 @@ struct bi_meter_cfg {
 	 */
 	u8 exact2;
 	/*
+	 * Per enum bi_dir, a direction whose charge is as plain with one key:
+	 * its one capped key's bit (the work or the request key),
+	 * initial=exact, no class stage; 0 otherwise.  Settled as well, admitted
+	 * by bi_meter_admit_exact1() (issue 18: a one-key quota, io.max's
+	 * usual line, paid the general admission's call, +51 a read).
+	 */
+	u8 exact1[BI_NR_DIRS];
+	/*
 	 * The work key's initial deduction: 0 = the bio's units (exact),
 	 * 1 (initial=1), BI_WFIXED_EWMA (initial=ewma: bi_meter.ewma_init)
 	 */
@@ -351,6 +359,26 @@ static inline bool bi_meter_admit_exact(struct bi_meter_cpu *cpu, u32 units, u32
 		return false;
 	bi_local_take(w, units);
 	bi_local_take(r, reqs);
+	return true;
+}
+
+/*
+ * bi_meter_admit_exact1 - bi_meter_admit_data_dir() for a direction whose
+ * configuration's exact1 names its one capped key, @key: one hit of @n (the
+ * bio's units for the work key, its requests for the request key), then the
+ * take.  The charge is the one bi_meter_admit_data_dir() would record,
+ * {units, init units, reqs, that key alone, BI_CLASS_MID, no ticket},
+ * settled; it is not written here: the caller keeps it only where a
+ * completion reads it.  Context: as bi_meter_admit_data_dir().
+ */
+static inline bool bi_meter_admit_exact1(struct bi_meter_cpu *cpu, u8 key, s64 n,
+					 u64 now_ns)
+{
+	struct bi_local *l = &cpu->local[key];
+
+	if (!bi_local_hit(l, n, now_ns))
+		return false;
+	bi_local_take(l, n);
 	return true;
 }
 

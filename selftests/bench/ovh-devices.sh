@@ -4,9 +4,11 @@
 # (1 GiB, null_blk defaults) and over it dm-linear (ovh-linear), blkiso
 # without a quota (ovh-blkiso), and blkiso with a quota that never bites
 # (ovh-quota: $ovh_quota for the cgroup "bench", which the reads run in;
-# its blkiso directory in $ovh_quota_dir).
+# its blkiso directory in $ovh_quota_dir).  BENCH_QUOTA: another line for
+# it (e.g. one key, "riops=1000000000", or "initial=1 ..."), to measure the
+# general charge against the exact two-key one.
 # shellcheck shell=bash
-ovh_quota="riops=1000000000 runits=1000000000"
+ovh_quota=${BENCH_QUOTA:-"riops=1000000000 runits=1000000000"}
 ovh_quota_dir=
 ovh_nb=/sys/kernel/config/nullb/ovh
 
