@@ -250,7 +250,7 @@ static void blkiso_dtr(struct dm_target *ti)
  * four parts: what every bio needs (blkiso_prepare_common), a data read or
  * write without META, FUA or PREFLUSH (nearly every bio: blkiso_data_dir()
  * says which) for a constant direction, its units as bi_io_units() counts
- * them (bi_bio_data_units(): blkiso_prepare_data), any other bio, which calls
+ * them (bi_meter_cfg_data_units(): blkiso_prepare_data), any other bio, which calls
  * blkiso_describe() and bi_io_units() (blkiso_prepare_other), and what only
  * the general ways of .map and .end_io read (blkiso_prepare_slow): a bio
  * that .map's fast path admits and whose completion only counts skips it.
@@ -297,7 +297,7 @@ static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, u32 size,
 						const struct bi_meter_cfg *c, u8 dir)
 {
 	pb->dir = dir;
-	pb->units = bi_bio_data_units(&c->cost, dir == BI_DIR_WRITE, size);
+	pb->units = bi_meter_cfg_data_units(c, dir == BI_DIR_WRITE, size);
 	pb->depth = blkiso_levels(pb, t, c, dir);
 }
 
