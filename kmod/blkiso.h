@@ -337,6 +337,8 @@ struct blkiso_ctr_hi {
 };
 
 void blkiso_ctr_carry(struct blkiso_tenant_ctr *c, atomic_t *lo);
+struct blkiso_tenant;
+void blkiso_ctr_carry_passed(struct blkiso_tenant *t);
 
 /* Add 1 to @c's 32-bit half @i, carrying it as blkiso_ctr_add(): its new 32 bits. */
 static __always_inline u32 blkiso_ctr_inc_return(struct blkiso_tenant_ctr *c,
@@ -703,8 +705,15 @@ static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
  */
 static __always_inline bool blkiso_count_passed(struct blkiso_tenant *t)
 {
-	u32 n = blkiso_ctr_inc_return(&t->ctr, BLKISO_LO_PASSED) +
-		(u32)atomic_read(&t->ctr.lo[blkiso_lo_stat(BLKISO_ARRIVED)]);
+	u32 n = atomic_inc_return(&t->ctr.lo[BLKISO_LO_PASSED]);
+
+	/*
+	 * blkiso_ctr_inc_return()'s carry, by @t alone: its two arguments
+	 * were computed before the add on every bio
+	 */
+	if (unlikely(n >= BLKISO_CARRY_AT))
+		blkiso_ctr_carry_passed(t);
+	n += (u32)atomic_read(&t->ctr.lo[blkiso_lo_stat(BLKISO_ARRIVED)]);
 
 	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
 }

@@ -24,7 +24,10 @@ static __always_inline u8 blkiso_levels(struct blkiso_bio *pb, struct blkiso_ten
 {
 	if (likely(!READ_ONCE(t->parent))) {
 		pb->level0 = t;
-		return bi_meter_cfg_capped(c, dir);
+		/* a branch: the fast paths test it at once (no setcc, store, test) */
+		if (bi_meter_cfg_capped(c, dir))
+			return 1;
+		return 0;
 	}
 	return blkiso_levels_chain(pb, t, dir);
 }

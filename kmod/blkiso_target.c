@@ -250,7 +250,7 @@ static void blkiso_dtr(struct dm_target *ti)
  * four parts: what every bio needs (blkiso_prepare_common), a data read or
  * write without META, FUA or PREFLUSH (nearly every bio: blkiso_data_dir()
  * says which) for a constant direction, its units as bi_io_units() counts
- * them (bi_bio_data_units(): blkiso_prepare_data), any other bio, which calls
+ * them (bi_meter_cfg_data_units(): blkiso_prepare_data), any other bio, which calls
  * blkiso_describe() and bi_io_units() (blkiso_prepare_other), and what only
  * the general ways of .map and .end_io read (blkiso_prepare_slow): a bio
  * that .map's fast path admits and whose completion only counts skips it.
@@ -275,14 +275,14 @@ static __always_inline void blkiso_prepare_slow(struct blkiso_bio *pb, u64 now)
  * BI_DIR_READ or BI_DIR_WRITE for a plain data bio, else BI_NR_DIRS: a
  * write the kernel waits on is of the system class.
  */
-static __always_inline u8 blkiso_data_dir(struct bio *bio)
+static __always_inline u8 blkiso_data_dir(struct bio *bio, u32 size)
 {
 	blk_opf_t opf = bio->bi_opf;
 	enum req_op op = bio_op(bio);
 
 	if (likely((op == REQ_OP_READ ||
 		    (op == REQ_OP_WRITE && !blkiso_kernel_waits(opf))) &&
-		   bio->bi_iter.bi_size &&
+		   size &&
 		   !(opf & (REQ_META | REQ_FUA | REQ_PREFLUSH))))
 		return op == REQ_OP_READ ? BI_DIR_READ : BI_DIR_WRITE;
 	return BI_NR_DIRS;
@@ -292,12 +292,12 @@ static __always_inline u8 blkiso_data_dir(struct bio *bio)
  * A plain data bio's direction, units and levels; its struct bi_io only if
  * it leaves the fast path (blkiso_decide): nothing on the fast path reads it.
  */
-static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, struct bio *bio,
+static __always_inline void blkiso_prepare_data(struct blkiso_bio *pb, u32 size,
 						struct blkiso_tenant *t,
 						const struct bi_meter_cfg *c, u8 dir)
 {
 	pb->dir = dir;
-	pb->units = bi_bio_data_units(&c->cost, dir == BI_DIR_WRITE, bio->bi_iter.bi_size);
+	pb->units = bi_meter_cfg_data_units(c, dir == BI_DIR_WRITE, size);
 	pb->depth = blkiso_levels(pb, t, c, dir);
 }
 
@@ -549,6 +549,22 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 }
 
 /*
+ * A counted-only bio that passes at once and is one of the sampled ones
+ * (blkiso_count_passed()): its clock read, IRQs still off, then on its way
+ * timed.  Out of line: 1 in BLKISO_LAT_SAMPLE.
+ */
+static noinline int blkiso_pass_timed(struct blkiso_dev *dev, struct blkiso_bio *pb,
+				      struct blkiso_tenant *t, unsigned long flags)
+{
+	u64 now = ktime_get_ns();
+
+	local_irq_restore(flags);
+	blkiso_prepare_slow(pb, now);
+	blkiso_admitted_trace(dev, t, pb);
+	return DM_MAPIO_REMAPPED;
+}
+
+/*
  * .map's inline admission of a bio at its one level, @t's own, for any
  * charge but bi_meter_admit_exact()'s: IRQs off, @cpu this CPU's local
  * buckets of @t, @q and @c as for blkiso_decide().  Admitted: true, and
@@ -673,10 +689,22 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	if (!pb->depth) {
 		/* No cap on its way: count it and let it go. */
 		if (!counted) {
-			/* arrived and admitted, one count; timed if sampled */
-			if (blkiso_count_passed(t))
-				now = ktime_get_ns();
-			blkiso_fb_touch(t);
+			/*
+			 * Arrived and admitted, one count; timed if sampled
+			 * (out of line).  No blkiso_fb_touch(): a tenant
+			 * without a feedback state on a device whose feedback
+			 * does not count every tenant has nothing of the
+			 * tick's, and is settled or not as it was (a new
+			 * tenant's first bio touched it in blkiso_map_new());
+			 * once dev->fb_all is set, its bios take the way that
+			 * touches it, before and after blkiso_fb_all()'s walk.
+			 */
+			if (unlikely(blkiso_count_passed(t)))
+				return blkiso_pass_timed(dev, pb, t, flags);
+			local_irq_restore(flags);
+			pb->end = 0;
+			blkiso_admitted_trace(dev, t, pb);
+			return DM_MAPIO_REMAPPED;
 		}
 		local_irq_restore(flags);
 		if (unlikely(now))
@@ -775,14 +803,17 @@ static __always_inline int blkiso_map_tail(struct blkiso_dev *dev, struct bio *b
 	struct blkiso_quota *q = blkiso_quota(t);
 	const struct bi_meter_cfg *c = bi_meter_cfg(&q->meter);
 
-	blkiso_prepare_common(pb, bio);
-	switch (blkiso_data_dir(bio)) {
+	/* once: the stores to @pb below would make the compiler load it again */
+	u32 size = bio->bi_iter.bi_size;
+
+	pb->io.bytes = size;	/* blkiso_prepare_common() */
+	switch (blkiso_data_dir(bio, size)) {
 	case BI_DIR_READ:
-		blkiso_prepare_data(pb, bio, t, c, BI_DIR_READ);
+		blkiso_prepare_data(pb, size, t, c, BI_DIR_READ);
 		return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_DIR_READ,
 				     counted);
 	case BI_DIR_WRITE:
-		blkiso_prepare_data(pb, bio, t, c, BI_DIR_WRITE);
+		blkiso_prepare_data(pb, size, t, c, BI_DIR_WRITE);
 		return blkiso_decide(dev, bio, pb, t, q, c, fl, dfl, now, flags, BI_DIR_WRITE,
 				     counted);
 	}

@@ -456,6 +456,12 @@ out:
 	spin_unlock_irqrestore(&blkiso_ctr_carry_lock, flags);
 }
 
+/* blkiso_count_passed()'s carry (blkiso.h). */
+noinline __cold void blkiso_ctr_carry_passed(struct blkiso_tenant *t)
+{
+	blkiso_ctr_carry(&t->ctr, &t->ctr.lo[BLKISO_LO_PASSED]);
+}
+
 /*
  * @c's counts @from .. @from + @n - 1 (indices of struct blkiso_tenant_ctr's
  * halves) into @v, each whole: the 32-bit half and the 64-bit one read in

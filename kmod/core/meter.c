@@ -23,6 +23,7 @@ void bi_meter_init(struct bi_meter *m, u64 now_ns)
 	for (k = 0; k < BI_NR_KEYS; k++)
 		bi_global_init(&m->key[k], 0, 1, 0, now_ns);
 	bi_cost_model_init(&m->slot[0].cost);
+	m->slot[0].unit_round = bi_unit_bytes(&m->slot[0].cost) - 1;
 	m->cfg = &m->slot[0];
 	bi_lock_init(&m->cls_lock);
 }
@@ -174,6 +175,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 
 	bi_memzero(c, sizeof(*c));
 	c->cost = dev->cost;
+	c->unit_round = bi_unit_bytes(&c->cost) - 1;
 	c->rules = conf->rules;
 	if (conf->initial == BI_INITIAL_EWMA && old->initial != BI_INITIAL_EWMA) {
 		bi_adapt_init(&m->ad, 1, true);	/* the seeds' start: 1 unit */
@@ -217,6 +219,7 @@ void bi_meter_configure(struct bi_meter *m, const struct bi_tenant_conf *conf,
 	}
 	c->key_on = on;
 	c->cls_on = bi_meter_configure_classes(m, conf, now_ns) != 0;
+	c->capped = bi_meter_capped_bits(on, c->cls_on);
 	for (dir = 0; dir < BI_NR_DIRS; dir++) {
 		u8 both = (1U << bi_work_key(dir)) | (1U << bi_request_key(dir));
 

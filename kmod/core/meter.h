@@ -132,6 +132,17 @@ struct bi_meter_cfg {
 	 */
 	u8 exact1[BI_NR_DIRS];
 	/*
+	 * bi_meter_cfg_capped() of each direction (issue 18: one test where
+	 * there were two), bit per enum bi_dir (bi_meter_capped_bits()).
+	 */
+	u8 capped;
+	/*
+	 * 2^cost.unit_shift - 1: a data bio's units round up by it
+	 * (bi_meter_cfg_data_units(): an add where there were a shift, a
+	 * move and an add).
+	 */
+	u32 unit_round;
+	/*
 	 * The work key's initial deduction: 0 = the bio's units (exact),
 	 * 1 (initial=1), BI_WFIXED_EWMA (initial=ewma: bi_meter.ewma_init)
 	 */
@@ -267,11 +278,33 @@ static inline s64 bi_charge_initial(const struct bi_charge *ch, u8 key)
  */
 static inline bool bi_meter_cfg_capped(const struct bi_meter_cfg *c, u8 dir)
 {
-	u8 mask = dir == BI_DIR_READ ?
-		(1U << BI_KEY_RUNITS) | (1U << BI_KEY_RREQS) :
-		(1U << BI_KEY_WUNITS) | (1U << BI_KEY_WREQS);
+	/* any other bio is held by the write keys, as before */
+	return c->capped & (1U << (dir == BI_DIR_READ ? BI_DIR_READ : BI_DIR_WRITE));
+}
 
-	return (c->key_on & mask) || c->cls_on;
+/*
+ * What bi_meter_configure() stores in c->capped: for each direction, is a
+ * key of it capped, or the class stage in force?
+ */
+static inline u8 bi_meter_capped_bits(u8 key_on, u8 cls_on)
+{
+	u8 r = (1U << BI_KEY_RUNITS) | (1U << BI_KEY_RREQS);
+	u8 w = (1U << BI_KEY_WUNITS) | (1U << BI_KEY_WREQS);
+
+	return ((key_on & r) || cls_on ? 1U << BI_DIR_READ : 0) |
+	       ((key_on & w) || cls_on ? 1U << BI_DIR_WRITE : 0);
+}
+
+/*
+ * bi_bio_data_units() by a loaded configuration's cost model: a plain
+ * data bio's units (@write: a write) of @bytes, its rounding precomputed
+ * (c->unit_round).  meter_test's cfg_data_units_match_bio_data_units.
+ */
+static inline u64 bi_meter_cfg_data_units(const struct bi_meter_cfg *c, bool write, u32 bytes)
+{
+	u64 units = ((u64)bytes + c->unit_round) >> c->cost.unit_shift;
+
+	return write ? units * c->cost.write_unit_weight : units;
 }
 
 /* The same by the configuration published now. */

@@ -756,6 +756,69 @@ TEST(an_exact1_admission_is_the_data_dir_one)
 }
 
 /*
+ * Issue 18: the configuration's precomputed capped bits and unit rounding
+ * (.map reads them on every bio) say what the key bits, the class stage
+ * and the cost model say, for every line and unit size, and for a meter
+ * no line configured yet.
+ */
+static bool capped_by_keys(const struct bi_meter_cfg *c, u8 dir)
+{
+	u8 mask = dir == BI_DIR_READ ?
+		(1U << BI_KEY_RUNITS) | (1U << BI_KEY_RREQS) :
+		(1U << BI_KEY_WUNITS) | (1U << BI_KEY_WREQS);
+
+	return (c->key_on & mask) || c->cls_on;
+}
+
+TEST(capped_bits_and_unit_rounding_follow_the_configuration)
+{
+	static const char *const lines[] = {
+		"", "riops=10", "wiops=10", "runits=100", "wunits=100 riops=5",
+		"hi.units=2000", "hi.units=2000 wiops=3", "rbps=1M wbps=1M",
+	};
+	static const u32 base[] = { 1, 512, 4096, 65536, 1U << 20, 0xfffffe00U };
+	unsigned int i, shift, w, j, capped_seen = 0;
+	const struct bi_meter_cfg *c;
+	struct rig a;
+	u8 dir;
+
+	bi_meter_init(&a.m, 0);
+	c = bi_meter_cfg(&a.m);
+	for (dir = 0; dir <= BI_NR_DIRS; dir++)
+		EXPECT_FALSE(bi_meter_cfg_capped(c, dir));
+	EXPECT_EQ(bi_bio_data_units(&c->cost, false, 4097), bi_meter_cfg_data_units(c, false, 4097));
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		ASSERT_EQ(0, rig_init(&a, lines[i]));
+		c = bi_meter_cfg(&a.m);
+		/* any other bio (BI_NR_DIRS) is held as a write is */
+		for (dir = 0; dir <= BI_NR_DIRS; dir++) {
+			EXPECT_EQ(capped_by_keys(c, dir), bi_meter_cfg_capped(c, dir));
+			capped_seen += bi_meter_cfg_capped(c, dir);
+		}
+	}
+	EXPECT_GT(capped_seen, 8);
+	for (shift = BI_UNIT_SHIFT_MIN; shift <= BI_UNIT_SHIFT_MAX; shift++) {
+		for (w = 1; w <= 3; w += 2) {
+			ASSERT_EQ(0, rig_init(&a, "riops=10"));
+			a.dev.cost.unit_shift = shift;
+			a.dev.cost.write_unit_weight = w;
+			bi_meter_configure(&a.m, &a.conf, &a.dev, 0);
+			c = bi_meter_cfg(&a.m);
+			for (j = 0; j < sizeof(base) / sizeof(base[0]); j++) {
+				u32 b = base[j];
+
+				EXPECT_EQ(bi_bio_data_units(&c->cost, false, b),
+					  bi_meter_cfg_data_units(c, false, b));
+				EXPECT_EQ(bi_bio_data_units(&c->cost, true, b),
+					  bi_meter_cfg_data_units(c, true, b));
+				EXPECT_EQ(bi_bio_data_units(&c->cost, false, b + 1),
+					  bi_meter_cfg_data_units(c, false, b + 1));
+			}
+		}
+	}
+}
+
+/*
  * S0-25: a correction smaller than deadband units is skipped: a 1 MiB
  * write charged 1 at admission and 512 at completion with deadband=600
  * keeps only the 1; with deadband=511 the 511 more are charged.
