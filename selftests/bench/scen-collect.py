@@ -36,7 +36,11 @@ noisy     metrics victim_target_iops, victim_iops (mean over the together
           completion-latency histograms of the together phase, reads and
           writes, summed; bin midpoints, within ~1.6%), victim_solo_p99_us,
           victim_solo_iops, p99_ratio, neighbour_mb_s (mean MB/s = 10^6 B/s
-          while the victim ran), neighbour_errors (read errors fio went on
+          while the victim ran: the raw device's bytes read per victim
+          second, from the device poll dstat.txt, less the victim's 4 KiB
+          reads; without the poll, fio's per-second log of the neighbour,
+          which counts a read when fio reaps it;
+          neighbour_from_device 1 or 0 says which), neighbour_errors (read errors fio went on
           through, see scen-noisy.sh), neighbour_idle_mb_s (while the victim's
           cgroup idled; the first second dropped; seconds in which no read
           of the neighbour completed count 0, here and in neighbour_mb_s),
@@ -265,6 +269,39 @@ def near(pairs, t, tol=500):
     return best[1] if best else None
 
 
+def dstat_rows(path):
+    """The device poll (scen-noisy.sh dstat_poll): [(t_ms, bytes read)],
+    the raw device's read sectors (counted as its requests complete)."""
+    rows = []
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 4 and p[0]:
+                    rows.append((float(p[0]) * 1000.0, int(p[3]) * 512))
+    except (OSError, ValueError):
+        return []
+    return sorted(rows)
+
+
+def dstat_at(rows, t):
+    """Bytes read by time t (ms), linear between polls; None outside them."""
+    if not rows or t < rows[0][0] or t > rows[-1][0]:
+        return None
+    for (t0, b0), (t1, b1) in zip(rows, rows[1:]):
+        if t0 <= t <= t1:
+            return b0 + (b1 - b0) * ((t - t0) / (t1 - t0) if t1 > t0 else 1.0)
+    return rows[-1][1]
+
+
+def dstat_mb_s(rows, lo, hi, minus=0.0):
+    """MB/s (10^6 B/s) the device read over (lo, hi] ms, less @minus bytes."""
+    a, b = dstat_at(rows, lo), dstat_at(rows, hi)
+    if a is None or b is None or hi <= lo:
+        return None
+    return max(0.0, b - a - minus) / 1e6 / ((hi - lo) / 1000.0)
+
+
 def noisy(run, meta, device):
     target = meta["victim_target_iops"]
     n = int(meta["secs"])
@@ -284,6 +321,21 @@ def noisy(run, meta, device):
     # (under io.max most may fail with EAGAIN): a missing second counts 0.
     n_together = [(near(nw, t) or 0.0) * mbs for t, _ in vw]
     istart = meta.get("idle_start_ms", vstart)
+    # With the device poll (dstat.txt): the neighbour's MB/s is the raw
+    # device's bytes read in the second, less the victim's reads in it
+    # (fio's read IOPS x 4 KiB); fio's log counts a read when fio reaps
+    # it, seconds after the device did it when the submitter waited for
+    # tags (doc/bench.md, nineteenth session)
+    ds = dstat_rows(os.path.join(run, "dstat.txt"))
+    vr = {}
+    for t, v, d in log_rows(os.path.join(run, "v_iops.*.log")):
+        if d == 0:
+            vr[t] = vr.get(t, 0.0) + v
+    vr = sorted(vr.items())
+    def dev_mb_s(t):
+        return dstat_mb_s(ds, t - 1000, t, (near(vr, t) or 0.0) * 4096)
+    if ds:
+        n_together = [dev_mb_s(t) or 0.0 for t, _ in vw]
     # the neighbour logs every 1000 ms from its first stamp: the stamps
     # due in the idle window, whether or not a read completed in them
     lo, hi = istart + 1000, vstart + 100
@@ -295,6 +347,9 @@ def noisy(run, meta, device):
         n_exp = max(1, int(round((vstart - istart) / 1000.0)) - 1)
     n_idle = [v * mbs for t, v in nw if lo < t <= hi]
     idle = sum(n_idle) / n_exp if vw else None
+    if ds and vw:
+        idle = dstat_mb_s(ds, lo, vstart)
+        n_exp = int(round((vstart - lo) / 1000.0))
     if meta.get("wc_secs") == 0:	# a static frontier step: no idle part
         idle = None
     hw = hist_by_window(vh)
@@ -327,7 +382,9 @@ def noisy(run, meta, device):
         b = near(hw, t)
         pv = hist_pct(b, 99) if b else None
         series["victim_p99_us"].append(r1(pv / 1e3 if pv else None))
-        series["neighbour_mb_s"].append(r1((near(nw, t) or 0.0) * mbs))
+        series["neighbour_mb_s"].append(r1((dev_mb_s(t) or 0.0) if ds else
+                                           (near(nw, t) or 0.0) * mbs))
+    metrics["neighbour_from_device"] = 1 if ds else 0
     return metrics, series
 
 

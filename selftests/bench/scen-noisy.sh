@@ -170,10 +170,39 @@ noisy_meta_workloads() {
 	meta guest_cpus "$(nproc) vCPUs, fio split over CPUs 0/1: ${BENCH_NOISY_CPUS:-no}; $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo "preempt: see cmdline") ($(cat /proc/cmdline))"
 }
 
+# dstat_poll: the raw device's stat line (/sys/block/<dev>/stat; its read
+# sectors are counted as requests complete) with the time, every 100 ms,
+# into $RUN/dstat.txt until $RUN/dstat.stop exists.  The neighbour's MB/s
+# comes from it (scen-collect.py), not from fio's log: fio counts a read
+# when it reaps it, and under blkiso io_uring's inline submitter may wait
+# for the lower queue's tags for seconds on a slow device (128 whole 1 MiB
+# reads, 9 requests each on 2 slots), then reaps them at once: its log had
+# no line for the first 2-3 s and then a second above the device's
+# capacity (nineteenth session, issue 20)
+dstat_poll() {
+	local line
+	while [ ! -e "$RUN/dstat.stop" ]; do
+		read -r line < "$RAWQ/../stat" || true
+		printf '%s %s\n' "${EPOCHREALTIME:-}" "$line" >> "$RUN/dstat.txt"
+		sleep 0.1
+	done
+}
+
+# noisy_flood_stop: end the neighbour, then its device poll
+noisy_flood_stop() {
+	kill -TERM "$(cat "$RUN/n.pid")"
+	wait $npid || true
+	: > "$RUN/dstat.stop"
+	wait "$dpid" || true
+}
+
 # noisy_flood device runtime label [engine]: the neighbour (cgroup $n)
-# flat out in the background (io_uring unless engine), its pid in npid; 1
-# if it never flows
+# flat out in the background (io_uring unless engine), its pid in npid,
+# and the device poll (dstat_poll, pid in dpid); 1 if it never flows
 noisy_flood() {
+	rm -f "$RUN/dstat.stop"
+	dstat_poll &
+	dpid=$!
 	# shellcheck disable=SC2046  # noisy_cpus: one word or none
 	fio_in $n n --filename="$1" --rw=randread --bs=1M --ioengine="${4:-io_uring}" \
 		--iodepth=128 --runtime="$2" --time_based \
@@ -182,7 +211,7 @@ noisy_flood() {
 	npid=$!
 	wait_flowing $n 20 && return 0
 	echo "noisy: the neighbour never started ($3)" >&2
-	kill -TERM "$(cat "$RUN/n.pid")"; wait $npid || true
+	noisy_flood_stop
 	return 1
 }
 
@@ -239,7 +268,7 @@ noisy_trace_off() {	# prefix: the trace into $RUN/trace-<prefix>.txt, its latenc
 }
 
 noisy_one() {	# anchor
-	local na=$1 a=$1 v n npid rpid=
+	local na=$1 a=$1 v n npid dpid rpid=
 	[ "$na" = blkiso-cap ] && a=blkiso
 	step noisy "$na" solo
 	run_begin noisy "$na" victim-qd1-neighbour-1m-qd128
@@ -276,8 +305,7 @@ noisy_one() {	# anchor
 	[ "$1" = blkiso ] && noisy_trace_on $v
 	noisy_victim $v v "$secs"
 	[ "$1" = blkiso ] && noisy_trace_off v
-	kill -TERM "$(cat "$RUN/n.pid")"
-	wait $npid || true
+	noisy_flood_stop
 	if [ -n "$rpid" ]; then
 		ring_poll_stop "$rpid"
 		echo default > "$SYS/conf"
@@ -290,7 +318,7 @@ noisy_one() {	# anchor
 # neighbour capped at cap-pct % of DEV_N1M; solo-run: the run whose solo
 # records this one reuses (empty: measure them)
 noisy_static_one() {
-	local na=$1 a=${1%-static} pct=$2 cap v n npid engine=io_uring
+	local na=$1 a=${1%-static} pct=$2 cap v n npid dpid engine=io_uring
 	cap=$((DEV_N1M / 100 * pct))
 	step "${ns_scen:-noisy}" "$na" "${ns_case:-}cap-${pct}pct"
 	run_begin "${ns_scen:-noisy}" "$na" "${ns_case:-}cap-${pct}pct"
@@ -316,8 +344,7 @@ noisy_static_one() {
 	meta idle_start_ms "$(epoch_ms)"
 	meta victim_start_ms "$(epoch_ms)"
 	noisy_victim $v v "$secs"
-	kill -TERM "$(cat "$RUN/n.pid")"
-	wait $npid || true
+	noisy_flood_stop
 	cg_drop $v $n
 }
 
