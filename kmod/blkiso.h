@@ -874,6 +874,11 @@ struct blkiso_bio {
  * (blkiso_charge1_exact()) before anything reads it.
  */
 #define BLKISO_END_EXACT	0x4
+/*
+ * The same for bi_meter_admit_exact1()'s charge (one key): .map kept
+ * pb->ch.reqs and pb->ch.keys, the one key's bit.
+ */
+#define BLKISO_END_EXACT1	0x8
 
 /* Level @i of a bio's chain (i < pb->depth). */
 static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8 i)

@@ -48,13 +48,15 @@ static __always_inline void blkiso_charge1_keep(struct blkiso_bio *pb,
  * The charge .map's fast path made with bi_meter_admit_exact() and kept as
  * BLKISO_END_EXACT, whole in the per-bio area again: the work key charged
  * the bio's units exactly, the request key pb->ch.reqs, at its one level
- * (pb->level0), in BI_CLASS_MID.  .end_io's general way, first.
+ * (pb->level0), in BI_CLASS_MID; or bi_meter_admit_exact1()'s, kept as
+ * BLKISO_END_EXACT1 with its one key in pb->ch.keys.  .end_io's general way, first.
  */
 static __always_inline void blkiso_charge1_exact(struct blkiso_bio *pb)
 {
 	pb->ch.units = pb->units;
 	pb->ch.init = pb->units;
-	pb->ch.keys = (1U << bi_work_key(pb->dir)) | (1U << bi_request_key(pb->dir));
+	if (pb->end & BLKISO_END_EXACT)	/* else BLKISO_END_EXACT1: keys kept */
+		pb->ch.keys = (1U << bi_work_key(pb->dir)) | (1U << bi_request_key(pb->dir));
 	pb->ch.cls = BI_CLASS_MID;
 	pb->charged = 1;
 }

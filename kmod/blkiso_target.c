@@ -617,34 +617,34 @@ static noinline bool blkiso_admit_keep(struct blkiso_bio *pb, struct bio *bio,
  * .map's inline admission of a plain data bio of direction @data_dir (a
  * constant) whose configuration caps one of its keys, @bit (the
  * configuration's exact1): one hit and one take (bi_meter_admit_exact1()),
- * the charge settled, kept whole only for a completion that reads it (a
- * timed bio, or a REQ_NOWAIT bio's refund).  IRQs off, @cpu, @hit_now and
- * @now as for blkiso_admit_keep().
+ * the charge settled, kept (its requests and its key: BLKISO_END_EXACT1)
+ * only for a completion that reads it (a timed bio, or a REQ_NOWAIT bio's
+ * refund).  IRQs off, @cpu, @hit_now and @now as for blkiso_admit_keep().
  */
 static __always_inline bool blkiso_admit_exact1(struct blkiso_bio *pb, struct bio *bio,
 						struct bi_meter_cpu *cpu, u8 bit, u64 hit_now,
 						u64 now, u8 data_dir)
 {
 	bool work = bit & (1U << bi_work_key(data_dir));
+	u32 reqs = 0;
 
 	if (work) {
 		if (!bi_meter_admit_exact1(cpu, bi_work_key(data_dir), pb->units, hit_now))
 			return false;
-	} else if (!bi_meter_admit_exact1(cpu, bi_request_key(data_dir),
-					  blkiso_lower_bios(bio), hit_now)) {
-		return false;
+	} else {
+		reqs = blkiso_lower_bios(bio);
+		if (!bi_meter_admit_exact1(cpu, bi_request_key(data_dir), reqs, hit_now))
+			return false;
 	}
 	if (unlikely(now || (bio->bi_opf & REQ_NOWAIT))) {
+		/* the rest of the charge follows from pb->units (BLKISO_END_EXACT1) */
+		if (work)
+			reqs = blkiso_lower_bios(bio);
 		if (now)
 			blkiso_prepare_slow(pb, now);
-		pb->ch.units = pb->units;
-		pb->ch.init = pb->units;
-		pb->ch.reqs = blkiso_lower_bios(bio);
+		pb->ch.reqs = reqs;
 		pb->ch.keys = bit;
-		pb->ch.cls = BI_CLASS_MID;
-		pb->charged = 1;
-		if (!now)
-			pb->end = BLKISO_END_REFUND;
+		pb->end = (now ? BLKISO_END_SLOW : BLKISO_END_REFUND) | BLKISO_END_EXACT1;
 	} else {
 		pb->end = 0;
 	}
@@ -1257,8 +1257,8 @@ static noinline int blkiso_end_io_slow(struct blkiso_bio *pb, blk_status_t *erro
 		if (!(pb->end & BLKISO_END_REFUND))
 			pb->charged = 0;
 	}
-	/* an exact charge (timed or REQ_NOWAIT) kept its requests alone */
-	if (pb->end & BLKISO_END_EXACT)
+	/* an exact charge (timed or REQ_NOWAIT) kept its requests (and key) alone */
+	if (pb->end & (BLKISO_END_EXACT | BLKISO_END_EXACT1))
 		blkiso_charge1_exact(pb);
 	/* not timed in .map (blkiso_count_arrived()): no clock unless corrected */
 	timed = pb->arrive_ns;
