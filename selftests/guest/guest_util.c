@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -583,4 +585,24 @@ int gu_mkfs_mount(const char *fs, const char *dev, const char *mnt)
 			     dev, dev, mnt);
 	return gu_sh("mkfs.xfs -q -f %s >/dev/null 2>&1 && mount -t xfs %s %s",
 		     dev, dev, mnt);
+}
+
+int gu_busy_start(void)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	if (setpriority(PRIO_PROCESS, 0, 19))
+		_exit(1);
+	for (;;)
+		;
+}
+
+void gu_busy_stop(int pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }

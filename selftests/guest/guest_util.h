@@ -133,6 +133,17 @@ int gu_fio_start(struct gu_fio_job *job, const char *cgroup, const char *fmt, ..
 int gu_fio_wait(struct gu_fio_job *job, struct gu_fio *res);
 
 /*
+ * A process at nice 19 that spins until gu_busy_stop(): in the
+ * deterministic mode a guest that idles while a QEMU device's I/O is with
+ * a host thread (NVMe: selftests/vm/run.sh) has its clock leap from timer
+ * to timer until the host answers; with the vCPU never idle, that I/O
+ * takes the guest instructions that ran meanwhile instead.  Returns its
+ * pid, or -1.
+ */
+int gu_busy_start(void);
+void gu_busy_stop(int pid);
+
+/*
  * mkfs @fs ("ext4" or "xfs") on @dev and mount it on @mnt (which exists):
  * the crc32c driver and the filesystem's module are loaded first.
  */

@@ -38,13 +38,19 @@
 # preempt=full: Debian's kernels are PREEMPT_DYNAMIC, voluntary by default).
 #
 # The NVMe device (-N, BLKISO_NVME): its backing file is a sparse raw file
-# in the run's output directory (nvme0.img, removed when QEMU exits; reads
-# of blocks never written are holes, so the host reads no disk for them),
-# opened with cache=none,aio=threads: the host's page cache holds nothing
-# of it, so a guest read costs a host pread on the file, not a copy out of
-# the cache that an earlier run warmed.  init loads nvme.ko when it sees
-# the controller (PCI class 0x010802).  Its rates are the emulation's
-# (QEMU's TCG, a host thread pool): use only ratios measured in one boot.
+# of this run's own in the host's memory (/dev/shm, else the run's output
+# directory; removed when run.sh exits), opened with aio=threads: a guest
+# read costs a host pread on a fresh file (holes or what this run wrote),
+# never the host's disk, whose writeback (a module build's) stalled reads
+# of a file there.  init loads nvme.ko when it sees the controller (PCI
+# class 0x010802).  Its I/O completes in host time, out of the guest's
+# instructions: in the deterministic mode a guest that idles while it
+# waits for the device has its clock leap to its next timer (sleep=off),
+# again and again until the host thread answers, so a loaded host made a
+# read take 6 to 700 ms of guest time.  A test that times nvme I/O there
+# keeps the vCPU busy meanwhile (target_test's gu_busy_start()).  Its rates
+# are the emulation's (QEMU's TCG, a host thread pool): use only ratios
+# measured in one boot.
 #
 # Several vCPUs in the deterministic mode (-i -c N, N > 1): a guest kernel
 # that brings its secondary CPUs up at boot does not reach its script in
@@ -167,9 +173,13 @@ qemu=(qemu-system-x86_64 "${accel[@]}" "${machine[@]}" -cpu max -m "$mem" -no-re
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on"
 	-virtfs "local,path=$out,mount_tag=out,security_model=none")
 
+nvme_img=
 if [ -n "$nvme" ]; then
-	truncate -s "$nvme" "$out/nvme0.img" || exit 2
-	qemu+=(-drive "file=$out/nvme0.img,if=none,id=nv0,format=raw,cache=none,aio=threads"
+	nvme_img=$(mktemp -p /dev/shm blkiso-nvme0.XXXXXX 2>/dev/null ||
+		   mktemp -p "$out" nvme0.XXXXXX) || exit 2
+	trap 'rm -f "$nvme_img"' EXIT
+	truncate -s "$nvme" "$nvme_img" || exit 2
+	qemu+=(-drive "file=$nvme_img,if=none,id=nv0,format=raw,cache=writeback,aio=threads"
 		-device "nvme,serial=blkiso-nv0,drive=nv0")
 fi
 # shellcheck disable=SC2206  # BLKISO_QEMU_EXTRA: words, as documented
@@ -185,7 +195,7 @@ setsid timeout -k 5 "$limit" "${qemu[@]}" < /dev/null 2>&1 |
 	grep --line-buffered -v -E '^BLKISO_VM_EXIT=|reboot: Power down'
 qrc=${PIPESTATUS[0]}
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
-rm -f "$out/nvme0.img"
+[ -z "$nvme_img" ] || rm -f "$nvme_img"
 
 rc=$(sed -n 's/^BLKISO_VM_EXIT=\([0-9]*\).*/\1/p' "$log" | tail -n 1)
 if [ -z "$rc" ]; then
