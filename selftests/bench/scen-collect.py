@@ -78,7 +78,9 @@ ratestep  the io.max-static runs noisy's metrics; a "steps" run per phase k
           best_static_mb_s_k, static_pct_k and, after each step (k = 2, 3),
           victim_settle_s_k, neighbour_settle_s_k, settle_s_k
           (ratestep_settle(); doc/bench.md); series t_s, phase,
-          victim_iops, victim_p99_us, neighbour_mb_s per 250 ms
+          victim_iops, victim_p99_us, neighbour_mb_s per 250 ms (the
+          raw device's reads less the victim's, neighbour_from_device 1,
+          as noisy's)
 scale     metrics iops_total, instr_per_io (1e9 / iops_total: guest
           instructions per I/O in icount mode, else null), iops_total_1,
           instr_per_io_1 (the same 8 jobs in 1 configured cgroup), ratio
@@ -589,11 +591,17 @@ def ratestep(run, meta):
     secs = int(meta["secs"])
     mbs = 1048576 / 1e6
     nw = rs_windows(log_rows(os.path.join(run, "n_iops.*.log")))
-    m = {"secs": secs}
+    # the device poll (dstat.txt), as noisy's: the neighbour's MB/s in an
+    # interval is the raw device's bytes read in it less the victim's
+    # reads (its read IOPS x 4 KiB); fio's log when there is no poll
+    ds = dstat_rows(os.path.join(run, "dstat.txt"))
+    m = {"secs": secs, "neighbour_from_device": 1 if ds else 0}
     series = {"t_s": [], "phase": [], "victim_iops": [], "victim_p99_us": [], "neighbour_mb_s": []}
     t0 = None
     for k, rate in enumerate(rates, 1):
-        vw = rs_windows(log_rows(os.path.join(run, "v%d_iops.*.log" % k)))
+        vrows = log_rows(os.path.join(run, "v%d_iops.*.log" % k))
+        vw = rs_windows(vrows)
+        vr = rs_windows([r for r in vrows if r[2] == 0])
         vh = rs_hist(hist_rows(os.path.join(run, "v%d_clat_hist.*.log" % k)))
         sh = hist_rows(os.path.join(run, "s%d_clat_hist.*.log" % k))
         sp99 = hist_pct(hist_total(sh), 99)
@@ -605,8 +613,12 @@ def ratestep(run, meta):
             t = start + j * RS_MS
             v = near(vw, t, RS_MS // 2)
             b = near(vh, t, RS_MS // 2)
-            nb = near(nw, t, RS_MS // 2)
-            ivs.append((t, v, b, (nb or 0.0) * mbs))
+            if ds:
+                vrd = (near(vr, t, RS_MS // 2) or 0.0) * RS_MS / 1000.0
+                x = dstat_mb_s(ds, t - RS_MS, t, vrd * 4096) or 0.0
+            else:
+                x = (near(nw, t, RS_MS // 2) or 0.0) * mbs
+            ivs.append((t, v, b, x))
         if ivs and ivs[-1][1] is None:
             ivs.pop()	# fio does not always log the last interval
         # an interval without a line: nothing of the victim completed in it

@@ -66,8 +66,13 @@ rs_phases() {
 	fio_in "$c" "$p" "${args[@]}"
 }
 
-# rs_flood engine: the neighbour flat out, 250 ms IOPS log, pid in npid
+# rs_flood engine: the neighbour flat out, 250 ms IOPS log, pid in npid,
+# and the raw device's poll (noisy's dstat_poll, pid in dpid: the
+# neighbour's MB/s is measured at the device, as noisy's is)
 rs_flood() {
+	rm -f "$RUN/dstat.stop"
+	dstat_poll &
+	dpid=$!
 	# shellcheck disable=SC2046  # noisy_cpus: one word or none
 	fio_in $n n --filename="$(anchor_dev "$na")" --rw=randread --bs=1M --ioengine="$1" \
 		--iodepth=128 --runtime=$((3 * secs + 60)) --time_based \
@@ -76,7 +81,7 @@ rs_flood() {
 	npid=$!
 	wait_flowing $n 20 && return 0
 	echo "ratestep: the neighbour never started ($na)" >&2
-	kill -TERM "$(cat "$RUN/n.pid")"; wait $npid || true
+	noisy_flood_stop
 	return 1
 }
 
@@ -111,8 +116,7 @@ rs_one() {	# anchor [cap-pct]: one run of the three phases
 	sleep 1
 	meta victim_start_ms "$(epoch_ms)"
 	rs_phases $v v
-	kill -TERM "$(cat "$RUN/n.pid")"
-	wait $npid || true
+	noisy_flood_stop
 	if [ -n "$rpid" ]; then
 		ring_poll_stop "$rpid"
 		cp "$SYS/$(stat -c %i "$CG/$v")/stats" "$RUN/victim-stats.txt" 2>/dev/null || true
