@@ -172,37 +172,56 @@ noisy_meta_workloads() {
 
 # dstat_poll: the raw device's stat line (/sys/block/<dev>/stat; its read
 # sectors are counted as requests complete) with the time, every 100 ms,
-# into $RUN/dstat.txt until $RUN/dstat.stop exists.  The neighbour's MB/s
-# comes from it (scen-collect.py), not from fio's log: fio counts a read
-# when it reaps it, and under blkiso io_uring's inline submitter may wait
-# for the lower queue's tags for seconds on a slow device (128 whole 1 MiB
-# reads, 9 requests each on 2 slots), then reaps them at once: its log had
-# no line for the first 2-3 s and then a second above the device's
-# capacity (nineteenth session, issue 20)
+# into the guest's own /tmp/dstat.txt until /tmp/dstat.stop exists
+# (dstat_start, dstat_stop, which copies it to $RUN/dstat.txt).  The
+# neighbour's MB/s comes from it (scen-collect.py), not from fio's log:
+# fio counts a read when it reaps it, and under blkiso io_uring's inline
+# submitter may wait for the lower queue's tags for seconds on a slow
+# device (128 whole 1 MiB reads, 9 requests each on 2 slots), then reaps
+# them at once: its log had no line for the first 2-3 s and then a second
+# above the device's capacity (nineteenth session, issue 20).  No process
+# started and no 9p round trip per poll (a FIFO's read times the wait,
+# the files are in the guest's memory): with a sleep(1) and a file on /out
+# every 100 ms the one vCPU's stalls put 1 ms spikes into a QD1 victim's
+# 250 ms p99s at 1,400 IOPS (twentieth session: ratestep's phase 1 p99
+# 2.47x solo under blkiso, and io.max's static frontier at that rate fell
+# from 757 to 29 MB/s).
 dstat_poll() {
-	local line
-	while [ ! -e "$RUN/dstat.stop" ]; do
+	local line fd
+	rm -f /tmp/dstat.fifo && mkfifo /tmp/dstat.fifo && exec {fd}<>/tmp/dstat.fifo || return 1
+	while [ ! -e /tmp/dstat.stop ]; do
 		read -r line < "$RAWQ/../stat" || true
-		printf '%s %s\n' "${EPOCHREALTIME:-}" "$line" >> "$RUN/dstat.txt"
-		sleep 0.1
+		printf '%s %s\n' "${EPOCHREALTIME:-}" "$line" >> /tmp/dstat.txt
+		read -r -t 0.1 -u "$fd" line || true
 	done
+}
+
+# dstat_start: the device poll in the background, pid in dpid
+dstat_start() {
+	rm -f /tmp/dstat.stop /tmp/dstat.txt
+	dstat_poll &
+	dpid=$!
+}
+
+# dstat_stop: end the device poll; its lines into $RUN/dstat.txt
+dstat_stop() {
+	: > /tmp/dstat.stop
+	wait "$dpid" || true
+	cp /tmp/dstat.txt "$RUN/dstat.txt" 2>/dev/null || true
 }
 
 # noisy_flood_stop: end the neighbour, then its device poll
 noisy_flood_stop() {
 	kill -TERM "$(cat "$RUN/n.pid")"
 	wait $npid || true
-	: > "$RUN/dstat.stop"
-	wait "$dpid" || true
+	dstat_stop
 }
 
 # noisy_flood device runtime label [engine]: the neighbour (cgroup $n)
 # flat out in the background (io_uring unless engine), its pid in npid,
 # and the device poll (dstat_poll, pid in dpid); 1 if it never flows
 noisy_flood() {
-	rm -f "$RUN/dstat.stop"
-	dstat_poll &
-	dpid=$!
+	dstat_start
 	# shellcheck disable=SC2046  # noisy_cpus: one word or none
 	fio_in $n n --filename="$1" --rw=randread --bs=1M --ioengine="${4:-io_uring}" \
 		--iodepth=128 --runtime="$2" --time_based \

@@ -70,9 +70,7 @@ rs_phases() {
 # and the raw device's poll (noisy's dstat_poll, pid in dpid: the
 # neighbour's MB/s is measured at the device, as noisy's is)
 rs_flood() {
-	rm -f "$RUN/dstat.stop"
-	dstat_poll &
-	dpid=$!
+	dstat_start
 	# shellcheck disable=SC2046  # noisy_cpus: one word or none
 	fio_in $n n --filename="$(anchor_dev "$na")" --rw=randread --bs=1M --ioengine="$1" \
 		--iodepth=128 --runtime=$((3 * secs + 60)) --time_based \
