@@ -39,8 +39,9 @@
 #
 # The NVMe device (-N, BLKISO_NVME): its backing file is a sparse raw file
 # of this run's own in the host's memory (/dev/shm, else the run's output
-# directory; removed when run.sh exits), opened with aio=threads: a guest
-# read costs a host pread on a fresh file (holes or what this run wrote),
+# directory; removed when run.sh exits; what the guest writes takes host
+# memory, up to SIZE), opened with aio=threads: a guest read costs a
+# host pread on a fresh file (holes or what this run wrote),
 # never the host's disk, whose writeback (a module build's) stalled reads
 # of a file there.  init loads nvme.ko when it sees the controller (PCI
 # class 0x010802).  Its I/O completes in host time, out of the guest's
