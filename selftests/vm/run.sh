@@ -174,11 +174,10 @@ qemu=(qemu-system-x86_64 "${accel[@]}" "${machine[@]}" -cpu max -m "$mem" -no-re
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on"
 	-virtfs "local,path=$out,mount_tag=out,security_model=none")
 
-nvme_img=
 if [ -n "$nvme" ]; then
 	nvme_img=$(mktemp -p /dev/shm blkiso-nvme0.XXXXXX 2>/dev/null ||
 		   mktemp -p "$out" nvme0.XXXXXX) || exit 2
-	trap 'rm -f "$nvme_img"' EXIT
+	trap 'rm -f "$nvme_img"' EXIT	# whatever way run.sh ends
 	truncate -s "$nvme" "$nvme_img" || exit 2
 	qemu+=(-drive "file=$nvme_img,if=none,id=nv0,format=raw,cache=writeback,aio=threads"
 		-device "nvme,serial=blkiso-nv0,drive=nv0")
@@ -196,7 +195,6 @@ setsid timeout -k 5 "$limit" "${qemu[@]}" < /dev/null 2>&1 |
 	grep --line-buffered -v -E '^BLKISO_VM_EXIT=|reboot: Power down'
 qrc=${PIPESTATUS[0]}
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
-[ -z "$nvme_img" ] || rm -f "$nvme_img"
 
 rc=$(sed -n 's/^BLKISO_VM_EXIT=\([0-9]*\).*/\1/p' "$log" | tail -n 1)
 if [ -z "$rc" ]; then
