@@ -1184,14 +1184,18 @@ struct depth_run {
 /*
  * Tenant @cgid's completions and misses over the next @ticks ticks of the
  * device, summed from its ring (16 ticks), read every 8 ticks as they
- * pass.  Returns the number of ticks seen (fewer when the reader fell 16
+ * pass, and, if @span_us, the time those ticks covered, from their own
+ * times (tick_ms is rounded up to whole jiffies: 10 ms is 12 at HZ=250).
+ * Returns the number of ticks seen (fewer when the reader fell 16
  * behind), or -1 on a timeout.
  */
-static int ring_sum(FIXTURE_DATA(fb) *self, unsigned long long cgid, int ticks,
-		    unsigned long long *done, unsigned long long *missed)
+static int ring_sum_span(FIXTURE_DATA(fb) *self, unsigned long long cgid, int ticks,
+			 unsigned long long *done, unsigned long long *missed,
+			 unsigned long long *span_us)
 {
 	struct gu_tick r[GU_TICKS_MAX];
 	unsigned long long next = dev_seq(self->dir) + 1, end = next + ticks - 1, at;
+	unsigned long long first_us = 0, last_us = 0;
 	int n, i, seen = 0;
 
 	*done = *missed = 0;
@@ -1204,13 +1208,25 @@ static int ring_sum(FIXTURE_DATA(fb) *self, unsigned long long cgid, int ticks,
 			*done += r[i].completed;
 			*missed += r[i].missed;
 			next = r[i].seq + 1;
-			seen++;
+			if (!seen++)
+				first_us = r[i].time_us;
+			last_us = r[i].time_us;
 		}
 		if (at >= end)
-			return seen;
+			break;
 		if (wait_seq(self->dir, at + 8 < end ? at + 8 : end, 60))
 			return -1;
 	}
+	/* the first tick's completions came in the interval before it */
+	if (span_us)
+		*span_us = seen > 1 ? (last_us - first_us) * seen / (seen - 1) : 0;
+	return seen;
+}
+
+static int ring_sum(FIXTURE_DATA(fb) *self, unsigned long long cgid, int ticks,
+		    unsigned long long *done, unsigned long long *missed)
+{
+	return ring_sum_span(self, cgid, ticks, done, missed, NULL);
 }
 
 /*
@@ -1383,12 +1399,17 @@ TEST_F_TIMEOUT(fb, depth_limit_cuts_a_nowait_flood_of_large_reads, GUEST_TIMEOUT
  * third of them over the target).  A: 4k QD1 psync reads at 150 IOPS,
  * allocated 190, target 6 ms (1.5x the device).  Deterministic mode: B's
  * reads while A runs average at most 192 KiB (cut to 127.5 KiB, and a
- * margin for a read sent whole before the limit came on), A misses at most
- * 2 % of its bios over 200 ticks (its own ring) and keeps at least 85 % of
- * its 150 IOPS over fio's whole run: its first second waits behind the
- * flood's whole reads sent before the limit came on (doc/bench.md, the
- * eighteenth session's slow runs), which fio does not make up (6.1 -i:
- * 140.1 IOPS once, 150 in other runs; without a policy 43 % of its rate).
+ * margin for a read sent whole before the limit came on), and over 200
+ * ticks from 1 s after A flows (its own ring, timed by the ticks' own
+ * times) A misses at most 2 % of its bios and completes at least 95 % of
+ * its 150 IOPS (without a policy 43 % of its rate).  Not fio's rate over
+ * its whole run: A's first reads wait
+ * behind the flood's whole reads queued below blkiso before the limit came
+ * on (doc/bench.md, the eighteenth session's slow runs), up to 2.3 s of the
+ * device (128 reads x 9 requests x 4 ms / 2 slots), and how many of them
+ * are there depends on when fio, started over 9p, sends A's first read
+ * (6.1 -i: 150, 140.1 and, in CI, 121.2 IOPS over fio's 5 s, each time
+ * with 360 reads in the ring's 200 ticks; logged, not asserted).
  * B at QD128, as the bench's flood.  Not a test of the fix alone: main's
  * module (0740807) passes it too, at QD32 and at QD128 (6.1 -i: B's reads
  * 114 KiB on average, 2 of A's 360 bios missed), so here B was bound in
@@ -1402,8 +1423,9 @@ TEST_F_TIMEOUT(fb, depth_limit_binds_a_flood_whose_reads_outlast_a_tick, GUEST_T
 {
 	struct gu_fio_job ja, jb;
 	struct gu_fio fa, fb_;
-	unsigned long long done, missed;
+	unsigned long long done, missed, span_us;
 	long long rios, rbytes;
+	double ring_iops;
 	int n;
 
 	ASSERT_EQ(0, make_dev(self, 2, 4000, "depth_limit=1 tick_ms=10 window_ticks=5"));
@@ -1419,17 +1441,19 @@ TEST_F_TIMEOUT(fb, depth_limit_binds_a_flood_whose_reads_outlast_a_tick, GUEST_T
 	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 100, 60));
 	rios = gu_tenant_stat(self->dir, self->b, "rios");
 	rbytes = gu_tenant_stat(self->dir, self->b, "rbytes");
-	n = ring_sum(self, self->a, 200, &done, &missed);
+	n = ring_sum_span(self, self->a, 200, &done, &missed, &span_us);
 	ASSERT_LE(0, n);
 	rios = gu_tenant_stat(self->dir, self->b, "rios") - rios;
 	rbytes = gu_tenant_stat(self->dir, self->b, "rbytes") - rbytes;
 	ASSERT_EQ(0, gu_fio_wait(&ja, &fa));
 	ASSERT_EQ(0, gu_fio_wait(&jb, &fb_));
+	ring_iops = span_us ? done * 1e6 / span_us : 0;
 	TH_LOG("B %lld reads, %.0f KiB a read; limit %lld, episodes %lld, held %lld; "
-	       "A %.1f IOPS, p99 %.0f us, %llu of %llu missed in %d ticks",
+	       "A %.1f IOPS (fio), p99 %.0f us, %llu of %llu missed in %d ticks (%.3f s: %.1f IOPS)",
 	       rios, rios ? rbytes / 1024.0 / rios : 0, dev_stat(self->dir, "depth_limit"),
 	       dev_stat(self->dir, "depth_episodes"), dev_stat(self->dir, "depth_held"),
-	       fa.read.iops, fa.read.clat_p99_ns / 1e3, missed, done, n);
+	       fa.read.iops, fa.read.clat_p99_ns / 1e3, missed, done, n, span_us / 1e6,
+	       ring_iops);
 	EXPECT_EQ(0ULL, fb_.errors);
 	EXPECT_EQ(0ULL, fa.errors);
 	EXPECT_LE(1, dev_stat(self->dir, "depth_episodes"));
@@ -1440,7 +1464,7 @@ TEST_F_TIMEOUT(fb, depth_limit_binds_a_flood_whose_reads_outlast_a_tick, GUEST_T
 	ASSERT_LT(0, rios);
 	EXPECT_GE(192 * 1024 * rios, rbytes);
 	EXPECT_LE(1000 * missed, 20 * done);
-	EXPECT_LE(127.5, fa.read.iops);
+	EXPECT_LE(0.95 * 150, ring_iops);
 }
 
 /*
