@@ -615,6 +615,33 @@ static noinline bool blkiso_admit_keep(struct blkiso_bio *pb, struct bio *bio,
 
 /*
  * .map's inline admission of a plain data bio of direction @data_dir (a
+ * constant) whose configuration caps both its keys, initial=exact, no
+ * class stage (issue 18): two hits (bi_meter_admit_exact()), the charge
+ * settled, kept (its requests alone: BLKISO_END_EXACT) only for a
+ * completion that reads it (a timed bio, or a REQ_NOWAIT bio's refund).
+ * IRQs off, @cpu, @hit_now and @now as for blkiso_admit_keep().
+ */
+static __always_inline bool blkiso_admit_exact2(struct blkiso_bio *pb, struct bio *bio,
+						struct bi_meter_cpu *cpu, u64 hit_now,
+						u64 now, u8 data_dir)
+{
+	u32 reqs = blkiso_lower_bios(bio);
+
+	if (!bi_meter_admit_exact(cpu, pb->units, reqs, hit_now, data_dir))
+		return false;
+	if (unlikely(now || (bio->bi_opf & REQ_NOWAIT))) {
+		if (now)
+			blkiso_prepare_slow(pb, now);
+		pb->ch.reqs = reqs;
+		pb->end = (now ? BLKISO_END_SLOW : BLKISO_END_REFUND) | BLKISO_END_EXACT;
+	} else {
+		pb->end = 0;
+	}
+	return true;
+}
+
+/*
+ * .map's inline admission of a plain data bio of direction @data_dir (a
  * constant) whose configuration caps one of its keys, @bit (the
  * configuration's exact1): one hit and one take (bi_meter_admit_exact1()),
  * the charge settled, kept (its requests and its key: BLKISO_END_EXACT1)
@@ -678,7 +705,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 {
 	struct blkiso_tenant_pcpu __percpu *pc;
 	struct bi_meter_cpu *cpu;
-	u32 reqs;
+	bool ok;
 
 	if (unlikely(fl | dfl) &&
 	    (blkiso_fb_gate_fl(fl) | (dfl & BLKISO_DEV_MAP_GATED))) {
@@ -711,10 +738,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 			blkiso_prepare_slow(pb, now);	/* timed */
 		else
 			pb->end = 0;
-		if (counted)
-			blkiso_admitted(dev, t, pb);
-		else
-			blkiso_admitted_trace(dev, t, pb);
+		blkiso_admitted(dev, t, pb);
 		return DM_MAPIO_REMAPPED;
 	}
 	if (!counted) {
@@ -737,44 +761,14 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		/* loaded after @c (acquire): a capped configuration's area is there */
 		pc = READ_ONCE(t->pcpu);
 		cpu = &this_cpu_ptr(pc)->meter;
-		if (data_dir != BI_NR_DIRS && likely(c->exact2 & (1U << data_dir))) {
-			/*
-			 * Both keys, initial=exact, no class stage (issue 18):
-			 * two hits, and a settled charge, kept (its requests
-			 * alone, BLKISO_END_EXACT) only for a completion that
-			 * reads it: a timed bio, or a REQ_NOWAIT bio's refund.
-			 */
-			reqs = blkiso_lower_bios(bio);
-			if (likely(bi_meter_admit_exact(cpu, pb->units, reqs, hit_now,
-							data_dir))) {
-				local_irq_restore(flags);
-				if (unlikely(now)) {
-					blkiso_prepare_slow(pb, now);
-					pb->ch.reqs = reqs;
-					pb->end = BLKISO_END_SLOW | BLKISO_END_EXACT;
-				} else if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
-					pb->ch.reqs = reqs;
-					pb->end = BLKISO_END_REFUND | BLKISO_END_EXACT;
-				} else {
-					pb->end = 0;
-				}
-				this_cpu_inc(pc->stat[blkiso_pcpu_stat(BLKISO_ADMITTED)]);
-				blkiso_admitted_trace(dev, t, pb);
-				return DM_MAPIO_REMAPPED;
-			}
-			goto general;
-		}
-		if (data_dir != BI_NR_DIRS && c->exact1[data_dir]) {
-			if (likely(blkiso_admit_exact1(pb, bio, cpu, c->exact1[data_dir],
-						       hit_now, now, data_dir))) {
-				local_irq_restore(flags);
-				this_cpu_inc(pc->stat[blkiso_pcpu_stat(BLKISO_ADMITTED)]);
-				blkiso_admitted_trace(dev, t, pb);
-				return DM_MAPIO_REMAPPED;
-			}
-			goto general;
-		}
-		if (blkiso_admit_keep(pb, bio, q, c, cpu, hit_now, now, data_dir)) {
+		if (data_dir != BI_NR_DIRS && likely(c->exact2 & (1U << data_dir)))
+			ok = blkiso_admit_exact2(pb, bio, cpu, hit_now, now, data_dir);
+		else if (data_dir != BI_NR_DIRS && c->exact1[data_dir])
+			ok = blkiso_admit_exact1(pb, bio, cpu, c->exact1[data_dir], hit_now,
+						 now, data_dir);
+		else
+			ok = blkiso_admit_keep(pb, bio, q, c, cpu, hit_now, now, data_dir);
+		if (likely(ok)) {
 			local_irq_restore(flags);
 			this_cpu_inc(pc->stat[blkiso_pcpu_stat(BLKISO_ADMITTED)]);
 			blkiso_admitted_trace(dev, t, pb);
