@@ -310,6 +310,14 @@ struct blkiso_tenant_ctr {
 	struct blkiso_ctr_hi *hi;
 	/* a count is lo[i] plus hi->n[i]; index: blkiso_lo_stat(), BLKISO_LO_LAT() */
 	atomic_t lo[BLKISO_NR_LO];
+	/*
+	 * The latency sampling of a tenant whose latency no controller
+	 * judges (blkiso_lat_steer()): 1 bio in lat_mask + 1 is timed; the
+	 * low bits of jiffies at the last timed completion that steered it.
+	 * In the set's tail padding: no byte more a tenant.
+	 */
+	u16 lat_stamp;
+	u8 lat_mask;
 };
 
 /*
@@ -319,8 +327,9 @@ struct blkiso_tenant_ctr {
  * sampling (their low bits) does not move.  A half that reaches it is
  * still 2^31 below its wrap: if the set's GFP_ATOMIC allocation fails, the
  * half goes on counting and the next add retries.  Settable at build time
- * only, to a power of two of at least BLKISO_LAT_SAMPLE, so that a test
- * build carries every few bios.
+ * only, to a power of two, so that a test build carries every few bios; one
+ * below BLKISO_LAT_SAMPLE_MAX moves the sampled arrivals at each carry of
+ * the arrivals' count (a test build only: the histogram stays an estimate).
  */
 #ifndef BLKISO_CARRY_AT
 #define BLKISO_CARRY_AT		(1U << 31)
@@ -658,66 +667,6 @@ static __always_inline void blkiso_count_last(struct blkiso_tenant *t, enum blki
 	rcu_read_unlock();
 }
 
-/*
- * Issue 18: a bio is timed (two clock reads, .map and .end_io) only where
- * a controller judges its latency: a tenant with a feedback state (a line
- * configures it, or its device's feedback counts every tenant).  Of any
- * other tenant's bios, 1 in BLKISO_LAT_SAMPLE per CPU (per tenant while it
- * has no per-CPU area) is timed, and each timed one stands for
- * BLKISO_LAT_SAMPLE in its latency histogram and sum; every counter stays
- * exact.  A power of two: the test is a mask.
- */
-#define BLKISO_LAT_SAMPLE_SHIFT	4
-#define BLKISO_LAT_SAMPLE	(1U << BLKISO_LAT_SAMPLE_SHIFT)
-
-/*
- * Count a bio's arrival at @t: true if it is one of the sampled bios (the
- * 1st, (1 + BLKISO_LAT_SAMPLE)-th, ... arrival on this CPU's counter, or on
- * the shared one: a tenant's first bio is timed, so even a tenant with a
- * handful of bios has a latency figure).
- */
-static __always_inline bool blkiso_count_arrived_pc(struct blkiso_tenant *t,
-						    struct blkiso_tenant_pcpu __percpu *pc)
-{
-	u32 n;			/* its low bits are all that is tested */
-
-	if (likely(pc))
-		n = this_cpu_add_return(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)], 1);
-	else	/* its arrivals on the shared set, those of BLKISO_LO_PASSED too */
-		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED)) +
-		    (u32)atomic_read(&t->ctr.lo[BLKISO_LO_PASSED]);
-	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
-}
-
-/* The same, @t's per-CPU area loaded here. */
-static __always_inline bool blkiso_count_arrived(struct blkiso_tenant *t)
-{
-	return blkiso_count_arrived_pc(t, READ_ONCE(t->pcpu));
-}
-
-/*
- * Count a bio of @t, which has neither a per-CPU area nor a feedback state,
- * that passes .map at once with no cap on its way: arrived and admitted in
- * one count (BLKISO_LO_PASSED), sampled as blkiso_count_arrived() samples:
- * by its place among the tenant's arrivals on the shared set (both counts,
- * whose low bits a carry leaves alone), so the 1st, 17th, 33rd, ... arrival
- * is timed as before (exactly so for bios that do not race each other).
- */
-static __always_inline bool blkiso_count_passed(struct blkiso_tenant *t)
-{
-	u32 n = atomic_inc_return(&t->ctr.lo[BLKISO_LO_PASSED]);
-
-	/*
-	 * blkiso_ctr_inc_return()'s carry, by @t alone: its two arguments
-	 * were computed before the add on every bio
-	 */
-	if (unlikely(n >= BLKISO_CARRY_AT))
-		blkiso_ctr_carry_passed(t);
-	n += (u32)atomic_read(&t->ctr.lo[blkiso_lo_stat(BLKISO_ARRIVED)]);
-
-	return (n & (BLKISO_LAT_SAMPLE - 1)) == 1;
-}
-
 struct blkiso_dev {
 	struct list_head node;		/* blkiso_devs, under blkiso_devs_mutex */
 	dev_t devt;
@@ -852,6 +801,7 @@ struct blkiso_bio {
 	u8 cls;				/* class in its own tenant: its queue */
 	s8 slot;			/* isolation slot held, -1 = none, BLKISO_SLOT_DEPTH */
 	u8 stage;			/* enum blkiso_stage, while held */
+	u8 lat_mask;			/* its tenant's sampling at arrival (blkiso_lat_sampled()) */
 };
 
 /*
@@ -884,6 +834,90 @@ struct blkiso_bio {
 static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8 i)
 {
 	return i ? pb->ext->up[i - 1] : pb->level0;
+}
+
+/*
+ * Issue 18: a bio is timed (two clock reads, .map and .end_io) only where
+ * a controller judges its latency: a tenant with a feedback state (a line
+ * configures it, or its device's feedback counts every tenant).  Of any
+ * other tenant's bios, 1 in (its ctr.lat_mask + 1) per CPU (per tenant
+ * while it has no per-CPU area) is timed, and each timed one stands for
+ * itself and the bios up to the next one in its latency histogram and
+ * sum; every counter stays exact.  The mask follows the tenant's rate
+ * (blkiso_lat_steer(): about one timed bio a jiffy), from 0 (every bio: a
+ * new tenant, a slow one) up to BLKISO_LAT_SAMPLE_MAX - 1, so a fast
+ * tenant's timing costs next to nothing a bio and a slow one's histogram
+ * is exact.  A power of two less one: the test is a mask.
+ */
+#define BLKISO_LAT_SAMPLE_MAX	256U
+
+u64 blkiso_lat_sample(struct blkiso_tenant *t, struct blkiso_bio *pb, u32 i, u8 mask);
+
+/*
+ * Is arrival @i (from 1) of @t one of the sampled ones, 1 in lat_mask + 1
+ * (the (mask + 1)-th, 2 (mask + 1)-th, ...; a new tenant's mask is 0, so
+ * its first bio is timed and even a tenant with a handful of bios has a
+ * latency figure)?  Then its clock,
+ * read out of line (blkiso_lat_sample(), which also steers the sampling
+ * and keeps in @pb what the sample stands for), else 0.  pb->lat_mask is
+ * not written for a bio that is not sampled: read only for a timed bio
+ * (one timed for its tenant's feedback sets it: .map's general ways).
+ */
+static __always_inline u64 blkiso_lat_sampled(struct blkiso_tenant *t,
+					      struct blkiso_bio *pb, u32 i)
+{
+	u8 mask = READ_ONCE(t->ctr.lat_mask);
+
+	return unlikely(!(i & mask)) ? blkiso_lat_sample(t, pb, i, mask) : 0;
+}
+
+/*
+ * Count a bio's arrival at @t: the clock of a sampled bio
+ * (blkiso_lat_sampled(), by this CPU's counter or by the shared one), else 0.
+ */
+static __always_inline u64 blkiso_count_arrived_pc(struct blkiso_tenant *t,
+						   struct blkiso_tenant_pcpu __percpu *pc,
+						   struct blkiso_bio *pb)
+{
+	u32 n;			/* its low bits are all that is tested */
+
+	if (likely(pc))
+		n = this_cpu_add_return(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)], 1);
+	else	/* its arrivals on the shared set, those of BLKISO_LO_PASSED too */
+		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED)) +
+		    (u32)atomic_read(&t->ctr.lo[BLKISO_LO_PASSED]);
+	return blkiso_lat_sampled(t, pb, n);
+}
+
+/* The same, @t's per-CPU area loaded here. */
+static __always_inline u64 blkiso_count_arrived(struct blkiso_tenant *t,
+						struct blkiso_bio *pb)
+{
+	return blkiso_count_arrived_pc(t, READ_ONCE(t->pcpu), pb);
+}
+
+/*
+ * Count a bio of @t, which has neither a per-CPU area nor a feedback state,
+ * that passes .map at once with no cap on its way: arrived and admitted in
+ * one count (BLKISO_LO_PASSED), sampled as blkiso_count_arrived() samples:
+ * by its place among the tenant's arrivals on the shared set (both counts,
+ * whose low bits a carry leaves alone), so the same arrivals are timed as
+ * before (exactly so for bios that do not race each other).
+ */
+static __always_inline u64 blkiso_count_passed(struct blkiso_tenant *t,
+					       struct blkiso_bio *pb)
+{
+	u32 n = atomic_inc_return(&t->ctr.lo[BLKISO_LO_PASSED]);
+
+	/*
+	 * blkiso_ctr_inc_return()'s carry, by @t alone: its two arguments
+	 * were computed before the add on every bio
+	 */
+	if (unlikely(n >= BLKISO_CARRY_AT))
+		blkiso_ctr_carry_passed(t);
+	n += (u32)atomic_read(&t->ctr.lo[blkiso_lo_stat(BLKISO_ARRIVED)]);
+
+	return blkiso_lat_sampled(t, pb, n);
 }
 
 /* Why a bio sits on its tenant's timed list. */
@@ -1159,8 +1193,8 @@ static inline void blkiso_fb_touch(struct blkiso_tenant *t)
  * allocation, a latency target or miss window of its own, the extremes
  * overload=ideal and mode=auto use: fb->time_all), or the device's
  * feedback counting every tenant (an overload gate, the depth limit, an
- * allocation anywhere: dev->fb_all).  Otherwise 1 in BLKISO_LAT_SAMPLE
- * (blkiso_count_arrived()), each standing for BLKISO_LAT_SAMPLE.
+ * allocation anywhere: dev->fb_all).  Otherwise 1 in the tenant's
+ * ctr.lat_mask + 1 (blkiso_lat_sampled()), each standing for that many.
  */
 static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
 						const struct blkiso_fb *fb)

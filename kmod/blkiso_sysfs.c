@@ -88,9 +88,9 @@ static const char * const blkiso_stat_names[BLKISO_NR_STATS] = {
 
 /*
  * Upper bound, in us, of the bucket holding the @pct-th percentile of the
- * histogram @lat, of its own total: a sampled histogram's (a tenant
- * without a feedback state: BLKISO_LAT_SAMPLE per timed bio) differs from
- * "completed" by the bios since the last sample.
+ * histogram @lat, of its own total: a sampled histogram's (a tenant whose
+ * latency no controller judges: lat_mask + 1 per timed bio) is an
+ * estimate of "completed".
  */
 u64 blkiso_lat_pct(const u64 *lat, unsigned int pct)
 {
@@ -150,6 +150,7 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 {
 	struct blkiso_tenant *t = to_tenant(kobj);
 	u64 stat[BLKISO_NR_STATS], lat[BLKISO_LAT_BUCKETS], lat_sum_us;
+	unsigned int sample;
 	int i, n = 0;
 	u8 on;
 
@@ -158,6 +159,8 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], stat[i]);
 	rcu_read_lock();
 	on = bi_meter_cfg(&blkiso_quota(t)->meter)->key_on;
+	/* 1 bio in sample timed: all where a controller judges its latency */
+	sample = blkiso_fb_times_all(t->dev, blkiso_fb(t)) ? 1 : READ_ONCE(t->ctr.lat_mask) + 1U;
 	rcu_read_unlock();
 	for (i = 0; i < BI_NR_KEYS; i++)
 		if (on & (1U << i))
@@ -166,10 +169,11 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 					   blkiso_key_names[i],
 					   READ_ONCE(blkiso_quota(t)->meter.key[i].b.dropped));
 	n += sysfs_emit_at(buf, n,
-			   "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu lat_sum_us=%llu\n",
+			   "dispenses=%llu queued=%u p50_us=%llu p99_us=%llu lat_sum_us=%llu ",
 			   blkiso_tenant_dispenses(t), blkiso_tenant_queued(t),
 			   blkiso_lat_pct(lat, 50),
 			   blkiso_lat_pct(lat, 99), lat_sum_us);
+	n += sysfs_emit_at(buf, n, "lat_sample=%u\n", sample);
 	return n;
 }
 

@@ -526,7 +526,6 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 {
 	struct blkiso_tenant *t;
 	struct cgroup *cgrp;
-	bool sampled;
 	u64 now;
 
 	/* no depth limit binds a new tenant */
@@ -540,24 +539,59 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 		rcu_read_unlock();
 		return DM_MAPIO_REMAPPED;
 	}
-	sampled = blkiso_count_arrived(t);
+	now = blkiso_count_arrived(t, pb);
 	blkiso_fb_touch(t);
-	now = sampled || blkiso_fb_times_all(dev, blkiso_fb(t)) ? ktime_get_ns() : 0;
+	if (!now && blkiso_fb_times_all(dev, blkiso_fb(t))) {
+		now = ktime_get_ns();
+		pb->lat_mask = 0;	/* timed for its feedback: weighs 1 if it loses it */
+	}
 	blkiso_prepare(pb, bio, t, now);
 	rcu_read_unlock();
 	return blkiso_map_gated(dev, bio, pb, t, now);
 }
 
 /*
+ * A sampled arrival, @i (from 1) of @t under @mask (blkiso_lat_sampled()):
+ * its clock, and the sampling steered (issue 18) to about one timed bio a
+ * jiffy (plain racy writes: a heuristic): a second sample in the same
+ * jiffy doubles the sample, up to BLKISO_LAT_SAMPLE_MAX, and a jiffy
+ * without one halves it for each jiffy missed.  So a fast tenant reads the
+ * clock for 1 bio in up to 256, and a slow one (at most about HZ bios a
+ * second) has every bio timed, its histogram exact.  The sample only
+ * doubles at an arrival that the new mask samples too, so that with the
+ * arrivals counted in one order the next sample is the new mask + 1 bios
+ * on: what this one stands for (pb->lat_mask, blkiso_lat_weigh()).  Out of
+ * line: 1 bio in mask + 1.
+ */
+noinline u64 blkiso_lat_sample(struct blkiso_tenant *t, struct blkiso_bio *pb, u32 i, u8 mask)
+{
+	struct blkiso_tenant_ctr *c = &t->ctr;
+	u16 j = (u16)jiffies, d = j - READ_ONCE(c->lat_stamp);
+
+	if (!d) {
+		if (mask < BLKISO_LAT_SAMPLE_MAX - 1 && !(i & (2U * mask + 1))) {
+			mask = 2 * mask + 1;
+			WRITE_ONCE(c->lat_mask, mask);
+		}
+	} else {
+		WRITE_ONCE(c->lat_stamp, j);
+		if (d > 1 && mask) {
+			mask >>= min_t(u16, d - 1, 8);
+			WRITE_ONCE(c->lat_mask, mask);
+		}
+	}
+	pb->lat_mask = mask;
+	return ktime_get_ns();
+}
+
+/*
  * A counted-only bio that passes at once and is one of the sampled ones
- * (blkiso_count_passed()): its clock read, IRQs still off, then on its way
- * timed.  Out of line: 1 in BLKISO_LAT_SAMPLE.
+ * (blkiso_count_passed(): @now, its clock, read IRQs still off), on its
+ * way timed.  Out of line: 1 in lat_mask + 1 (blkiso_lat_sampled()).
  */
 static noinline int blkiso_pass_timed(struct blkiso_dev *dev, struct blkiso_bio *pb,
-				      struct blkiso_tenant *t, unsigned long flags)
+				      struct blkiso_tenant *t, u64 now, unsigned long flags)
 {
-	u64 now = ktime_get_ns();
-
 	local_irq_restore(flags);
 	blkiso_prepare_slow(pb, now);
 	blkiso_admitted_trace(dev, t, pb);
@@ -726,8 +760,9 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 			 * once dev->fb_all is set, its bios take the way that
 			 * touches it, before and after blkiso_fb_all()'s walk.
 			 */
-			if (unlikely(blkiso_count_passed(t)))
-				return blkiso_pass_timed(dev, pb, t, flags);
+			now = blkiso_count_passed(t, pb);
+			if (unlikely(now))
+				return blkiso_pass_timed(dev, pb, t, now, flags);
 			local_irq_restore(flags);
 			pb->end = 0;
 			blkiso_admitted_trace(dev, t, pb);
@@ -743,8 +778,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 	}
 	if (!counted) {
 		/* its arrival as any other's, then the general way */
-		if (blkiso_count_arrived(t))
-			now = ktime_get_ns();
+		now = blkiso_count_arrived(t, pb);
 		blkiso_fb_touch(t);
 		goto general;
 	}
@@ -926,17 +960,20 @@ static noinline bool blkiso_depth_cut(struct blkiso_dev *dev, struct bio *bio, b
 
 /*
  * .map for a bio whose tenant's feedback flags @fl or device flags @dfl
- * are not 0 (@fb: the tenant's feedback state, @sampled and @rest as .map
- * found them, IRQs off, @flags as saved): its clock, the depth limit's cut,
- * then the rest with the flags as they are.  Out of line: its copy of the
- * decision is not on the plain bio's way.
+ * are not 0 (@fb: the tenant's feedback state, @now, a sampled bio's
+ * clock or 0, and @rest as .map found them, IRQs off, @flags as saved): its
+ * clock, the depth limit's cut, then the rest with the flags as they are.
+ * Out of line: its copy of the decision is not on the plain bio's way.
  */
 static noinline int blkiso_map_flagged(struct blkiso_dev *dev, struct bio *bio,
 				       struct blkiso_bio *pb, struct blkiso_tenant *t,
 				       const struct blkiso_fb *fb, u32 fl, u32 dfl,
-				       bool sampled, bool rest, unsigned long flags)
+				       u64 now, bool rest, unsigned long flags)
 {
-	u64 now = sampled || blkiso_fb_times_all_fl(fb, fl, dfl) ? ktime_get_ns() : 0;
+	if (!now && blkiso_fb_times_all_fl(fb, fl, dfl)) {
+		now = ktime_get_ns();
+		pb->lat_mask = 0;	/* timed for its feedback: weighs 1 if it loses it */
+	}
 
 	if (unlikely(fl & BLKISO_FB_MAP_DEPTH)) {
 		if (!blkiso_depth_cut(dev, bio, rest)) {
@@ -962,7 +999,7 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	unsigned long flags;
 	u64 cgid, now;
 	u32 chunk = READ_ONCE(dev->chunk_over), fl, dfl;
-	bool sampled, rest;
+	bool rest;
 
 	if (unlikely(bio->bi_iter.bi_size > chunk))
 		blkiso_chunk(bio, chunk);
@@ -1008,7 +1045,8 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 		blkiso_nowait_unsplit(bio);
 		return blkiso_map_tail(dev, bio, pb, t, 0, 0, 0, flags, false);
 	}
-	sampled = blkiso_count_arrived_pc(t, pc);
+	/* a sampled bio's clock, else 0: read later only if its buckets need it */
+	now = blkiso_count_arrived_pc(t, pc, pb);
 	blkiso_fb_touch(t);
 	/*
 	 * Once, and its flags in one load, its device's in another: the
@@ -1021,12 +1059,10 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	fb = blkiso_fb(t);
 	fl = blkiso_fb_map_flags(fb);
 	if (likely(!(fl | dfl))) {
-		/* timed, or 0: read later only if its buckets need it */
-		now = sampled ? ktime_get_ns() : 0;
 		blkiso_nowait_unsplit(bio);
 		return blkiso_map_tail(dev, bio, pb, t, 0, 0, now, flags, true);
 	}
-	return blkiso_map_flagged(dev, bio, pb, t, fb, fl, dfl, sampled, rest, flags);
+	return blkiso_map_flagged(dev, bio, pb, t, fb, fl, dfl, now, rest, flags);
 }
 
 /*
@@ -1069,25 +1105,25 @@ static __always_inline u32 blkiso_lat_bucket(u64 lat_ns)
 }
 
 /*
- * How many bios a timed one of @t stands for, as a shift: 0 where every
- * bio is timed, else BLKISO_LAT_SAMPLE_SHIFT (blkiso_fb_times_all(); @fb:
- * @t's feedback state as loaded).  A bio timed under the other rule (its
- * tenant's line changed meanwhile) is weighed by the new one.
+ * How many bios the timed @pb of @t stands for: 1 where every bio is
+ * timed (blkiso_fb_times_all(); @fb: @t's feedback state as loaded), else
+ * its sample's size (blkiso_lat_sampled()).  A bio timed under the other
+ * rule (its tenant's line changed meanwhile) is weighed by the new one.
  */
-static __always_inline unsigned int blkiso_lat_shift(const struct blkiso_tenant *t,
-						     const struct blkiso_fb *fb)
+static __always_inline u32 blkiso_lat_weigh(const struct blkiso_tenant *t,
+					    const struct blkiso_fb *fb,
+					    const struct blkiso_bio *pb)
 {
-	return blkiso_fb_times_all(t->dev, fb) ? 0 : BLKISO_LAT_SAMPLE_SHIFT;
+	return blkiso_fb_times_all(t->dev, fb) ? 1 : pb->lat_mask + 1U;
 }
 
-/* A timed bio's latency in its tenant's histogram and sum, 1 << @shift times. */
-static __always_inline void blkiso_lat_add(struct blkiso_tenant *t, unsigned int shift,
-					   u64 lat_ns)
+/* A timed bio's latency in its tenant's histogram and sum, @w times. */
+static __always_inline void blkiso_lat_add(struct blkiso_tenant *t, u32 w, u64 lat_ns)
 {
 	u32 b = blkiso_lat_bucket(lat_ns);
 
-	blkiso_ctr_add(&t->ctr, BLKISO_LO_LAT(b), 1U << shift);
-	atomic64_add(lat_ns << shift, &t->ctr.lat_sum_ns);
+	blkiso_ctr_add(&t->ctr, BLKISO_LO_LAT(b), w);
+	atomic64_add(lat_ns * w, &t->ctr.lat_sum_ns);
 }
 
 /*
@@ -1101,22 +1137,22 @@ static __always_inline void blkiso_end_io_shared_timed(struct blkiso_tenant *t,
 						       u64 lat_ns, u64 dev_ns)
 {
 	struct blkiso_fb *fb = blkiso_fb(t);
-	unsigned int shift = blkiso_lat_shift(t, fb);
+	u32 w = blkiso_lat_weigh(t, fb, pb);
 	struct blkiso_fb_shared *fc;
 	unsigned long flags;
 
 	if (unlikely(fb)) {
 		fc = &fb->ctr;
-		atomic64_add(dev_ns << shift, &fc->dev_ns);
+		atomic64_add(dev_ns * w, &fc->dev_ns);
 		if (dev_ns > READ_ONCE(fb->target_ns))
-			atomic64_add(1U << shift, &fc->missed);
+			atomic64_add(w, &fc->missed);
 		if (unlikely(READ_ONCE(fb->extremes))) {
 			spin_lock_irqsave(&fb->lock, flags);
 			blkiso_feedback_extremes(t, fb, &fc->ext, dev_ns, pb->units);
 			spin_unlock_irqrestore(&fb->lock, flags);
 		}
 	}
-	blkiso_lat_add(t, shift, lat_ns);
+	blkiso_lat_add(t, w, lat_ns);
 }
 
 /*
@@ -1156,19 +1192,19 @@ static __always_inline void blkiso_end_io_pcpu_timed(struct blkiso_tenant *t,
 						     u64 lat_ns, u64 dev_ns)
 {
 	struct blkiso_fb *fb = blkiso_fb(t);
-	unsigned int shift = blkiso_lat_shift(t, fb);
+	u32 w = blkiso_lat_weigh(t, fb, pb);
 	unsigned long flags;
 
-	this_cpu_add(pc->fb.dev_ns, dev_ns << shift);
+	this_cpu_add(pc->fb.dev_ns, dev_ns * w);
 	if (likely(fb) && dev_ns > READ_ONCE(fb->target_ns))
-		this_cpu_add(pc->fb.missed, 1U << shift);
+		this_cpu_add(pc->fb.missed, w);
 	if (unlikely(fb && READ_ONCE(fb->extremes))) {
 		local_irq_save(flags);
 		blkiso_feedback_extremes(t, fb, this_cpu_ptr(&pc->fb.ext), dev_ns,
 					 pb->units);
 		local_irq_restore(flags);
 	}
-	blkiso_lat_add(t, shift, lat_ns);
+	blkiso_lat_add(t, w, lat_ns);
 }
 
 /*

@@ -428,7 +428,7 @@ noinline __cold void blkiso_ctr_carry(struct blkiso_tenant_ctr *c, atomic_t *lo)
 	unsigned long flags;
 	u32 m;
 
-	BUILD_BUG_ON(!is_power_of_2(BLKISO_CARRY_AT) || BLKISO_CARRY_AT < BLKISO_LAT_SAMPLE);
+	BUILD_BUG_ON(!is_power_of_2(BLKISO_CARRY_AT));
 	/* .end_io indexes these by the bio's direction (blkiso_end_io_shared()) */
 	BUILD_BUG_ON(BI_DIR_READ != 0 || BI_DIR_WRITE != 1 ||
 		     blkiso_lo_stat(BLKISO_WBYTES) != blkiso_lo_stat(BLKISO_RBYTES) + 1 ||

@@ -1000,6 +1000,24 @@ TEST_F_TIMEOUT(ctl, tenant_del_returns_to_counted_only, GUEST_TIMEOUT)
 	EXPECT_NE(0, gu_sh("dmsetup message " DM_NAME " 0 tenant_del kernel riops=1 2>/dev/null"));
 }
 
+/* The sum of tenant @cgid's latency histogram, from its sysfs file under @dir. */
+static unsigned long long latency_sum(const char *dir, unsigned long long cgid)
+{
+	unsigned long long bound, n, sum = 0;
+	char path[256], line[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%llu/latency", dir, cgid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llu %llu", &bound, &n) == 2 || sscanf(line, "inf %llu", &n) == 1)
+			sum += n;
+	fclose(f);
+	return sum;
+}
+
 /*
  * The latency histogram in real microseconds: over a null_blk completing
  * each bio after 1 ms, every completion lands in a bucket whose bound is
@@ -1007,8 +1025,10 @@ TEST_F_TIMEOUT(ctl, tenant_del_returns_to_counted_only, GUEST_TIMEOUT)
  * (ns >> 10 would give 977), below 5000 us; sysfs's latency file and
  * lat_sum_us show the same, and a version 1 caller gets its 152-byte
  * records.  Issue 18: a tenant without a feedback state (no line) times
- * 1 bio in BLKISO_LAT_SAMPLE (16, its 1st, 17th, 33rd, 49th arrivals),
- * each counted 16 times: 50 reads fill the buckets with 64, its counters stay
+ * 1 bio in lat_sample (its stats; steered to about one timed bio a jiffy,
+ * so here 1 to 4 at 4 ms), each counted for itself and the bios up to the
+ * next timed one: one reader's 50 reads fill the buckets with 50 up to the
+ * last sample's size (50 <= sum < 50 + lat_sample), its counters stay
  * exact (50); once a line (a latency target) gives it a feedback state,
  * every bio is timed, counted once: 50 more reads add exactly 50.
  */
@@ -1018,9 +1038,10 @@ TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 			       .completion_nsec = 1000000 };
 	struct blkiso_stats_rec recs[16], *r = NULL;
 	unsigned char v1[16][BLKISO_STATS_REC_SIZE_V1];
-	unsigned long long sum = 0, bound;
+	unsigned long long sum = 0, sum1, bound;
 	char lower[64], path[256], dir[128], line[64];
 	struct blkiso_ioc_stats s;
+	long long sample;
 	struct stat st;
 	unsigned int i;
 	FILE *f;
@@ -1053,11 +1074,16 @@ TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 		sum += r->lat[i];
 		if (i < 10)
 			EXPECT_EQ(0ULL, r->lat[i]) TH_LOG("bucket %u (< %llu us)", i, 1ULL << i);
-		EXPECT_EQ(0ULL, r->lat[i] % 16) TH_LOG("bucket %u", i);
 	}
-	EXPECT_EQ(64ULL, sum);
-	EXPECT_LE(64ULL * 1000, r->lat_sum_us);
-	EXPECT_GT(64ULL * 5000, r->lat_sum_us);
+	sample = gu_tenant_stat(dir, r->cgid, "lat_sample");
+	TH_LOG("50 reads of 1 ms: histogram %llu, 1 bio in %lld timed", sum, sample);
+	EXPECT_LE(1, sample);
+	EXPECT_GE(8, sample);
+	EXPECT_LE(50ULL, sum);
+	EXPECT_GT(50ULL + sample, sum);
+	EXPECT_LE(sum * 1000, r->lat_sum_us);
+	EXPECT_GT(sum * 5000, r->lat_sum_us);
+	sum1 = sum;
 	EXPECT_EQ(gu_tenant_stat(dir, r->cgid, "lat_sum_us"), (long long)r->lat_sum_us);
 	/* sysfs: "<bound_us> <count>" per bucket, "inf" last */
 	snprintf(path, sizeof(path), "%s/%llu/latency", dir, r->cgid);
@@ -1104,9 +1130,53 @@ TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 	ASSERT_EQ(100ULL, r->stat[BLKISO_STAT_COMPLETED]);
 	for (i = 0, sum = 0; i < BLKISO_LAT_BUCKETS; i++)
 		sum += r->lat[i];
-	EXPECT_EQ(64ULL + 50, sum);
-	EXPECT_LE(114ULL * 1000, r->lat_sum_us);
-	EXPECT_GT(114ULL * 5000, r->lat_sum_us);
+	EXPECT_EQ(sum1 + 50, sum);
+	EXPECT_EQ(1, gu_tenant_stat(dir, r->cgid, "lat_sample"));
+	EXPECT_LE(sum * 1000, r->lat_sum_us);
+	EXPECT_GT(sum * 5000, r->lat_sum_us);
+}
+
+/*
+ * Issue 18: the latency sampling follows a tenant's rate.  One reader, no
+ * line, 20,000 4 KiB reads at QD1 from a null_blk that completes at once
+ * (thousands a second, many a jiffy): the sampling grows past 1 in 16
+ * (steered to about one timed bio a jiffy, up to 1 in 256), and the
+ * histogram still stands for every read: one reader's arrivals are
+ * counted in one order, each timed bio for itself and the bios up to the
+ * next timed one, so 20,000 <= sum < 20,000 + lat_sample.  Then 300 reads
+ * at 100 a second (a jiffy or more apart): within one sample of the fast
+ * rate's size (at most 256 reads) the sampling is back to every bio
+ * (lat_sample 1), and the histogram holds exactly 20,300.
+ */
+TEST_F_TIMEOUT(ctl, latency_sampling_follows_the_rate, GUEST_TIMEOUT)
+{
+	long long sample, completed;
+	unsigned long long sum;
+
+	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > /sys/fs/cgroup/%s/cgroup.procs && "
+			   "exec dd if=" DM_DEV " of=/dev/null bs=4k count=20000 "
+			   "iflag=direct 2>/dev/null'", cg_names[0]));
+	completed = gu_tenant_stat(self->dir, self->cgid[0], "completed");
+	sample = gu_tenant_stat(self->dir, self->cgid[0], "lat_sample");
+	sum = latency_sum(self->dir, self->cgid[0]);
+	TH_LOG("20000 fast reads: histogram %llu, 1 bio in %lld timed", sum, sample);
+	ASSERT_EQ(20000, completed);
+	EXPECT_LE(16, sample);
+	EXPECT_GE(256, sample);
+	EXPECT_LE(20000ULL, sum);
+	EXPECT_GT(20000ULL + sample, sum);
+
+	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > /sys/fs/cgroup/%s/cgroup.procs && "
+			   "exec fio --name=slow --filename=" DM_DEV " --rw=randread --bs=4k "
+			   "--direct=1 --ioengine=psync --rate_iops=100 --number_ios=300 "
+			   "--size=64m --eta=never --output=/dev/null'", cg_names[0]));
+	completed = gu_tenant_stat(self->dir, self->cgid[0], "completed");
+	sample = gu_tenant_stat(self->dir, self->cgid[0], "lat_sample");
+	sum = latency_sum(self->dir, self->cgid[0]);
+	TH_LOG("then 300 reads at 100/s: histogram %llu, 1 bio in %lld timed", sum, sample);
+	ASSERT_EQ(20300, completed);
+	EXPECT_EQ(1, sample);
+	EXPECT_EQ(20300ULL, sum);
 }
 
 /*
@@ -1172,9 +1242,13 @@ TEST_F_TIMEOUT(ctl, blkisoctl_tenant_commands_and_prometheus, GUEST_TIMEOUT)
 	snprintf(want, sizeof(want), "blkiso_ios_total{device=\"" DM_NAME "\",cgroup=\"/%s\","
 		 "cgroup_id=\"%llu\",direction=\"read\"} 30\n", cg_names[0], self->cgid[0]);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
-	/* its 30 reads came without a line: 2 timed (1st, 17th), 16 times each */
+	/* its 30 reads came without a line: the histogram's estimate of them */
 	snprintf(want, sizeof(want), "blkiso_latency_seconds_count{device=\"" DM_NAME "\","
-		 "cgroup=\"/%s\",cgroup_id=\"%llu\"} 32\n", cg_names[0], self->cgid[0]);
+		 "cgroup=\"/%s\",cgroup_id=\"%llu\"} %llu\n", cg_names[0], self->cgid[0],
+		 latency_sum(self->dir, self->cgid[0]));
+	EXPECT_LE(30ULL, latency_sum(self->dir, self->cgid[0]));
+	EXPECT_GT(30ULL + gu_tenant_stat(self->dir, self->cgid[0], "lat_sample"),
+		  latency_sum(self->dir, self->cgid[0]));
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	snprintf(want, sizeof(want), "blkiso_configured{device=\"" DM_NAME "\",cgroup=\"/%s\","
 		 "cgroup_id=\"%llu\"} 1\n", cg_names[0], self->cgid[0]);
