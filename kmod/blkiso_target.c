@@ -1001,6 +1001,14 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	u32 chunk = READ_ONCE(dev->chunk_over), fl, dfl;
 	bool rest;
 
+	/*
+	 * .end_io finds its data here, not by dm_per_bio_data() (an exported
+	 * call, issue 18): dm core gives each target a clone whose bi_private
+	 * is NULL and unused by dm (clone_to_tio() is container_of()), as
+	 * dm-snap and dm-clone rely on; no layer below touches a bio it did
+	 * not allocate.
+	 */
+	bio->bi_private = pb;
 	if (unlikely(bio->bi_iter.bi_size > chunk))
 		blkiso_chunk(bio, chunk);
 	bio_set_dev(bio, bt->dev->bdev);
@@ -1342,7 +1350,7 @@ static noinline int blkiso_end_io_slow(struct blkiso_bio *pb, blk_status_t *erro
 static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
-	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
+	struct blkiso_bio *pb = bio->bi_private;	/* set by .map */
 	struct blkiso_tenant *t = pb->tenant;
 	struct blkiso_tenant_pcpu __percpu *pc;
 
