@@ -312,8 +312,8 @@ struct blkiso_tenant_ctr {
 	atomic_t lo[BLKISO_NR_LO];
 	/*
 	 * The latency sampling of a tenant whose latency no controller
-	 * judges (blkiso_lat_steer()): 1 bio in lat_mask + 1 is timed; the
-	 * low bits of jiffies at the last timed completion that steered it.
+	 * judges (blkiso_lat_sample()): 1 bio in lat_mask + 1 is timed; the
+	 * low bits of jiffies at the sampled arrival that last steered it.
 	 * In the set's tail padding: no byte more a tenant.
 	 */
 	u16 lat_stamp;
@@ -844,7 +844,7 @@ static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8
  * while it has no per-CPU area) is timed, and each timed one stands for
  * itself and the bios up to the next one in its latency histogram and
  * sum; every counter stays exact.  The mask follows the tenant's rate
- * (blkiso_lat_steer(): about one timed bio a jiffy), from 0 (every bio: a
+ * (blkiso_lat_sample(): about one timed bio a jiffy), from 0 (every bio: a
  * new tenant, a slow one) up to BLKISO_LAT_SAMPLE_MAX - 1, so a fast
  * tenant's timing costs next to nothing a bio and a slow one's histogram
  * is exact.  A power of two less one: the test is a mask.
@@ -857,11 +857,11 @@ u64 blkiso_lat_sample(struct blkiso_tenant *t, struct blkiso_bio *pb, u32 i, u8 
  * Is arrival @i (from 1) of @t one of the sampled ones, 1 in lat_mask + 1
  * (the (mask + 1)-th, 2 (mask + 1)-th, ...; a new tenant's mask is 0, so
  * its first bio is timed and even a tenant with a handful of bios has a
- * latency figure)?  Then its clock,
- * read out of line (blkiso_lat_sample(), which also steers the sampling
- * and keeps in @pb what the sample stands for), else 0.  pb->lat_mask is
- * not written for a bio that is not sampled: read only for a timed bio
- * (one timed for its tenant's feedback sets it: .map's general ways).
+ * latency figure)?  Then its clock, read out of line (blkiso_lat_sample(),
+ * which also steers the sampling and keeps in @pb what the sample stands
+ * for), else 0.  pb->lat_mask is not written for a bio that is not
+ * sampled: read only for a timed bio (one timed for its tenant's feedback
+ * sets it: .map's general ways).
  */
 static __always_inline u64 blkiso_lat_sampled(struct blkiso_tenant *t,
 					      struct blkiso_bio *pb, u32 i)
