@@ -517,6 +517,21 @@ static __always_inline void blkiso_nowait_unsplit(struct bio *bio)
 }
 
 /*
+ * .map's general ways: the clock of a bio that was not sampled (@now 0)
+ * but whose tenant's feedback times every bio (@times_all), and a weight
+ * of 1 for it should the tenant lose that feedback before it completes
+ * (blkiso_lat_weigh()); else @now as it was.
+ */
+static __always_inline u64 blkiso_feedback_clock(struct blkiso_bio *pb, u64 now,
+						 bool times_all)
+{
+	if (now || !times_all)
+		return now;
+	pb->lat_mask = 0;
+	return ktime_get_ns();
+}
+
+/*
  * A cgroup's first bio on this device: create its tenant, then go on.  Its
  * cgroup is found again (the RCU section of .map's lookup has ended), so
  * that the id and the cgroup whose ancestors are searched agree.
@@ -541,10 +556,7 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 	}
 	now = blkiso_count_arrived(t, pb);
 	blkiso_fb_touch(t);
-	if (!now && blkiso_fb_times_all(dev, blkiso_fb(t))) {
-		now = ktime_get_ns();
-		pb->lat_mask = 0;	/* timed for its feedback: weighs 1 if it loses it */
-	}
+	now = blkiso_feedback_clock(pb, now, blkiso_fb_times_all(dev, blkiso_fb(t)));
 	blkiso_prepare(pb, bio, t, now);
 	rcu_read_unlock();
 	return blkiso_map_gated(dev, bio, pb, t, now);
@@ -970,10 +982,7 @@ static noinline int blkiso_map_flagged(struct blkiso_dev *dev, struct bio *bio,
 				       const struct blkiso_fb *fb, u32 fl, u32 dfl,
 				       u64 now, bool rest, unsigned long flags)
 {
-	if (!now && blkiso_fb_times_all_fl(fb, fl, dfl)) {
-		now = ktime_get_ns();
-		pb->lat_mask = 0;	/* timed for its feedback: weighs 1 if it loses it */
-	}
+	now = blkiso_feedback_clock(pb, now, blkiso_fb_times_all_fl(fb, fl, dfl));
 
 	if (unlikely(fl & BLKISO_FB_MAP_DEPTH)) {
 		if (!blkiso_depth_cut(dev, bio, rest)) {
