@@ -135,9 +135,11 @@ vm-run: tests
 
 # The runner itself: panics and hangs become prompt failures.
 runner-test:
+	@mkdir -p $(B)/results
 	@bash selftests/vm/runner_test.sh | tee $(B)/results/runner.log
 
 fuzz-smoke: $(FUZZ_TARGETS)
+	@mkdir -p $(B)/results
 	@bash selftests/run-fuzz.sh $(or $(FUZZ_SECONDS),30) $(FUZZ_TARGETS) | tee $(B)/results/fuzz.log
 
 fuzz: $(FUZZ_TARGETS)
@@ -146,6 +148,7 @@ fuzz: $(FUZZ_TARGETS)
 # Short runs of make demo and make bench with sanity checks (CI).
 smoke: tools $(B)/cluster/cluster_test
 	@$(MAKE) --no-print-directory module KVER=6.1 >/dev/null
+	@mkdir -p $(B)/results
 	@bash selftests/smoke.sh | tee $(B)/results/smoke.log
 
 # blkiso as a host installs it: make install, the unit, module autoload,
@@ -179,6 +182,7 @@ cluster-check: $(B)/cluster/cluster_test
 	@$(B)/cluster/cluster_test | tee $(B)/results/cluster.log
 
 checkpatch: ksrc
+	@mkdir -p $(B)/results
 	@bash selftests/checkpatch.sh | tee $(B)/results/checkpatch.log
 
 # check: everything on the 6.1 guest; check-all: 6.1 and 6.12.  Each stage
@@ -232,6 +236,7 @@ check-debug: debug-kernel tests
 # kernel build is about an hour on 2 cores).
 GUEST_FULL_TESTS := writeback_test lvm_test
 check-full: check-all
+	@mkdir -p $(B)/results
 	@bash selftests/host/dkms.sh --install --meter 6.1 6.12 | tee $(B)/results/deb-full.log; \
 	for k in 6.1 6.12; do \
 		$(MAKE) --no-print-directory module KVER=$$k >/dev/null || exit 1; \
