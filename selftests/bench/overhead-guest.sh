@@ -1,7 +1,7 @@
 #!/bin/bash
 # overhead-guest.sh - in the guest, deterministic mode: guest instructions
 # per 4 KiB read (fio randread qd1, psync and io_uring, BENCH_IOS reads:
-# default 50,000, 5,000 with BENCH_SMOKE=1; in a child cgroup) on one
+# default 1,000,000, 5,000 with BENCH_SMOKE=1; in a child cgroup) on one
 # null_blk device, through nine paths:
 #   raw              the null_blk device itself
 #   dm-linear        dm-linear over it
@@ -30,7 +30,7 @@
 # "BENCH-STEP n/N what" lines mark progress (tools/bench/run.sh adds times).
 set -euo pipefail
 [ "${BLKISO_ICOUNT:-0}" = 1 ] || { echo "overhead: needs ICOUNT=1" >&2; exit 2; }
-ios=${1:-${BENCH_IOS:-50000}}
+ios=${1:-${BENCH_IOS:-1000000}}
 [ -n "${1:-}${BENCH_IOS:-}" ] || [ "${BENCH_SMOKE:-0}" != 1 ] || ios=5000
 steps=10
 step() { echo "BENCH-STEP $1/$steps overhead: $2"; }
@@ -52,7 +52,7 @@ qos="enable=1 ctrl=user rpct=0 rlat=10000000 wpct=0 wlat=10000000 min=10000 max=
 run() {	# path engine -> instructions per I/O
 	sh -c "echo \$\$ > /sys/fs/cgroup/bench/cgroup.procs; exec fio --name=o \
 		--filename=$1 --direct=1 --rw=randread --bs=4k --ioengine=$2 \
-		--iodepth=1 --number_ios=$ios --size=512M --eta=never \
+		--iodepth=1 --number_ios=$ios --io_size=$((ios * 4))k --size=512M --eta=never \
 		--output-format=json" |
 	awk '/"read" : \{/ {r = 1} r && /"iops" :/ {gsub(",", ""); v = 1e9 / $3; r = 0} END {printf "%.0f\n", v}'
 }

@@ -20,7 +20,7 @@
 #                    convergence scale buffered ratestep cluster" (default: all)
 #   BENCH_SECS       guest seconds per run (scenarios-guest.sh's default if unset)
 #   BENCH_SMOKE=1    the short version (a few seconds per scenario)
-#   BENCH_IOS        reads per overhead run (default 50000)
+#   BENCH_IOS        reads per overhead run (default 1000000)
 #   BENCH_TIMEOUT    wall seconds allowed to the scenarios' boot (default 7200)
 #   BENCH_OUT        output directory (default build/bench)
 #   BENCH_README     1: rewrite README.md's Results, 0: leave it alone
