@@ -48,7 +48,8 @@
  *    unpublished one and publishes it with one release store
  *    (blkiso_meter_configure()).  Readers load the pointer once per
  *    charge, correction or classification inside an RCU read-side section
- *    (.map, the dispatcher and .end_io run with IRQs off, which is one), so
+ *    (.map runs with preemption or IRQs off, the dispatcher and .end_io
+ *    with IRQs off: each is one), so
  *    the copy they use stays whole; the writer reuses a copy only a grace
  *    period after it was replaced (cond_synchronize_rcu_expedited(): only
  *    a tenant reconfigured twice within one grace period waits);
@@ -361,15 +362,24 @@ static __always_inline u32 blkiso_ctr_inc_return(struct blkiso_tenant_ctr *c,
 	return n;
 }
 
+/*
+ * Add @n to a 32-bit half @lo of a set: has it reached BLKISO_CARRY_AT?
+ * Then the caller carries it (blkiso_ctr_carry()).  Any context.
+ */
+static __always_inline bool blkiso_ctr_add_test(atomic_t *lo, u32 n)
+{
+#if BLKISO_CARRY_AT == (1U << 31)
+	return atomic_add_negative(n, lo);
+#else
+	return (u32)atomic_add_return(n, lo) >= BLKISO_CARRY_AT;
+#endif
+}
+
 /* Add @n to @c's 32-bit half @i, carrying it at BLKISO_CARRY_AT. Any context. */
 static __always_inline void blkiso_ctr_add(struct blkiso_tenant_ctr *c, unsigned int i,
 					   u32 n)
 {
-#if BLKISO_CARRY_AT == (1U << 31)
-	if (unlikely(atomic_add_negative(n, &c->lo[i])))
-#else
-	if (unlikely((u32)atomic_add_return(n, &c->lo[i]) >= BLKISO_CARRY_AT))
-#endif
+	if (unlikely(blkiso_ctr_add_test(&c->lo[i], n)))
 		blkiso_ctr_carry(c, &c->lo[i]);
 }
 
@@ -810,7 +820,9 @@ struct blkiso_bio {
  * slot, ancestor levels nor an extension), so .end_io tests this byte and
  * does its counter adds; only then are arrive_ns, dispatch_ns, slot, ch,
  * charged, ch_ext and cls left unset (by .map's fast path).
- * BLKISO_END_SLOW: every field is set and .end_io takes its general way.
+ * BLKISO_END_SLOW: every field is set and .end_io takes its general way;
+ * set too, and nothing else read, where pb->tenant is NULL (no tenant, or
+ * the bio was refused), which .end_io's fast way does not test.
  * BLKISO_END_REFUND: a completion of the first kind whose one-level charge
  * is kept in pb->ch all the same (a REQ_NOWAIT bio), in case the lower
  * device fails it with BLK_STS_AGAIN and it is refunded.
@@ -1031,14 +1043,21 @@ void blkiso_relink(struct blkiso_dev *dev);
  */
 #define BLKISO_TENANT_HASH_BITS	12
 
+/*
+ * By the id's low 32 bits, kernfs's inode number (the high ones count its
+ * wraps): hash_32() multiplies by an immediate, where hash_64() loads a
+ * 64-bit constant first.  Multiplicative: the ids of sibling cgroups are
+ * spaced by the files each directory holds, which a mask would fold.
+ */
 static inline struct hlist_head *blkiso_tenant_bucket(struct blkiso_dev *dev, u64 cgid)
 {
-	return &dev->tenants[hash_64(cgid, BLKISO_TENANT_HASH_BITS)];
+	return &dev->tenants[hash_32((u32)cgid, BLKISO_TENANT_HASH_BITS)];
 }
 
 /*
  * Hot path (every bio, inline): the tenant of @cgid, or NULL.  Caller holds
- * rcu_read_lock() or otherwise is in an RCU read-side section (IRQs off).
+ * rcu_read_lock() or otherwise is in an RCU read-side section (preemption
+ * or IRQs off).
  */
 static inline struct blkiso_tenant *blkiso_tenant_find(struct blkiso_dev *dev,
 						       u64 cgid)

@@ -359,6 +359,7 @@ static int blkiso_refuse(struct blkiso_dev *dev, struct bio *bio,
 	if (pb->anc_held)
 		blkiso_levels_put(pb);
 	pb->tenant = NULL;
+	pb->end = BLKISO_END_SLOW;
 	/* a killed bio does not reach .end_io: its extension goes now */
 	if (pb->ext && !(bio->bi_opf & REQ_NOWAIT))
 		blkiso_ext_put(pb);
@@ -552,6 +553,7 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 	pb->tenant = t;
 	if (unlikely(!t)) {
 		rcu_read_unlock();
+		pb->end = BLKISO_END_SLOW;	/* .end_io: no tenant */
 		return DM_MAPIO_REMAPPED;
 	}
 	now = blkiso_count_arrived(t, pb);
@@ -598,13 +600,14 @@ noinline u64 blkiso_lat_sample(struct blkiso_tenant *t, struct blkiso_bio *pb, u
 
 /*
  * A counted-only bio that passes at once and is one of the sampled ones
- * (blkiso_count_passed(): @now, its clock, read IRQs still off), on its
- * way timed.  Out of line: 1 in lat_mask + 1 (blkiso_lat_sampled()).
+ * (blkiso_count_passed(): @now, its clock, read with preemption still
+ * off, which ends here), on its way timed.  Out of line: 1 in
+ * lat_mask + 1 (blkiso_lat_sampled()).
  */
 static noinline int blkiso_pass_timed(struct blkiso_dev *dev, struct blkiso_bio *pb,
-				      struct blkiso_tenant *t, u64 now, unsigned long flags)
+				      struct blkiso_tenant *t, u64 now)
 {
-	local_irq_restore(flags);
+	preempt_enable();
 	blkiso_prepare_slow(pb, now);
 	blkiso_admitted_trace(dev, t, pb);
 	return DM_MAPIO_REMAPPED;
@@ -737,8 +740,9 @@ static __always_inline bool blkiso_admit_exact1(struct blkiso_bio *pb, struct bi
  * for its admission too.  @fl: the flags of @t's feedback state as .map
  * loaded them (blkiso_fb_map_flags()), @dfl its device's map_flags: both
  * 0, no gate, no drain, one test.  @counted false (a tenant without a
- * per-CPU area or a feedback state, @fl and @dfl 0): its arrival is counted
- * here, IRQs still off (the RCU section of its lookup), with its admission
+ * per-CPU area or a feedback state, @fl and @dfl 0; IRQs on, preemption
+ * off, @flags unused): its arrival is counted here, still in the RCU
+ * section of its lookup, which ends here, with its admission
  * in one count if it passes at once with no cap on its way
  * (blkiso_count_passed()), and a sampled bio's clock read then: after the
  * lookup and the preparation rather than before them.
@@ -774,8 +778,8 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 			 */
 			now = blkiso_count_passed(t, pb);
 			if (unlikely(now))
-				return blkiso_pass_timed(dev, pb, t, now, flags);
-			local_irq_restore(flags);
+				return blkiso_pass_timed(dev, pb, t, now);
+			preempt_enable();
 			pb->end = 0;
 			blkiso_admitted_trace(dev, t, pb);
 			return DM_MAPIO_REMAPPED;
@@ -792,7 +796,9 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		/* its arrival as any other's, then the general way */
 		now = blkiso_count_arrived(t, pb);
 		blkiso_fb_touch(t);
-		goto general;
+		preempt_enable();
+		blkiso_leave_fast(pb, bio, data_dir, now);
+		return blkiso_map_slow(dev, bio, pb, t, now);
 	}
 	if (likely(pb->depth == 1 && pb->level0 == t && !(dfl & BLKISO_DEV_MAP_DRAINING) &&
 		   !READ_ONCE(t->nr_parked))) {
@@ -821,7 +827,6 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 			return DM_MAPIO_REMAPPED;
 		}
 	}
-general:
 	local_irq_restore(flags);
 	blkiso_leave_fast(pb, bio, data_dir, now);
 	return blkiso_map_slow(dev, bio, pb, t, now);
@@ -832,8 +837,8 @@ general:
  * IRQs off, @flags as saved): the bio's preparation and the decision, by
  * one configuration of @t (its units, levels and admission), for the flags
  * @fl and @dfl as in blkiso_decide() (0 and 0: constants there).
- * @counted false: its arrival is not counted yet, nor its clock read
- * (blkiso_decide()).
+ * @counted false: its arrival is not counted yet, nor its clock read, and
+ * only preemption is off (blkiso_decide()).
  */
 static __always_inline int blkiso_map_tail(struct blkiso_dev *dev, struct bio *bio,
 					   struct blkiso_bio *pb, struct blkiso_tenant *t,
@@ -997,7 +1002,30 @@ static noinline int blkiso_map_flagged(struct blkiso_dev *dev, struct bio *bio,
 	return blkiso_map_tail(dev, bio, pb, t, fl, dfl, now, flags, true);
 }
 
-static int blkiso_map(struct dm_target *ti, struct bio *bio)
+/*
+ * Is @bio the rest of a REQ_NOWAIT bio the depth limit cut
+ * (blkiso_depth_cut())?  Then it loses the flag: never refused, never sent
+ * whole with it.  Rests are noted only where the depth limit is on, which
+ * sets dev->fb_all for good (blkiso_fb_all()): .map does not look for one
+ * on a device whose map_flags are 0, where a counted-only tenant's bio
+ * takes its short way (issue 18: 5 instructions less for a REQ_NOWAIT bio,
+ * 2 for any other).
+ */
+static __always_inline bool blkiso_map_rest(struct blkiso_dev *dev, struct bio *bio)
+{
+	if (likely(!(bio->bi_opf & REQ_NOWAIT)) || !atomic_read(&dev->nw_rests_used) ||
+	    !blkiso_nw_rest_take(dev, bio->bi_iter.bi_sector))
+		return false;
+	bio->bi_opf &= ~REQ_NOWAIT;
+	return true;
+}
+
+/*
+ * notrace here and on .end_io: the ftrace entry of each is a 5-byte no-op,
+ * an instruction on every bio (issue 18); the tracepoints
+ * (blkiso_trace.h) and kprobes still see both.
+ */
+static notrace int blkiso_map(struct dm_target *ti, struct bio *bio)
 {
 	struct blkiso_target *bt = ti->private;
 	struct blkiso_bio *pb = dm_per_bio_data(bio, sizeof(*pb));
@@ -1024,44 +1052,50 @@ static int blkiso_map(struct dm_target *ti, struct bio *bio)
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = bt->start +
 			dm_target_offset(ti, bio->bi_iter.bi_sector);
-	/* the rest of a cut REQ_NOWAIT bio: never refused, never sent whole with the flag */
-	rest = unlikely(bio->bi_opf & REQ_NOWAIT) && atomic_read(&dev->nw_rests_used) &&
-		blkiso_nw_rest_take(dev, bio->bi_iter.bi_sector);
-	if (rest)
-		bio->bi_opf &= ~REQ_NOWAIT;
 	/* read before the levels are found (blkiso_levels_chain()) */
 	pb->ext = NULL;
 	pb->anc_held = false;
 
 	/*
-	 * IRQs are off from the lookup to the charge: the charge needs them
-	 * off (a completion on this CPU may correct the same local buckets),
-	 * and a section with IRQs off is an RCU read-side critical section
-	 * as well (synchronize_rcu() waits for it), which covers the lookup,
-	 * the "arrived" count and the ancestor levels' holds: the tenant
-	 * collector (blkiso_dev.c) unhashes a removed cgroup's tenant, waits
-	 * for a grace period, and then sees every bio that references it.
+	 * Preemption is off from the lookup on, and IRQs from the lookup of a
+	 * tenant with a per-CPU area or a feedback state to its charge: the
+	 * charge needs them off (a completion on this CPU may correct the
+	 * same local buckets).  Either section is an RCU read-side critical
+	 * section (synchronize_rcu() waits for it), and they overlap, which
+	 * covers the lookup, the "arrived" count and the ancestor levels'
+	 * holds: the tenant collector (blkiso_dev.c) unhashes a removed
+	 * cgroup's tenant, waits for a grace period, and then sees every bio
+	 * that references it.  A counted-only tenant's bio needs no more than
+	 * that: its counts are atomic (issue 18: saving and restoring the
+	 * IRQ flag cost it about 8 instructions).
 	 */
-	local_irq_save(flags);
+	preempt_disable();
 	cgid = blkiso_bio_cgid(bio);
 	t = blkiso_tenant_find(dev, cgid);
 	if (unlikely(!t)) {
-		local_irq_restore(flags);
+		preempt_enable();
+		blkiso_map_rest(dev, bio);
 		return blkiso_map_new(dev, bio, pb);
 	}
 	pb->tenant = t;
-	pc = READ_ONCE(t->pcpu);
-	dfl = READ_ONCE(dev->map_flags);
-	if (!pc && likely(!dfl) && !blkiso_fb(t)) {
+	/* the three in one test; loaded again below, not kept in registers */
+	if (!((unsigned long)READ_ONCE(t->pcpu) | (unsigned long)blkiso_fb(t) |
+	      READ_ONCE(dev->map_flags))) {
 		/*
 		 * Counted only, and nothing of the feedback's (the tick never
 		 * visits it): its arrival is counted where .map knows whether
-		 * it passes at once, still IRQs off, and its clock read there
-		 * (blkiso_decide(), @counted false).
+		 * it passes at once, still with preemption off, and its clock
+		 * read there (blkiso_decide(), @counted false).
 		 */
 		blkiso_nowait_unsplit(bio);
-		return blkiso_map_tail(dev, bio, pb, t, 0, 0, 0, flags, false);
+		return blkiso_map_tail(dev, bio, pb, t, 0, 0, 0, 0, false);
 	}
+	rest = blkiso_map_rest(dev, bio);
+	/* preemption back on once IRQs are off: the read-side section goes on */
+	local_irq_save(flags);
+	preempt_enable();
+	pc = READ_ONCE(t->pcpu);
+	dfl = READ_ONCE(dev->map_flags);
 	/* a sampled bio's clock, else 0: read later only if its buckets need it */
 	now = blkiso_count_arrived_pc(t, pc, pb);
 	blkiso_fb_touch(t);
@@ -1173,25 +1207,54 @@ static __always_inline void blkiso_end_io_shared_timed(struct blkiso_tenant *t,
 }
 
 /*
+ * .end_io's carry for a counted-only tenant (blkiso_end_io_shared()): the
+ * bytes and units of @pb's direction, either of which reached
+ * BLKISO_CARRY_AT (blkiso_ctr_carry() carries only a half that did), after
+ * adding @pb's units if the bytes' add came here first (@units_too); then
+ * the completion, the bio's last access to @t.  DM_ENDIO_DONE, for
+ * .end_io's tail call; its arguments are those .end_io holds already.
+ */
+static noinline __cold int blkiso_end_io_carry(struct blkiso_bio *pb, struct blkiso_tenant *t,
+					       bool units_too)
+{
+	struct blkiso_tenant_ctr *c = &t->ctr;
+	unsigned int dir = pb->dir;
+
+	if (units_too)
+		atomic_add(pb->units, &c->lo[blkiso_lo_stat(BLKISO_RUNITS) + dir]);
+	blkiso_ctr_carry(c, &c->lo[blkiso_lo_stat(BLKISO_RBYTES) + dir]);
+	blkiso_ctr_carry(c, &c->lo[blkiso_lo_stat(BLKISO_RUNITS) + dir]);
+	atomic64_inc(&c->ios[dir]);
+	return DM_ENDIO_DONE;
+}
+
+/*
  * .end_io's counters for a counted-only tenant (no per-CPU area): the same
  * as the per-CPU ones, in its shared set, "completed" last as well (after
  * blkiso_end_io_shared_timed() for a timed bio).
  */
-static __always_inline void blkiso_end_io_shared(struct blkiso_tenant *t,
-						 struct blkiso_bio *pb, blk_status_t error)
+static __always_inline int blkiso_end_io_shared(struct blkiso_tenant *t,
+						struct blkiso_bio *pb, blk_status_t error)
 {
 	struct blkiso_tenant_ctr *c = &t->ctr;
+	unsigned int dir = pb->dir;	/* once: each atomic is a compiler barrier */
 
 	if (error)
 		blkiso_count(t, BLKISO_ERRORS);
 	/*
 	 * indexed by the direction, read then write (blkiso_lo_stat()); bytes
-	 * in sectors
+	 * in sectors.  A carry after both adds, in a tail call that counts the
+	 * completion too: no call in the middle, so .end_io saves no register
+	 * (issue 18).
 	 */
-	blkiso_ctr_add(c, blkiso_lo_stat(BLKISO_RBYTES) + pb->dir, pb->io.bytes >> SECTOR_SHIFT);
-	blkiso_ctr_add(c, blkiso_lo_stat(BLKISO_RUNITS) + pb->dir, pb->units);
+	if (unlikely(blkiso_ctr_add_test(&c->lo[blkiso_lo_stat(BLKISO_RBYTES)] + dir,
+					 pb->io.bytes >> SECTOR_SHIFT)))
+		return blkiso_end_io_carry(pb, t, true);
+	if (unlikely(blkiso_ctr_add_test(&c->lo[blkiso_lo_stat(BLKISO_RUNITS)] + dir, pb->units)))
+		return blkiso_end_io_carry(pb, t, false);
 	/* 64-bit, no carry: the bio's last access to @t (blkiso_lo_stat()) */
-	atomic64_inc(&c->ios[pb->dir]);
+	atomic64_inc(&c->ios[dir]);
+	return DM_ENDIO_DONE;
 }
 
 /*
@@ -1279,8 +1342,11 @@ static noinline void blkiso_end_io_correct(struct blkiso_bio *pb, blk_status_t e
  * extension held), and any bio that ended in an error or while the
  * completion is traced.
  */
-static noinline int blkiso_end_io_slow(struct blkiso_bio *pb, blk_status_t *error)
+static noinline __noclone int blkiso_end_io_slow(struct dm_target *ti, struct bio *bio,
+						 blk_status_t *error)
 {
+	/* .end_io's own arguments: its tail call moves no register */
+	struct blkiso_bio *pb = bio->bi_private;
 	struct blkiso_tenant *t = pb->tenant;
 	struct blkiso_tenant_pcpu __percpu *pc;
 	u64 now = 0, lat_ns = 0, dev_ns = 0;
@@ -1341,8 +1407,7 @@ static noinline int blkiso_end_io_slow(struct blkiso_bio *pb, blk_status_t *erro
 	if (unlikely(!pc)) {
 		if (timed)
 			blkiso_end_io_shared_timed(t, pb, lat_ns, dev_ns);
-		blkiso_end_io_shared(t, pb, *error);
-		return DM_ENDIO_DONE;
+		return blkiso_end_io_shared(t, pb, *error);
 	}
 	if (likely(timed))
 		blkiso_end_io_pcpu_timed(t, pc, pb, lat_ns, dev_ns);
@@ -1356,22 +1421,22 @@ static noinline int blkiso_end_io_slow(struct blkiso_bio *pb, blk_status_t *erro
  * timed, nothing to correct, nothing held) tests that byte and adds its
  * counters; anything else, an error, or tracing takes the general way.
  */
-static int blkiso_end_io(struct dm_target *ti, struct bio *bio,
-			 blk_status_t *error)
+static notrace int blkiso_end_io(struct dm_target *ti, struct bio *bio,
+				 blk_status_t *error)
 {
 	struct blkiso_bio *pb = bio->bi_private;	/* set by .map */
 	struct blkiso_tenant *t = pb->tenant;
 	struct blkiso_tenant_pcpu __percpu *pc;
 
-	if (unlikely(!t || (pb->end & BLKISO_END_SLOW) || *error) ||
+	/* BLKISO_END_SLOW where pb->tenant is NULL */
+	if (unlikely((pb->end & BLKISO_END_SLOW) || *error) ||
 	    trace_blkiso_complete_enabled())
-		return blkiso_end_io_slow(pb, error);
+		return blkiso_end_io_slow(ti, bio, error);
 	/* NULL: counted only */
 	pc = READ_ONCE(t->pcpu);
 	if (!pc)
-		blkiso_end_io_shared(t, pb, 0);
-	else
-		blkiso_end_io_pcpu(t, pc, pb, 0);
+		return blkiso_end_io_shared(t, pb, 0);
+	blkiso_end_io_pcpu(t, pc, pb, 0);
 	return DM_ENDIO_DONE;
 }
 
