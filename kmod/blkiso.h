@@ -842,6 +842,16 @@ struct blkiso_bio {
  */
 #define BLKISO_END_EXACT1	0x8
 
+/*
+ * @pb has no tenant (none could be made, or it was refused): .end_io's
+ * fast way does not test pb->tenant, so BLKISO_END_SLOW goes with it.
+ */
+static inline void blkiso_bio_untenanted(struct blkiso_bio *pb)
+{
+	pb->tenant = NULL;
+	pb->end = BLKISO_END_SLOW;
+}
+
 /* Level @i of a bio's chain (i < pb->depth). */
 static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8 i)
 {

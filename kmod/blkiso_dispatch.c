@@ -492,8 +492,7 @@ static void blkiso_fail_dead(struct blkiso_dev *dev, struct bio *bio)
 	trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
 	if (pb->anc_held)
 		blkiso_levels_put(pb);
-	pb->tenant = NULL;	/* .end_io: nothing charged, counted rejected */
-	pb->end = BLKISO_END_SLOW;
+	blkiso_bio_untenanted(pb);	/* .end_io: nothing charged, counted rejected */
 	/* the bio's last access to @t (the lifetime rule, blkiso.h) */
 	blkiso_count_last(t, BLKISO_REJECTED);
 	bio->bi_status = BLK_STS_IOERR;

@@ -358,8 +358,7 @@ static int blkiso_refuse(struct blkiso_dev *dev, struct bio *bio,
 	trace_blkiso_reject(dev->devt, t->cgid, pb->dir, pb->units);
 	if (pb->anc_held)
 		blkiso_levels_put(pb);
-	pb->tenant = NULL;
-	pb->end = BLKISO_END_SLOW;
+	blkiso_bio_untenanted(pb);
 	/* a killed bio does not reach .end_io: its extension goes now */
 	if (pb->ext && !(bio->bi_opf & REQ_NOWAIT))
 		blkiso_ext_put(pb);
@@ -550,12 +549,12 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
 	rcu_read_lock();
 	cgrp = blkiso_bio_cgroup(bio);
 	t = blkiso_tenant_lookup(dev, cgrp ? cgroup_id(cgrp) : BLKISO_KERNEL_CGID, cgrp);
-	pb->tenant = t;
 	if (unlikely(!t)) {
 		rcu_read_unlock();
-		pb->end = BLKISO_END_SLOW;	/* .end_io: no tenant */
+		blkiso_bio_untenanted(pb);
 		return DM_MAPIO_REMAPPED;
 	}
+	pb->tenant = t;
 	now = blkiso_count_arrived(t, pb);
 	blkiso_fb_touch(t);
 	now = blkiso_feedback_clock(pb, now, blkiso_fb_times_all(dev, blkiso_fb(t)));
