@@ -15,8 +15,10 @@
  * tables, lvm.conf and the device list are as before.  Then "a reboot":
  * the VG deactivated and blkiso removed, LVM must not find the PV on the
  * raw disk, and the boot order (apply's attach line, then vgchange -ay)
- * activates the LVs through blkiso.  Last, a disk with a filesystem
- * mounted on it is refused with the boot recipe.
+ * activates the LVs through blkiso.  Then a PV on a partition: the
+ * whole disk refused, naming the partition; the partition attached and
+ * detached live.  Last, a disk with a filesystem mounted on it is refused
+ * with the boot recipe.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +63,8 @@ static bool full_run(void)
 /*
  * Which run has a test (checked in the setup already: an LVM setup costs
  * seconds): in make check-all, on 6.1 only, attach_detach_live (which
- * fails one attach and one detach step too) in the deterministic mode;
+ * fails one attach and one detach step too) and partition_pv_attach_detach_live in
+ * the deterministic mode;
  * with GUEST_FULL=1 (make check-full: deterministic mode, 6.1 and 6.12)
  * all of them: every rollback step, the devices file, the reboot case.
  * NULL: run it.
@@ -72,6 +75,8 @@ static const char *skip_why(const char *test)
 
 	if (!full_run() && kver && strncmp(kver, "6.1.", 4))
 		return "LVM runs take minutes: on 6.12 with make check-full (GUEST_FULL=1)";
+	if (strstr(test, "partition_pv"))	/* no rate; LVM costs minutes */
+		return gu_icount() ? NULL : "an LVM run: in the deterministic mode only";
 	if (strstr(test, "attach_detach_live"))
 		return gu_no_rate();
 	if (full_run())
@@ -97,6 +102,16 @@ static void sums(char *out, size_t size)
 	gu_sh_out(out, size, "cat /mnt/bilvm1/data /mnt/bilvm2/data | sha256sum");
 }
 
+/* LVM's test configuration in LVMDIR (no udev), and its copy for comparisons. */
+static int lvm_conf_write(void)
+{
+	return gu_sh("mkdir -p " LVMDIR " /run/lock/lvm /run/lvm && "
+		     "printf 'devices {\\n\\tobtain_device_list_from_udev = 0\\n}\\n"
+		     "activation {\\n\\tudev_sync = 0\\n\\tudev_rules = 0\\n"
+		     "\\tmonitoring = 0\\n}\\nbackup {\\n\\tbackup = 0\\n\\tarchive = 0\\n}\\n'"
+		     " > " LVMDIR "/lvm.conf && cp " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.orig");
+}
+
 FIXTURE_SETUP(lvm)
 {
 	SKIP_BY_MODE();
@@ -107,11 +122,7 @@ FIXTURE_SETUP(lvm)
 	ASSERT_EQ(0, gu_module_load());
 	ASSERT_EQ(0, gu_sh("modprobe sd_mod"));
 	ASSERT_EQ(0, gu_scsi_debug_create("dev_size_mb=256", self->sd, sizeof(self->sd)));
-	ASSERT_EQ(0, gu_sh("mkdir -p " LVMDIR " /run/lock/lvm /run/lvm && "
-			   "printf 'devices {\\n\\tobtain_device_list_from_udev = 0\\n}\\n"
-			   "activation {\\n\\tudev_sync = 0\\n\\tudev_rules = 0\\n"
-			   "\\tmonitoring = 0\\n}\\nbackup {\\n\\tbackup = 0\\n\\tarchive = 0\\n}\\n'"
-			   " > " LVMDIR "/lvm.conf && cp " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.orig"));
+	ASSERT_EQ(0, lvm_conf_write());
 	/* a disk left by an earlier test may keep its data */
 	ASSERT_EQ(0, gu_sh("dd if=/dev/zero of=/dev/%s bs=1M count=1 2>/dev/null", self->sd));
 	ASSERT_EQ(0, gu_sh(LVMENV "vgcreate -qy " VG " /dev/%s", self->sd));
@@ -134,6 +145,12 @@ FIXTURE_TEARDOWN(lvm)
 		return;
 	gu_sh("umount /mnt/bilvm1 /mnt/bilvm2 2>/dev/null");
 	lvm("vgchange -q -an " VG " >/dev/null 2>&1");
+	/*
+	 * and by hand: a test's lvm.conf may hide the PV from vgchange
+	 * (user_filter), and active LVs would keep scsi_debug loaded
+	 */
+	gu_sh("dmsetup remove --retry " VG "-lv1 2>/dev/null; dmsetup remove --retry " VG
+	      "-lv2 2>/dev/null; rm -rf /dev/" VG);
 	gu_sh("dmsetup remove --retry " BI " 2>/dev/null");
 	gu_cg_destroy(CG);
 	gu_cg_destroy(CG2);
@@ -487,6 +504,130 @@ TEST_F_TIMEOUT(lvm, user_filter, LVM_TIMEOUT)
 }
 
 /* A filesystem mounted on the disk itself: refused, with the boot recipe. */
+/*
+ * A PV on a partition, as most installs have it (sdX1 from 1 MiB, an
+ * msdos label written by hand: the guest has no sfdisk): attach --live of
+ * the whole disk is refused (exit 4) and names the partition, which is the
+ * device LVM's tables name; attach --live of the partition puts blkiso
+ * under the LV while fio writes and verifies on its filesystem, LVM sees
+ * the PV on the blkiso device only (global_filter rejects the partition),
+ * a cgroup's reads of the LV are counted in its tenant, every bio is
+ * accounted for; detach --live puts the LV back on the partition and
+ * lvm.conf as it was.  Data and fsck -n stay clean.
+ */
+#define VGP		"bivgp"
+#define BIP		"bilvmp"
+#define LVP		"/dev/mapper/" VGP "-lv1"
+
+FIXTURE(part) {
+	char sd[32];
+	char sums[128];
+};
+
+FIXTURE_SETUP(part)
+{
+	SKIP_BY_MODE();
+	gu_sh("umount /mnt/bilvm4 2>/dev/null; dmsetup remove " VGP "-lv1 2>/dev/null;"
+	      " dmsetup remove " BIP " 2>/dev/null; rm -rf /dev/" VGP);
+	ASSERT_EQ(0, gu_module_load());
+	ASSERT_EQ(0, gu_sh("modprobe sd_mod"));
+	/* a fresh disk: a scsi_debug left loaded would keep its size and data */
+	ASSERT_EQ(0, gu_sh("! lsmod | grep -q '^scsi_debug ' || rmmod scsi_debug"));
+	ASSERT_EQ(0, gu_scsi_debug_create("dev_size_mb=128", self->sd, sizeof(self->sd)));
+	ASSERT_EQ(0, lvm_conf_write());
+	/* one primary partition, type 8e, sectors 2048 .. the end (262,144 in all) */
+	ASSERT_EQ(0, gu_sh("dd if=/dev/zero of=/dev/%s bs=1M count=2 2>/dev/null && "
+			   "printf '\\0\\0\\2\\0\\216\\377\\377\\377\\0\\10\\0\\0"
+			   "\\0\\370\\3\\0' | dd of=/dev/%s bs=1 seek=446 conv=notrunc 2>/dev/null && "
+			   "printf '\\125\\252' | dd of=/dev/%s bs=1 seek=510 conv=notrunc 2>/dev/null && "
+			   "blockdev --rereadpt /dev/%s && for i in $(seq 50); do "
+			   "[ -b /dev/%s1 ] && exit 0; sleep 0.1; done; exit 1",
+			   self->sd, self->sd, self->sd, self->sd, self->sd));
+	ASSERT_EQ(0, gu_sh("[ $(blockdev --getsz /dev/%s1) = 260096 ]", self->sd));
+	ASSERT_EQ(0, gu_sh(LVMENV "vgcreate -qy " VGP " /dev/%s1", self->sd));
+	ASSERT_EQ(0, lvm("lvcreate -qy -Wn -L 64M -n lv1 " VGP));
+	ASSERT_EQ(0, gu_sh("mkdir -p /mnt/bilvm4"));
+	ASSERT_EQ(0, gu_mkfs_mount("ext4", LVP, "/mnt/bilvm4"));
+	ASSERT_EQ(0, gu_sh("dd if=/dev/urandom of=/mnt/bilvm4/data bs=1M count=8 2>/dev/null &&"
+			   " sync"));
+	gu_sh_out(self->sums, sizeof(self->sums), "sha256sum < /mnt/bilvm4/data");
+	ASSERT_EQ(0, gu_cg_create(CG));
+}
+
+FIXTURE_TEARDOWN(part)
+{
+	if (skip_why(_metadata->name))
+		return;
+	gu_sh("umount /mnt/bilvm4 2>/dev/null");
+	lvm("vgchange -q -an " VGP " >/dev/null 2>&1");
+	gu_sh("dmsetup remove --retry " VGP "-lv1 2>/dev/null; rm -rf /dev/" VGP);
+	gu_sh("dmsetup remove --retry " BIP " 2>/dev/null");
+	gu_cg_destroy(CG);
+	gu_sh("rmmod scsi_debug");
+	gu_module_unload();
+}
+
+/* make check-all runs it where it runs attach_detach_live (skip_why()) */
+TEST_F_TIMEOUT(part, partition_pv_attach_detach_live, LVM_TIMEOUT)
+{
+	char part[48], raw[16], bi[16], out[2048], dir[128], now[128];
+	unsigned long long cgid = gu_cg_id(CG);
+	struct gu_fio_job job;
+	struct gu_fio w, r;
+
+	SKIP_BY_MODE();
+	snprintf(part, sizeof(part), "/dev/%s1", self->sd);
+	majmin(part, raw, sizeof(raw));
+	ASSERT_EQ(0, gu_sh("dmsetup table " VGP "-lv1 | awk -v m=%s '$4 != m { bad = 1 } "
+			   "END { exit bad }'", raw));
+
+	/* the whole disk: its partition is held, so it names the partition */
+	EXPECT_EQ(4, gu_sh(LVMENV CTL " attach --live /dev/%s " BIP " 2>/tmp/bilvm.err",
+			   self->sd));
+	gu_sh_out(out, sizeof(out), "cat /tmp/bilvm.err");
+	snprintf(now, sizeof(now), "attach --live %s", part);
+	EXPECT_NE(NULL, strstr(out, now)) TH_LOG("%s", out);
+	EXPECT_NE(0, gu_sh("dmsetup info " BIP " >/dev/null 2>&1"));
+	EXPECT_EQ(0, gu_sh("cmp -s " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.orig"));
+
+	/* the partition, under verified writes */
+	ASSERT_EQ(0, gu_fio_start(&job, "", "--name=w --filename=/mnt/bilvm4/fio.dat --size=16M"
+				  " --rw=randwrite --bs=4k --direct=1 --ioengine=psync"
+				  " --verify=crc32c --verify_backlog=64 --time_based --runtime=4"));
+	usleep(500000);
+	ASSERT_EQ(0, gu_sh(LVMENV CTL " attach --live %s " BIP, part));
+	majmin("/dev/mapper/" BIP, bi, sizeof(bi));
+	EXPECT_EQ(0, gu_sh("dmsetup table " VGP "-lv1 | awk -v m=%s '$4 != m { bad = 1 } "
+			   "END { exit bad }'", bi));
+	EXPECT_EQ(0, gu_sh("[ $(blockdev --getsz /dev/mapper/" BIP ") = 260096 ]"));
+	EXPECT_EQ(0, lvm("pvs --noheadings -o pv_name | tr -d ' ' | grep -qx /dev/mapper/" BIP));
+	EXPECT_EQ(0, gu_sh("grep -q 'global_filter = \\[ \"r|^/dev/%s1\\$|\" \\]' "
+			   LVMDIR "/lvm.conf", self->sd));
+
+	/* a cgroup's reads of the LV are its tenant's */
+	ASSERT_EQ(0, gu_blkiso_dir(BIP, dir, sizeof(dir)));
+	ASSERT_EQ(0, gu_fio(CG, &r, "--name=a --filename=" LVP " --direct=1 --rw=randread"
+			    " --bs=4k --ioengine=psync --size=4M"));
+	EXPECT_EQ(0ULL, r.errors);
+	EXPECT_EQ(1024ULL, r.read.ios);
+	EXPECT_EQ(1024, gu_tenant_stat(dir, cgid, "rios"));
+	EXPECT_TRUE(fio_clean(&job, &w));
+	EXPECT_GT(w.write.ios, 0ULL);
+	EXPECT_TRUE(gu_ledger_ok(dir));
+
+	ASSERT_EQ(0, gu_sh(LVMENV CTL " detach --live " BIP));
+	EXPECT_EQ(0, gu_sh("dmsetup table " VGP "-lv1 | awk -v m=%s '$4 != m { bad = 1 } "
+			   "END { exit bad }'", raw));
+	EXPECT_NE(0, gu_sh("dmsetup info " BIP " >/dev/null 2>&1"));
+	EXPECT_EQ(0, gu_sh("cmp -s " LVMDIR "/lvm.conf /tmp/bilvm-lvm.conf.orig"));
+	EXPECT_EQ(0, gu_sh(LVMENV "pvs --noheadings -o pv_name | tr -d ' ' | grep -qx /dev/%s1",
+			   self->sd));
+	gu_sh_out(now, sizeof(now), "sha256sum < /mnt/bilvm4/data");
+	EXPECT_STREQ(self->sums, now);
+	ASSERT_EQ(0, gu_sh("umount /mnt/bilvm4"));
+	EXPECT_EQ(0, gu_sh("fsck.ext4 -n -f " LVP " >/dev/null"));
+}
+
 FIXTURE(plain) {
 	int unused;
 };
