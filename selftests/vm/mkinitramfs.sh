@@ -19,7 +19,7 @@ ver=$(cat "$kroot/.version")
 modules=(
 	virtio_pci 9pnet_virtio 9p configfs virtio_blk
 	null_blk scsi_debug sd_mod loop nvme
-	dm-mod dm-delay dm-flakey
+	dm-mod dm-delay dm-flakey dm-crypt
 	bfq kyber-iosched
 	ext4 xfs crc32c_generic crc32c-intel libcrc32c
 )
