@@ -139,19 +139,26 @@ FIXTURE_SETUP(lvm)
 	ASSERT_EQ(0, gu_cg_create(CG2));
 }
 
+/*
+ * A teardown's: VG @vg's LVs down, then the blkiso device @bi removed.
+ * The LVs go by hand too: a test's lvm.conf may hide the PV from vgchange
+ * (user_filter), and active LVs would keep scsi_debug loaded for the next
+ * fixture.
+ */
+static void vg_down(const char *vg, const char *bi)
+{
+	gu_sh(LVMENV "vgchange -q -an %s >/dev/null 2>&1", vg);
+	gu_sh("for d in $(dmsetup ls | awk '{ print $1 }' | grep '^%s-'); do"
+	      " dmsetup remove --retry $d; done 2>/dev/null; rm -rf /dev/%s", vg, vg);
+	gu_sh("dmsetup remove --retry %s 2>/dev/null", bi);
+}
+
 FIXTURE_TEARDOWN(lvm)
 {
 	if (skip_why(_metadata->name))
 		return;
 	gu_sh("umount /mnt/bilvm1 /mnt/bilvm2 2>/dev/null");
-	lvm("vgchange -q -an " VG " >/dev/null 2>&1");
-	/*
-	 * and by hand: a test's lvm.conf may hide the PV from vgchange
-	 * (user_filter), and active LVs would keep scsi_debug loaded
-	 */
-	gu_sh("dmsetup remove --retry " VG "-lv1 2>/dev/null; dmsetup remove --retry " VG
-	      "-lv2 2>/dev/null; rm -rf /dev/" VG);
-	gu_sh("dmsetup remove --retry " BI " 2>/dev/null");
+	vg_down(VG, BI);
 	gu_cg_destroy(CG);
 	gu_cg_destroy(CG2);
 	gu_sh("rmmod scsi_debug");
@@ -559,9 +566,7 @@ FIXTURE_TEARDOWN(part)
 	if (skip_why(_metadata->name))
 		return;
 	gu_sh("umount /mnt/bilvm4 2>/dev/null");
-	lvm("vgchange -q -an " VGP " >/dev/null 2>&1");
-	gu_sh("dmsetup remove --retry " VGP "-lv1 2>/dev/null; rm -rf /dev/" VGP);
-	gu_sh("dmsetup remove --retry " BIP " 2>/dev/null");
+	vg_down(VGP, BIP);
 	gu_cg_destroy(CG);
 	gu_sh("rmmod scsi_debug");
 	gu_module_unload();

@@ -585,6 +585,20 @@ static int crypt_create(bool writer_context)
 		     " 0 " DM_DEV " 0%s\"", writer_context ? " 1 no_write_workqueue" : "");
 }
 
+/* CG writes 4 MiB through the crypt device in 64k O_DIRECT writes, then reads them: 0 if no error */
+static int crypt_write_read_4m(void)
+{
+	static const char * const rw[] = { "write", "read" };
+	struct gu_fio r;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (gu_fio(CG, &r, "--name=%s --filename=" CRYPT_DEV " --direct=1 --rw=%s"
+			   " --bs=64k --size=4M --ioengine=psync", rw[i], rw[i]) || r.errors)
+			return -1;
+	return 0;
+}
+
 /* the kernel tenant's @key: 0 while it has none */
 static long long kernel_stat(const char *dir, const char *key)
 {
@@ -602,12 +616,7 @@ TEST_F_TIMEOUT(meter, dm_crypt_above_charges_the_writer_with_no_write_workqueue,
 		SKIP(return, "no dm-crypt in this kernel (the debug kernel has none)");
 	/* no_write_workqueue: the writer's */
 	ASSERT_EQ(0, crypt_create(true));
-	ASSERT_EQ(0, gu_fio(CG, &r, "--name=w --filename=" CRYPT_DEV " --direct=1 --rw=write"
-			    " --bs=64k --size=4M --ioengine=psync"));
-	ASSERT_EQ(0ULL, r.errors);
-	ASSERT_EQ(0, gu_fio(CG, &r, "--name=r --filename=" CRYPT_DEV " --direct=1 --rw=read"
-			    " --bs=64k --size=4M --ioengine=psync"));
-	ASSERT_EQ(0ULL, r.errors);
+	ASSERT_EQ(0, crypt_write_read_4m());
 	EXPECT_EQ(4LL << 20, gu_tenant_stat(self->dir, self->cgid, "wbytes"));
 	EXPECT_EQ(4LL << 20, gu_tenant_stat(self->dir, self->cgid, "rbytes"));
 	EXPECT_EQ(0, kernel_stat(self->dir, "wbytes"));
@@ -624,12 +633,7 @@ TEST_F_TIMEOUT(meter, dm_crypt_above_charges_the_writer_with_no_write_workqueue,
 	w0 = gu_tenant_stat(self->dir, self->cgid, "wbytes");
 	r0 = gu_tenant_stat(self->dir, self->cgid, "rbytes");
 	k0 = kernel_stat(self->dir, "wbytes");
-	ASSERT_EQ(0, gu_fio(CG, &r, "--name=w --filename=" CRYPT_DEV " --direct=1 --rw=write"
-			    " --bs=64k --size=4M --ioengine=psync"));
-	ASSERT_EQ(0ULL, r.errors);
-	ASSERT_EQ(0, gu_fio(CG, &r, "--name=r --filename=" CRYPT_DEV " --direct=1 --rw=read"
-			    " --bs=64k --size=4M --ioengine=psync"));
-	ASSERT_EQ(0ULL, r.errors);
+	ASSERT_EQ(0, crypt_write_read_4m());
 	EXPECT_EQ(w0, gu_tenant_stat(self->dir, self->cgid, "wbytes"));
 	EXPECT_EQ(4LL << 20, kernel_stat(self->dir, "wbytes") - k0);
 	EXPECT_EQ(4LL << 20, gu_tenant_stat(self->dir, self->cgid, "rbytes") - r0);
