@@ -86,6 +86,12 @@ static void cleanup_all(void)
 	gu_sh("for c in $(find " CG_ROOT "/" CG " -depth -type d 2>/dev/null); do "
 	      "[ -f $c/cgroup.kill ] && echo 1 > $c/cgroup.kill; done 2>/dev/null; "
 	      "pkill -KILL -x fio; pkill -KILL -x dd; sleep 0.3; "
+	      /*
+	       * parked bios (of a test that did not finish) drain as debt;
+	       * a suspend that waits longer is interrupted
+	       */
+	      "timeout 30 dmsetup suspend " DM_NAME " 2>/dev/null && "
+	      "dmsetup resume " DM_NAME "; "
 	      "dmsetup remove --retry " DM_NAME " 2>/dev/null; "
 	      "dmsetup remove --retry bilife-lin1 2>/dev/null; "
 	      "dmsetup remove --retry bilife-lin2 2>/dev/null; "
@@ -152,6 +158,7 @@ TEST_F_TIMEOUT(life, removed_parent_outlives_its_childs_parked_bios, GUEST_TIMEO
 	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > " CG_ROOT "/" CG "/m/cgroup.procs && "
 			   "dd if=" DM_DEV " of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null'"));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG "/p", "riops=1"));
+	TH_LOG("m has its tenant, p its cap");
 	ASSERT_EQ(0, gu_fio_start(&job, CG "/p/c", "--name=pc --filename=" DM_DEV " --direct=1"
 				  " --rw=randread --bs=4k --ioengine=libaio --iodepth=128"
 				  " --runtime=300 --time_based"));
@@ -161,13 +168,21 @@ TEST_F_TIMEOUT(life, removed_parent_outlives_its_childs_parked_bios, GUEST_TIMEO
 	 * kernel under TCG on a loaded host (with 30, the parked bios had
 	 * drained there before the check below: a false failure).
 	 */
+	t0 = gu_now_s();
 	ASSERT_EQ(0, gu_wait_stat(self->dir, gu_cg_id(CG "/p/c"), "queued", 100, 60000));
 	base = live_tenants();
 	ASSERT_LT(0, base);
+	/*
+	 * Each step's time, so that a run the harness ends for its timeout
+	 * says which step did not return (run-all.sh then prints the kernel
+	 * stacks of the tasks left in uninterruptible sleep).
+	 */
+	TH_LOG("%.1fs: C has 100 parked", gu_now_s() - t0);
 	/* the task leaves /p/c, both cgroups go; C's parked bios stay */
 	ASSERT_EQ(0, move_tasks(CG "/p/c", CG "/m"));
 	ASSERT_EQ(0, gu_cg_destroy(CG "/p/c"));
 	ASSERT_EQ(0, gu_cg_destroy(CG "/p"));
+	TH_LOG("%.1fs: fio moved to m, p and p/c removed", gu_now_s() - t0);
 	/* two collector periods of 5 s and a margin: both unhashed, none freed */
 	t0 = gu_now_s();
 	while (gu_now_s() - t0 < 13)

@@ -18,6 +18,19 @@ for b in fio dmsetup blockdev bash lvm; do
 	cat "$p" $(ldd "$p" 2>/dev/null | grep -o '/[^ ]*') > /dev/null 2>&1
 done
 fio --version > /dev/null
+# After a failed program: the kernel stacks of tasks in uninterruptible
+# sleep or asleep in blkiso's code, if any (a test the harness killed for
+# its timeout may have been stuck in the kernel: this says where).
+blocked_tasks() {
+	local d p
+	for d in /proc/[0-9]*; do
+		[ "$(awk '/^State:/ { print $2 }' "$d/status" 2>/dev/null)" = D ] ||
+			grep -q blkiso "$d/stack" 2>/dev/null || continue
+		p=${d#/proc/}
+		echo "# blocked: $p $(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)"
+		sed 's/^/#   /' "$d/stack" 2>/dev/null
+	done
+}
 rc=0
 if [ $# -eq 0 ]; then
 	set -- "$top"/build/guest/*_test
@@ -27,6 +40,9 @@ fi
 for t in "$@"; do
 	echo "# ==== $(basename "$t") ($BLKISO_KVER) ===="
 	# Run a local copy: its pages then never come over 9p mid-test.
-	cp "$t" /tmp/ && "/tmp/$(basename "$t")" || rc=1
+	if ! { cp "$t" /tmp/ && "/tmp/$(basename "$t")"; }; then
+		rc=1
+		blocked_tasks
+	fi
 done
 exit $rc
