@@ -74,7 +74,7 @@
  * bio share no cache line with those parking and dispenses write (struct
  * blkiso_dev, struct blkiso_tenant, bi_meter.key[]).  A tenant (from a
  * kmem_cache of its own) gets its per-CPU area (struct
- * blkiso_tenant_pcpu: counters, latency histogram, local buckets) and its
+ * blkiso_tenant_pcpu: counters, local buckets) and its
  * own quota (struct blkiso_quota: its line and the meter that line makes,
  * caps, classes, the two published configurations) only when a line
  * first configures it; until then it is counted in its shared atomic set
@@ -284,41 +284,32 @@ static __always_inline int blkiso_lo_stat(enum blkiso_stat s)
 	}
 }
 
-/* The shared set's 32-bit halves: those counters, then the histogram's buckets. */
-#define BLKISO_LO_LAT(b)	(BLKISO_NR_LO_STATS + (b))
-#define BLKISO_NR_LO		BLKISO_LO_LAT(BLKISO_LAT_BUCKETS)
+/* The shared set's 32-bit halves: those counters. */
+#define BLKISO_NR_LO		BLKISO_NR_LO_STATS
 
 /*
  * A tenant's counters while it has no per-CPU area (counted only: no line
  * configures it, so no local buckets and no ancestor holds): the same
  * counters as struct blkiso_tenant_pcpu's, shared by the CPUs, added to
  * with atomics.  They stay when the area comes (a bio counted here at
- * arrival may complete on the area): readers add both.  The latency
- * histogram and its sum are only here, for every tenant (not per CPU:
- * issue 18's per-CPU bytes), and so are the slow paths' counters.  What
+ * arrival may complete on the area): readers add both.  The slow paths'
+ * counters are only here (not per CPU: issue 18's per-CPU bytes).  What
  * only the feedback tick reads is in the feedback state (struct
- * blkiso_fb_shared), which most counted-only tenants do not have.
+ * blkiso_fb_shared), which most counted-only tenants do not have, and so
+ * is the latency histogram (struct blkiso_lat).
  *
- * Issue 18: the counters and the histogram's buckets are 32-bit here (@lo);
- * one that reaches BLKISO_CARRY_AT moves that much into the tenant's 64-bit
- * set (struct blkiso_ctr_hi), allocated at the first such carry of any of
- * them, so every exported counter stays exact and monotone.
+ * Issue 18: the counters are 32-bit here (@lo); one that reaches
+ * BLKISO_CARRY_AT moves that much into the tenant's 64-bit set (struct
+ * blkiso_ctr_hi), allocated at the first such carry of any of them, so
+ * every exported counter stays exact and monotone.  The set's 64-bit
+ * members (rios and wios, the 64-bit set's pointer) are the tenant's own,
+ * so that its flags follow the halves with no padding between: a
+ * counted-only tenant in 256 bytes.  Only ever in a struct blkiso_tenant
+ * (blkiso_ctr_carry() finds it from its set).
  */
 struct blkiso_tenant_ctr {
-	atomic64_t ios[2];		/* rios, wios (blkiso_lo_stat()) */
-	atomic64_t lat_sum_ns;
-	/* NULL until one of @lo first carries (blkiso_ctr_carry()), then kept */
-	struct blkiso_ctr_hi *hi;
-	/* a count is lo[i] plus hi->n[i]; index: blkiso_lo_stat(), BLKISO_LO_LAT() */
+	/* a count is lo[i] plus ctr_hi->n[i]; index: blkiso_lo_stat() */
 	atomic_t lo[BLKISO_NR_LO];
-	/*
-	 * The latency sampling of a tenant whose latency no controller
-	 * judges (blkiso_lat_sample()): 1 bio in lat_mask + 1 is timed; the
-	 * low bits of jiffies at the sampled arrival that last steered it.
-	 * In the set's tail padding: no byte more a tenant.
-	 */
-	u16 lat_stamp;
-	u8 lat_mask;
 };
 
 /*
@@ -422,6 +413,29 @@ enum blkiso_fb_ctr {
 };
 
 /*
+ * A tenant's latency histogram (arrival to completion; bucket i below 2^i
+ * us, the uapi's BLKISO_LAT_BUCKETS) and their sum, and the sampling that
+ * times its bios where no controller needs each one (blkiso_lat_sample()):
+ * in its feedback state (issue 18: a counted-only tenant in 256 bytes), so
+ * a tenant has latency figures from the moment its bios are timed, which
+ * is when it has that state: a line configures it, or its device's
+ * feedback counts every tenant.  A counted-only tenant of any other device
+ * has its counters and no latency figures (BLKISO_F_LATENCY unset), as
+ * io.stat has none for a cgroup io.latency does not configure.
+ */
+struct blkiso_lat {
+	atomic64_t bucket[BLKISO_LAT_BUCKETS];
+	atomic64_t sum_ns;
+	/*
+	 * 1 bio in mask + 1 is timed; the low bits of jiffies at the
+	 * sampled arrival that last steered it.  Plain racy accesses: a
+	 * heuristic.
+	 */
+	u16 stamp;
+	u8 mask;
+};
+
+/*
  * A tenant's feedback state (issue 18: apart from the tenant, allocated
  * only when it needs one: blkiso_fb_get()).  The slot gate (iso,
  * slot_wait's count) is under lock, taken by dispatch, .map and .end_io
@@ -470,6 +484,7 @@ struct blkiso_fb {
 	struct blkiso_tick_rec ring[BLKISO_RING_TENANT];
 	u32 ring_n;			/* records written, ever */
 	struct blkiso_fb_shared ctr;	/* written by .end_io and parking */
+	struct blkiso_lat lat;		/* written by .end_io, the sampling by .map */
 	/* on the device's active list (the tick visits it), dev->lock */
 	struct list_head active_node;
 	bool active;
@@ -533,6 +548,7 @@ struct blkiso_quota {
 struct blkiso_parkq {
 	struct bio_list bios[BI_NR_CLASSES];
 	unsigned int nr[BI_NR_CLASSES];	/* read locklessly by .map */
+	unsigned int nr_parked;		/* their sum (blkiso_nr_parked()) */
 	s64 deficit;			/* dispatch credit in units (DRR) */
 };
 
@@ -553,11 +569,12 @@ struct blkiso_parkq {
  * before the feedback tick's inputs went to struct blkiso_fb and the class
  * queues to struct blkiso_parkq, 584 before its latency buckets went to
  * 32 bits, 464 before its other shared counters but rios and wios did and
- * the sysfs queue's link became single; lifetime_test checks the slab
- * object), on
- * a kernel without lock debugging (the debug kernel's locks are larger).
+ * the sysfs queue's link became single, 400 before its latency histogram
+ * went to struct blkiso_fb and its parked count to struct blkiso_parkq;
+ * lifetime_test checks the slab object), on a kernel without lock
+ * debugging (the debug kernel's locks are larger).
  */
-#define BLKISO_TENANT_MAX_BYTES	400
+#define BLKISO_TENANT_MAX_BYTES	256
 
 struct blkiso_tenant {
 	struct hlist_node hash;		/* dev->tenants, RCU */
@@ -584,24 +601,6 @@ struct blkiso_tenant {
 	 */
 	struct blkiso_fb *fb;
 	struct blkiso_dev *dev;
-	/*
-	 * .map has nothing to do for the feedback tick: on the active list,
-	 * or without feedback state and needing none (dev->lock, read
-	 * locklessly by .map).
-	 */
-	bool fb_settled;
-	bool configured;		/* has a quota line (else: counted only) */
-	bool in_sysfs;			/* its directory exists */
-	/*
-	 * One byte (issue 18: room for BLKISO_LO_PASSED), written only under
-	 * dev->conf_mutex (or before @t is published), so no two writes of
-	 * it race; read under that mutex or dev->lock (the STATS ioctl's walk
-	 * reads from_rule without either: the flag of the moment).
-	 */
-	u8 from_rule : 1;		/* and that line is a rule's (blkiso_rules.c) */
-	u8 gone : 1;			/* its cgroup was removed: unhashed, draining */
-	u8 dead : 1;			/* and drained: the collector frees it */
-	unsigned int nr_parked;		/* in its class queues, dev->lock; read by .map */
 	struct list_head list;		/* dev->tenant_list, under dev->lock */
 	struct kobject kobj;		/* /sys/kernel/blkiso/dm-N/<cgid> */
 	/*
@@ -614,8 +613,35 @@ struct blkiso_tenant {
 	struct list_head park;
 	/* NULL until it may park (struct blkiso_parkq), then kept */
 	struct blkiso_parkq *parkq;
-	/* written by every bio of a counted-only tenant */
+	/*
+	 * Written by every bio of a counted-only tenant: its shared set
+	 * (struct blkiso_tenant_ctr), whose 64-bit members are these two.
+	 * rios and wios stay 64-bit: .end_io's count of one is a bio's last
+	 * access to @t (the lifetime rule at the top), after which no carry
+	 * may touch it.
+	 */
+	atomic64_t ios[2];		/* index: the bio's direction */
+	/* NULL until one of the halves first carries (blkiso_ctr_carry()), then kept */
+	struct blkiso_ctr_hi *ctr_hi;
 	struct blkiso_tenant_ctr ctr;
+	/*
+	 * After the halves, whose size is a multiple of 4, not of 8: no
+	 * padding between.  fb_settled: .map has nothing to do for the
+	 * feedback tick: on the active list, or without feedback state and
+	 * needing none (dev->lock, read locklessly by .map).
+	 */
+	bool fb_settled;
+	bool configured;		/* has a quota line (else: counted only) */
+	bool in_sysfs;			/* its directory exists */
+	/*
+	 * One byte, written only under dev->conf_mutex (or before @t is
+	 * published), so no two writes of it race; read under that mutex or
+	 * dev->lock (the STATS ioctl's walk reads from_rule without either:
+	 * the flag of the moment).
+	 */
+	u8 from_rule : 1;		/* and that line is a rule's (blkiso_rules.c) */
+	u8 gone : 1;			/* its cgroup was removed: unhashed, draining */
+	u8 dead : 1;			/* and drained: the collector frees it */
 };
 
 /*
@@ -652,7 +678,7 @@ static __always_inline void blkiso_count_add(struct blkiso_tenant *t,
 		}
 	}
 	if (s == BLKISO_RIOS || s == BLKISO_WIOS)
-		atomic64_add(n, &t->ctr.ios[s - BLKISO_RIOS]);
+		atomic64_add(n, &t->ios[s - BLKISO_RIOS]);
 	else if (s == BLKISO_RBYTES || s == BLKISO_WBYTES)
 		blkiso_ctr_add(&t->ctr, blkiso_lo_stat(s), n >> SECTOR_SHIFT);
 	else
@@ -859,11 +885,13 @@ static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8
 }
 
 /*
- * Issue 18: a bio is timed (two clock reads, .map and .end_io) only where
- * a controller judges its latency: a tenant with a feedback state (a line
- * configures it, or its device's feedback counts every tenant).  Of any
- * other tenant's bios, 1 in (its ctr.lat_mask + 1) per CPU (per tenant
- * while it has no per-CPU area) is timed, and each timed one stands for
+ * Issue 18: every bio is timed (two clock reads, .map and .end_io) only
+ * where a controller judges its latency (blkiso_fb_times_all()).  Of the
+ * bios of any other tenant with a feedback state (a line configures it, or
+ * its device's feedback counts every tenant), 1 in (its fb->lat.mask + 1)
+ * per CPU (per tenant while it has no per-CPU area) is timed; of a tenant
+ * without one, none: it has no latency figures (struct blkiso_lat).  Each
+ * timed one stands for
  * itself and the bios up to the next one in its latency histogram and
  * sum; every counter stays exact.  The mask follows the tenant's rate
  * (blkiso_lat_sample(): about one timed bio a jiffy), from 0 (every bio: a
@@ -873,7 +901,7 @@ static inline struct blkiso_tenant *blkiso_level(const struct blkiso_bio *pb, u8
  */
 #define BLKISO_LAT_SAMPLE_MAX	256U
 
-u64 blkiso_lat_sample(struct blkiso_tenant *t, struct blkiso_bio *pb, u32 i, u8 mask);
+u64 blkiso_lat_sample(struct blkiso_fb *fb, struct blkiso_bio *pb, u32 i, u8 mask);
 
 /*
  * Is arrival @i (from 1) of @t one of the sampled ones, 1 in lat_mask + 1
@@ -888,9 +916,13 @@ u64 blkiso_lat_sample(struct blkiso_tenant *t, struct blkiso_bio *pb, u32 i, u8 
 static __always_inline u64 blkiso_lat_sampled(struct blkiso_tenant *t,
 					      struct blkiso_bio *pb, u32 i)
 {
-	u8 mask = READ_ONCE(t->ctr.lat_mask);
+	struct blkiso_fb *fb = blkiso_fb(t);
+	u8 mask;
 
-	return unlikely(!(i & mask)) ? blkiso_lat_sample(t, pb, i, mask) : 0;
+	if (!fb)
+		return 0;	/* no latency figures (struct blkiso_lat) */
+	mask = READ_ONCE(fb->lat.mask);
+	return unlikely(!(i & mask)) ? blkiso_lat_sample(fb, pb, i, mask) : 0;
 }
 
 /*
@@ -905,9 +937,8 @@ static __always_inline u64 blkiso_count_arrived_pc(struct blkiso_tenant *t,
 
 	if (likely(pc))
 		n = this_cpu_add_return(pc->stat[blkiso_pcpu_stat(BLKISO_ARRIVED)], 1);
-	else	/* its arrivals on the shared set, those of BLKISO_LO_PASSED too */
-		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED)) +
-		    (u32)atomic_read(&t->ctr.lo[BLKISO_LO_PASSED]);
+	else	/* its arrivals on the shared set */
+		n = blkiso_ctr_inc_return(&t->ctr, blkiso_lo_stat(BLKISO_ARRIVED));
 	return blkiso_lat_sampled(t, pb, n);
 }
 
@@ -921,25 +952,14 @@ static __always_inline u64 blkiso_count_arrived(struct blkiso_tenant *t,
 /*
  * Count a bio of @t, which has neither a per-CPU area nor a feedback state,
  * that passes .map at once with no cap on its way: arrived and admitted in
- * one count (BLKISO_LO_PASSED), sampled as blkiso_count_arrived() samples:
- * by its place among the tenant's arrivals on the shared set (both counts,
- * whose low bits a carry leaves alone), so the same arrivals are timed as
- * before (exactly so for bios that do not race each other).
+ * one count (BLKISO_LO_PASSED).  Not timed: without a feedback state @t
+ * keeps no latency figures (struct blkiso_lat).
  */
-static __always_inline u64 blkiso_count_passed(struct blkiso_tenant *t,
-					       struct blkiso_bio *pb)
+static __always_inline void blkiso_count_passed(struct blkiso_tenant *t)
 {
-	u32 n = atomic_inc_return(&t->ctr.lo[BLKISO_LO_PASSED]);
-
-	/*
-	 * blkiso_ctr_inc_return()'s carry, by @t alone: its two arguments
-	 * were computed before the add on every bio
-	 */
-	if (unlikely(n >= BLKISO_CARRY_AT))
+	/* blkiso_ctr_inc_return()'s carry, by @t alone: its argument is a constant */
+	if (unlikely((u32)atomic_inc_return(&t->ctr.lo[BLKISO_LO_PASSED]) >= BLKISO_CARRY_AT))
 		blkiso_ctr_carry_passed(t);
-	n += (u32)atomic_read(&t->ctr.lo[blkiso_lo_stat(BLKISO_ARRIVED)]);
-
-	return blkiso_lat_sampled(t, pb, n);
 }
 
 /* Why a bio sits on its tenant's timed list. */
@@ -1030,7 +1050,7 @@ int blkiso_tenant_deconfigure(struct blkiso_dev *dev, u64 cgid);
 int blkiso_tenant_del(struct blkiso_dev *dev, const char *line, size_t len);
 int blkiso_tenant_word(struct blkiso_dev *dev, const char *line, size_t len,
 		       const char *want, char *name, size_t size, u64 *cgid);
-void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
+bool blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us);
 void blkiso_ctr_stats(const struct blkiso_tenant *t, u64 *stat);
 u64 blkiso_tenant_stat(const struct blkiso_tenant *t, enum blkiso_stat s);
 int blkiso_tenant_quota_get(struct blkiso_tenant *t, gfp_t gfp);
@@ -1111,12 +1131,23 @@ static inline u8 blkiso_classify(struct blkiso_tenant *t, const struct bi_io *io
 	return cls;
 }
 
+/*
+ * Bios of @t on its class queues (none before it has them): written under
+ * dev->lock, read locklessly by .map.
+ */
+static __always_inline unsigned int blkiso_nr_parked(const struct blkiso_tenant *t)
+{
+	const struct blkiso_parkq *q = READ_ONCE(t->parkq);
+
+	return q ? READ_ONCE(q->nr_parked) : 0;
+}
+
 /* Bios of @t held now: parked on its class queues, waiting for a slot or a time. */
 static inline unsigned int blkiso_tenant_queued(const struct blkiso_tenant *t)
 {
 	const struct blkiso_fb *fb = blkiso_fb(t);
 
-	return READ_ONCE(t->nr_parked) +
+	return blkiso_nr_parked(t) +
 	       (fb ? READ_ONCE(fb->nr_slot_wait) + READ_ONCE(fb->nr_timed) : 0);
 }
 
@@ -1223,7 +1254,7 @@ static inline void blkiso_fb_touch(struct blkiso_tenant *t)
  * overload=ideal and mode=auto use: fb->time_all), or the device's
  * feedback counting every tenant (an overload gate, the depth limit, an
  * allocation anywhere: dev->fb_all).  Otherwise 1 in the tenant's
- * ctr.lat_mask + 1 (blkiso_lat_sampled()), each standing for that many.
+ * fb->lat.mask + 1 (blkiso_lat_sampled()), each standing for that many.
  */
 static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
 						const struct blkiso_fb *fb)

@@ -83,7 +83,7 @@ bool blkiso_park(struct blkiso_dev *dev, struct blkiso_tenant *t,
 	q = t->parkq;
 	bio_list_add(&q->bios[pb->cls], bio);
 	WRITE_ONCE(q->nr[pb->cls], q->nr[pb->cls] + 1);
-	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
+	WRITE_ONCE(q->nr_parked, q->nr_parked + 1);
 	WRITE_ONCE(dev->nr_parked, dev->nr_parked + 1);
 	atomic_long_inc(&blkiso_live_parked);
 	if (list_empty(&t->park)) {
@@ -276,7 +276,7 @@ static void blkiso_requeue_locked(struct blkiso_tenant *t, struct bio *bio)
 		pb->cls = blkiso_classify(t, &pb->io);
 	bio_list_add(&q->bios[pb->cls], bio);
 	WRITE_ONCE(q->nr[pb->cls], q->nr[pb->cls] + 1);
-	WRITE_ONCE(t->nr_parked, t->nr_parked + 1);
+	WRITE_ONCE(q->nr_parked, q->nr_parked + 1);
 }
 
 /* Send a held bio now: counted dispatched, its device latency starts. */
@@ -422,7 +422,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 			n += blkiso_dispatch_timed(dev, t, now, out, next_ns, budget - n);
 		if (fb && fb->nr_slot_wait)
 			n += blkiso_dispatch_slots(dev, t, now, out, next_ns, budget - n);
-		if (t->nr_parked)
+		if (q->nr_parked)
 			q->deficit = min_t(s64, q->deficit + BLKISO_QUANTUM_UNITS,
 					   BLKISO_DEFICIT_MAX_UNITS);
 		/* classes in priority order; a refused class lets the next try */
@@ -440,7 +440,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 				if (unlikely(blkiso_lower_dead(bio))) {
 					bio_list_pop(&q->bios[cls]);
 					WRITE_ONCE(q->nr[cls], q->nr[cls] - 1);
-					WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
+					WRITE_ONCE(q->nr_parked, q->nr_parked - 1);
 					blkiso_held_dec(dev);
 					bio_list_add(failed, bio);
 					n++;
@@ -462,7 +462,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 				q->deficit -= pb->units;
 				bio_list_pop(&q->bios[cls]);
 				WRITE_ONCE(q->nr[cls], q->nr[cls] - 1);
-				WRITE_ONCE(t->nr_parked, t->nr_parked - 1);
+				WRITE_ONCE(q->nr_parked, q->nr_parked - 1);
 				blkiso_held_dec(dev);
 				if (gate) {
 					struct bio_list one = BIO_EMPTY_LIST;
@@ -475,7 +475,7 @@ static unsigned int blkiso_dispatch_pass(struct blkiso_dev *dev,
 				n++;
 			}
 		}
-		if (!t->nr_parked)
+		if (!q->nr_parked)
 			q->deficit = 0;
 		if (!blkiso_tenant_queued(t))
 			list_del_init(&t->park);

@@ -604,7 +604,7 @@ static void blkiso_fb_tenant_tick(struct blkiso_dev *dev, struct blkiso_tenant *
 		rs.units = s->d[rd ? BLKISO_FB_RUNITS : BLKISO_FB_WUNITS];
 		rs.throttled = s->d[rd ? BLKISO_FB_RTHROTTLED : BLKISO_FB_WTHROTTLED];
 		/* a bio still waiting for the request bucket is throttled */
-		if (t->nr_parked)
+		if (blkiso_nr_parked(t))
 			rs.throttled++;
 		rs.arrived = rs.completed + rs.throttled;
 		bi_rate_tick(&fb->rate[d], &fb->rate_p[d], &rs, now);

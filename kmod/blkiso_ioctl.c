@@ -438,6 +438,7 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 	struct blkiso_ioc_stats *a = s->a;
 	struct blkiso_tenant *t;
 	u32 room, n = 0, total = 0;
+	bool lat;
 
 	/* Room for the tenants there are now; more may come meanwhile. */
 	room = min_t(u32, a->capacity, READ_ONCE(dev->nr_tenants));
@@ -455,12 +456,13 @@ static int blkiso_ioc_stats_fn(struct blkiso_dev *dev, void *arg)
 			continue;
 		r = &s->recs[n++];
 		r->cgid = t->cgid;
-		blkiso_tenant_stats(t, r->stat, r->lat, &r->lat_sum_us);
+		lat = blkiso_tenant_stats(t, r->stat, r->lat, &r->lat_sum_us);
 		r->p50_us = blkiso_lat_pct(r->lat, 50);
 		r->p99_us = blkiso_lat_pct(r->lat, 99);
 		r->queued = blkiso_tenant_queued(t);
 		r->flags = (READ_ONCE(t->configured) ? BLKISO_F_CONFIGURED : 0) |
-			   (t->from_rule ? BLKISO_F_RULE : 0);
+			   (t->from_rule ? BLKISO_F_RULE : 0) |
+			   (lat ? BLKISO_F_LATENCY : 0);
 	}
 	rcu_read_unlock();
 	a->queued = READ_ONCE(dev->nr_parked);

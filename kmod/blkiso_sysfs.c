@@ -89,7 +89,7 @@ static const char * const blkiso_stat_names[BLKISO_NR_STATS] = {
 /*
  * Upper bound, in us, of the bucket holding the @pct-th percentile of the
  * histogram @lat, of its own total: a sampled histogram's (a tenant whose
- * latency no controller judges: lat_mask + 1 per timed bio) is an
+ * latency no controller judges: lat.mask + 1 per timed bio) is an
  * estimate of "completed".
  */
 u64 blkiso_lat_pct(const u64 *lat, unsigned int pct)
@@ -150,7 +150,8 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 {
 	struct blkiso_tenant *t = to_tenant(kobj);
 	u64 stat[BLKISO_NR_STATS], lat[BLKISO_LAT_BUCKETS], lat_sum_us;
-	unsigned int sample;
+	unsigned int sample = 0;
+	struct blkiso_fb *fb;
 	int i, n = 0;
 	u8 on;
 
@@ -159,8 +160,13 @@ static ssize_t tenant_stats_show(struct kobject *kobj, struct kobj_attribute *a,
 		n += sysfs_emit_at(buf, n, "%s=%llu ", blkiso_stat_names[i], stat[i]);
 	rcu_read_lock();
 	on = bi_meter_cfg(&blkiso_quota(t)->meter)->key_on;
-	/* 1 bio in sample timed: all where a controller judges its latency */
-	sample = blkiso_fb_times_all(t->dev, blkiso_fb(t)) ? 1 : READ_ONCE(t->ctr.lat_mask) + 1U;
+	/*
+	 * 1 bio in sample timed: all where a controller judges its latency,
+	 * none (0: no latency figures) without a feedback state
+	 */
+	fb = blkiso_fb(t);
+	if (fb)
+		sample = blkiso_fb_times_all(t->dev, fb) ? 1 : READ_ONCE(fb->lat.mask) + 1U;
 	rcu_read_unlock();
 	for (i = 0; i < BI_NR_KEYS; i++)
 		if (on & (1U << i))
@@ -197,7 +203,8 @@ static ssize_t tenant_cgroup_show(struct kobject *kobj, struct kobj_attribute *a
 
 /*
  * The latency histogram: "<bound_us> <count>" per bucket (not cumulative),
- * the last one "inf"; the stats file has their sum (lat_sum_us).
+ * the last one "inf"; the stats file has their sum (lat_sum_us).  All 0
+ * for a tenant that keeps none (the stats file's lat_sample=0).
  */
 static ssize_t tenant_latency_show(struct kobject *kobj, struct kobj_attribute *a,
 				   char *buf)

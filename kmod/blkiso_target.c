@@ -425,12 +425,11 @@ static noinline int blkiso_map_slow(struct blkiso_dev *dev, struct bio *bio,
 	now = blkiso_now(now);
 	if (!pb->depth)
 		return blkiso_pass(dev, bio, pb, t, now);	/* no cap on its way */
-	/* Its class picks its queue; worked out only when queues matter. */
-	if (READ_ONCE(t->nr_parked))
-		pb->cls = blkiso_classify(t, &pb->io);
-
 	/* NULL: it never parked (struct blkiso_parkq) */
 	q = READ_ONCE(t->parkq);
+	/* Its class picks its queue; worked out only when queues matter. */
+	if (q && READ_ONCE(q->nr_parked))
+		pb->cls = blkiso_classify(t, &pb->io);
 	/* a new bio: nothing of its class waits behind it (queue: false) */
 	local_irq_save(flags);
 	if (READ_ONCE(dev->draining))
@@ -576,40 +575,25 @@ static noinline int blkiso_map_new(struct blkiso_dev *dev, struct bio *bio,
  * on: what this one stands for (pb->lat_mask, blkiso_lat_weigh()).  Out of
  * line: 1 bio in mask + 1.
  */
-noinline u64 blkiso_lat_sample(struct blkiso_tenant *t, struct blkiso_bio *pb, u32 i, u8 mask)
+noinline u64 blkiso_lat_sample(struct blkiso_fb *fb, struct blkiso_bio *pb, u32 i, u8 mask)
 {
-	struct blkiso_tenant_ctr *c = &t->ctr;
-	u16 j = (u16)jiffies, d = j - READ_ONCE(c->lat_stamp);
+	struct blkiso_lat *l = &fb->lat;
+	u16 j = (u16)jiffies, d = j - READ_ONCE(l->stamp);
 
 	if (!d) {
 		if (mask < BLKISO_LAT_SAMPLE_MAX - 1 && !(i & (2U * mask + 1))) {
 			mask = 2 * mask + 1;
-			WRITE_ONCE(c->lat_mask, mask);
+			WRITE_ONCE(l->mask, mask);
 		}
 	} else {
-		WRITE_ONCE(c->lat_stamp, j);
+		WRITE_ONCE(l->stamp, j);
 		if (d > 1 && mask) {
 			mask >>= min_t(u16, d - 1, 8);
-			WRITE_ONCE(c->lat_mask, mask);
+			WRITE_ONCE(l->mask, mask);
 		}
 	}
 	pb->lat_mask = mask;
 	return ktime_get_ns();
-}
-
-/*
- * A counted-only bio that passes at once and is one of the sampled ones
- * (blkiso_count_passed(): @now, its clock, read with preemption still
- * off, which ends here), on its way timed.  Out of line: 1 in
- * lat_mask + 1 (blkiso_lat_sampled()).
- */
-static noinline int blkiso_pass_timed(struct blkiso_dev *dev, struct blkiso_bio *pb,
-				      struct blkiso_tenant *t, u64 now)
-{
-	preempt_enable();
-	blkiso_prepare_slow(pb, now);
-	blkiso_admitted_trace(dev, t, pb);
-	return DM_MAPIO_REMAPPED;
 }
 
 /*
@@ -743,8 +727,8 @@ static __always_inline bool blkiso_admit_exact1(struct blkiso_bio *pb, struct bi
  * off, @flags unused): its arrival is counted here, still in the RCU
  * section of its lookup, which ends here, with its admission
  * in one count if it passes at once with no cap on its way
- * (blkiso_count_passed()), and a sampled bio's clock read then: after the
- * lookup and the preparation rather than before them.
+ * (blkiso_count_passed(), untimed), else a sampled bio's clock read then:
+ * after the lookup and the preparation rather than before them.
  */
 static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio,
 					 struct blkiso_bio *pb, struct blkiso_tenant *t,
@@ -766,8 +750,8 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		/* No cap on its way: count it and let it go. */
 		if (!counted) {
 			/*
-			 * Arrived and admitted, one count; timed if sampled
-			 * (out of line).  No blkiso_fb_touch(): a tenant
+			 * Arrived and admitted, one count; not timed (no
+			 * feedback state).  No blkiso_fb_touch(): a tenant
 			 * without a feedback state on a device whose feedback
 			 * does not count every tenant has nothing of the
 			 * tick's, and is settled or not as it was (a new
@@ -775,9 +759,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 			 * once dev->fb_all is set, its bios take the way that
 			 * touches it, before and after blkiso_fb_all()'s walk.
 			 */
-			now = blkiso_count_passed(t, pb);
-			if (unlikely(now))
-				return blkiso_pass_timed(dev, pb, t, now);
+			blkiso_count_passed(t);
 			preempt_enable();
 			pb->end = 0;
 			blkiso_admitted_trace(dev, t, pb);
@@ -800,7 +782,7 @@ static __always_inline int blkiso_decide(struct blkiso_dev *dev, struct bio *bio
 		return blkiso_map_slow(dev, bio, pb, t, now);
 	}
 	if (likely(pb->depth == 1 && pb->level0 == t && !(dfl & BLKISO_DEV_MAP_DRAINING) &&
-		   !READ_ONCE(t->nr_parked))) {
+		   !blkiso_nr_parked(t))) {
 		/*
 		 * A hit needs the time only to see that the demand interval
 		 * has not ended: the coarse clock will do (no ktime_get()
@@ -1167,20 +1149,18 @@ static __always_inline u32 blkiso_lat_weigh(const struct blkiso_tenant *t,
 	return blkiso_fb_times_all(t->dev, fb) ? 1 : pb->lat_mask + 1U;
 }
 
-/* A timed bio's latency in its tenant's histogram and sum, @w times. */
-static __always_inline void blkiso_lat_add(struct blkiso_tenant *t, u32 w, u64 lat_ns)
+/* A timed bio's latency in its tenant's histogram and sum (@fb's), @w times. */
+static __always_inline void blkiso_lat_add(struct blkiso_fb *fb, u32 w, u64 lat_ns)
 {
-	u32 b = blkiso_lat_bucket(lat_ns);
-
-	blkiso_ctr_add(&t->ctr, BLKISO_LO_LAT(b), w);
-	atomic64_add(lat_ns * w, &t->ctr.lat_sum_ns);
+	atomic64_add(w, &fb->lat.bucket[blkiso_lat_bucket(lat_ns)]);
+	atomic64_add(lat_ns * w, &fb->lat.sum_ns);
 }
 
 /*
  * A timed bio of a counted-only tenant (no per-CPU area): the feedback
- * tick's inputs, only for a tenant it visits (its feedback state; a bio
- * that arrived before it had one was not timed, unless sampled), and the
- * latency histogram.  Its feedback state and weight loaded only here.
+ * tick's inputs and the latency histogram, both in its feedback state (a
+ * bio is timed only once its tenant has one, which is kept until the
+ * tenant is freed).  Its feedback state and weight loaded only here.
  */
 static __always_inline void blkiso_end_io_shared_timed(struct blkiso_tenant *t,
 						       struct blkiso_bio *pb,
@@ -1191,18 +1171,18 @@ static __always_inline void blkiso_end_io_shared_timed(struct blkiso_tenant *t,
 	struct blkiso_fb_shared *fc;
 	unsigned long flags;
 
-	if (unlikely(fb)) {
-		fc = &fb->ctr;
-		atomic64_add(dev_ns * w, &fc->dev_ns);
-		if (dev_ns > READ_ONCE(fb->target_ns))
-			atomic64_add(w, &fc->missed);
-		if (unlikely(READ_ONCE(fb->extremes))) {
-			spin_lock_irqsave(&fb->lock, flags);
-			blkiso_feedback_extremes(t, fb, &fc->ext, dev_ns, pb->units);
-			spin_unlock_irqrestore(&fb->lock, flags);
-		}
+	if (unlikely(!fb))
+		return;
+	fc = &fb->ctr;
+	atomic64_add(dev_ns * w, &fc->dev_ns);
+	if (dev_ns > READ_ONCE(fb->target_ns))
+		atomic64_add(w, &fc->missed);
+	if (unlikely(READ_ONCE(fb->extremes))) {
+		spin_lock_irqsave(&fb->lock, flags);
+		blkiso_feedback_extremes(t, fb, &fc->ext, dev_ns, pb->units);
+		spin_unlock_irqrestore(&fb->lock, flags);
 	}
-	blkiso_lat_add(t, w, lat_ns);
+	blkiso_lat_add(fb, w, lat_ns);
 }
 
 /*
@@ -1223,7 +1203,7 @@ static noinline __cold int blkiso_end_io_carry(struct blkiso_bio *pb, struct blk
 		atomic_add(pb->units, &c->lo[blkiso_lo_stat(BLKISO_RUNITS) + dir]);
 	blkiso_ctr_carry(c, &c->lo[blkiso_lo_stat(BLKISO_RBYTES) + dir]);
 	blkiso_ctr_carry(c, &c->lo[blkiso_lo_stat(BLKISO_RUNITS) + dir]);
-	atomic64_inc(&c->ios[dir]);
+	atomic64_inc(&t->ios[dir]);
 	return DM_ENDIO_DONE;
 }
 
@@ -1252,7 +1232,7 @@ static __always_inline int blkiso_end_io_shared(struct blkiso_tenant *t,
 	if (unlikely(blkiso_ctr_add_test(&c->lo[blkiso_lo_stat(BLKISO_RUNITS)] + dir, pb->units)))
 		return blkiso_end_io_carry(pb, t, false);
 	/* 64-bit, no carry: the bio's last access to @t (blkiso_lo_stat()) */
-	atomic64_inc(&c->ios[dir]);
+	atomic64_inc(&t->ios[dir]);
 	return DM_ENDIO_DONE;
 }
 
@@ -1260,10 +1240,10 @@ static __always_inline int blkiso_end_io_shared(struct blkiso_tenant *t,
  * A timed bio of a tenant with a per-CPU area (@pc): the feedback tick's
  * inputs, device latency and misses (IRQ-safe ops); a configured tenant
  * has its feedback state (NULL: only while the line that gives it both is
- * being published), and then every bio of it is timed, but for one that
- * arrived before.  The latency histogram is the tenant's, shared by its
- * CPUs, for a configured tenant too (issue 18: 264 bytes less per CPU); a
- * lock-prefixed add where a per-CPU one was, same instruction count.
+ * being published), and a bio is timed only once it has.  The latency
+ * histogram is the tenant's, in that state, shared by its CPUs (issue 18:
+ * 264 bytes less per CPU); a lock-prefixed add where a per-CPU one was,
+ * same instruction count.
  */
 static __always_inline void blkiso_end_io_pcpu_timed(struct blkiso_tenant *t,
 						     struct blkiso_tenant_pcpu __percpu *pc,
@@ -1275,15 +1255,17 @@ static __always_inline void blkiso_end_io_pcpu_timed(struct blkiso_tenant *t,
 	unsigned long flags;
 
 	this_cpu_add(pc->fb.dev_ns, dev_ns * w);
-	if (likely(fb) && dev_ns > READ_ONCE(fb->target_ns))
+	if (unlikely(!fb))
+		return;
+	if (dev_ns > READ_ONCE(fb->target_ns))
 		this_cpu_add(pc->fb.missed, w);
-	if (unlikely(fb && READ_ONCE(fb->extremes))) {
+	if (unlikely(READ_ONCE(fb->extremes))) {
 		local_irq_save(flags);
 		blkiso_feedback_extremes(t, fb, this_cpu_ptr(&pc->fb.ext), dev_ns,
 					 pb->units);
 		local_irq_restore(flags);
 	}
-	blkiso_lat_add(t, w, lat_ns);
+	blkiso_lat_add(fb, w, lat_ns);
 }
 
 /*

@@ -99,7 +99,7 @@ static void blkiso_tenant_release(struct kobject *kobj)
 		kmem_cache_free(blkiso_quota_cache, t->quota);
 	blkiso_fb_free(t);
 	kfree(t->parkq);
-	kfree(t->ctr.hi);
+	kfree(t->ctr_hi);
 	kmem_cache_free(blkiso_tenant_cache, t);
 	atomic_long_dec(&blkiso_live_tenants);
 }
@@ -185,9 +185,10 @@ int blkiso_parkq_get(struct blkiso_tenant *t, gfp_t gfp)
 
 /*
  * Give @t its own quota (struct blkiso_quota: line and meter, at the
- * defaults) and its per-CPU area (counters, local buckets, latency
- * histogram), unless it has them: before a line configures it, so that a
- * capped tenant always has both (charges and ancestor holds use them).
+ * defaults) and its per-CPU area (counters, local buckets), and its
+ * feedback state (the controllers, the latency histogram), unless it has
+ * them: before a line configures it, so that a capped tenant always has
+ * them (charges and ancestor holds use them).
  * The counters already in its shared set stay there (readers add both),
  * so no count is lost or doubled across the change, whatever is in
  * flight; a bio that read the shared quota_none found no cap and charged
@@ -423,6 +424,7 @@ static DEFINE_SPINLOCK(blkiso_ctr_carry_lock);
  */
 noinline __cold void blkiso_ctr_carry(struct blkiso_tenant_ctr *c, atomic_t *lo)
 {
+	struct blkiso_tenant *t = container_of(c, struct blkiso_tenant, ctr);
 	unsigned int i = lo - c->lo;
 	struct blkiso_ctr_hi *hi;
 	unsigned long flags;
@@ -434,14 +436,14 @@ noinline __cold void blkiso_ctr_carry(struct blkiso_tenant_ctr *c, atomic_t *lo)
 		     blkiso_lo_stat(BLKISO_WBYTES) != blkiso_lo_stat(BLKISO_RBYTES) + 1 ||
 		     blkiso_lo_stat(BLKISO_WUNITS) != blkiso_lo_stat(BLKISO_RUNITS) + 1);
 	spin_lock_irqsave(&blkiso_ctr_carry_lock, flags);
-	hi = c->hi;
+	hi = t->ctr_hi;
 	if (!hi) {
 		hi = kzalloc(sizeof(*hi), GFP_ATOMIC | __GFP_NOWARN);
 		if (!hi)
 			goto out;
 		seqcount_spinlock_init(&hi->seq, &blkiso_ctr_carry_lock);
 		/* readers load it with acquire: they see it initialised */
-		smp_store_release(&c->hi, hi);
+		smp_store_release(&t->ctr_hi, hi);
 	}
 	/* another CPU may have carried this half since its add */
 	m = (u32)atomic_read(lo) & ~(BLKISO_CARRY_AT - 1);
@@ -463,34 +465,34 @@ noinline __cold void blkiso_ctr_carry_passed(struct blkiso_tenant *t)
 }
 
 /*
- * @c's counts @from .. @from + @n - 1 (indices of struct blkiso_tenant_ctr's
- * halves) into @v, each whole: the 32-bit half and the 64-bit one read in
- * one @seq read section, so a carry between them is retried, never seen as
- * a fall.  Without the 64-bit set, a carry that allocated it meanwhile (its
- * lowered half seen) is seen by the re-check.
+ * @t's shared set's counts (indices of struct blkiso_tenant_ctr's halves)
+ * into @v, each whole: the 32-bit half and the 64-bit one read in one @seq
+ * read section, so a carry between them is retried, never seen as a fall.
+ * Without the 64-bit set, a carry that allocated it meanwhile (its lowered
+ * half seen) is seen by the re-check.
  */
-static void blkiso_ctr_read(const struct blkiso_tenant_ctr *c, u64 *v,
-			    unsigned int from, unsigned int n)
+static void blkiso_ctr_read(const struct blkiso_tenant *t, u64 *v)
 {
+	const struct blkiso_tenant_ctr *c = &t->ctr;
 	const struct blkiso_ctr_hi *hi;
 	unsigned int seq, i;
 
 	/* pairs with the carry's release: the set is seen initialised */
-	hi = smp_load_acquire(&c->hi);
+	hi = smp_load_acquire(&t->ctr_hi);
 	if (!hi) {
-		for (i = 0; i < n; i++)
-			v[i] = (u32)atomic_read(&c->lo[from + i]);
+		for (i = 0; i < BLKISO_NR_LO; i++)
+			v[i] = (u32)atomic_read(&c->lo[i]);
 		/* a half read after its first carry: the set is seen below */
 		smp_rmb();
 		/* pairs with the carry's release, as above */
-		hi = smp_load_acquire(&c->hi);
+		hi = smp_load_acquire(&t->ctr_hi);
 		if (!hi)
 			return;
 	}
 	do {
 		seq = read_seqcount_begin(&hi->seq);
-		for (i = 0; i < n; i++)
-			v[i] = (u32)atomic_read(&c->lo[from + i]) + READ_ONCE(hi->n[from + i]);
+		for (i = 0; i < BLKISO_NR_LO; i++)
+			v[i] = (u32)atomic_read(&c->lo[i]) + READ_ONCE(hi->n[i]);
 	} while (read_seqcount_retry(&hi->seq, seq));
 }
 
@@ -500,10 +502,10 @@ static void blkiso_ctr_read(const struct blkiso_tenant_ctr *c, u64 *v,
  */
 void blkiso_ctr_stats(const struct blkiso_tenant *t, u64 *stat)
 {
-	u64 lo[BLKISO_NR_LO_STATS];
+	u64 lo[BLKISO_NR_LO];
 	int i;
 
-	blkiso_ctr_read(&t->ctr, lo, 0, BLKISO_NR_LO_STATS);
+	blkiso_ctr_read(t, lo);
 	for (i = 0; i < BLKISO_NR_STATS; i++)
 		if (blkiso_lo_stat(i) >= 0)
 			stat[i] = lo[blkiso_lo_stat(i)];
@@ -512,25 +514,29 @@ void blkiso_ctr_stats(const struct blkiso_tenant *t, u64 *stat)
 	stat[BLKISO_ADMITTED] += lo[BLKISO_LO_PASSED];
 	stat[BLKISO_RBYTES] <<= SECTOR_SHIFT;
 	stat[BLKISO_WBYTES] <<= SECTOR_SHIFT;
-	stat[BLKISO_RIOS] = atomic64_read(&t->ctr.ios[0]);
-	stat[BLKISO_WIOS] = atomic64_read(&t->ctr.ios[1]);
+	stat[BLKISO_RIOS] = atomic64_read(&t->ios[0]);
+	stat[BLKISO_WIOS] = atomic64_read(&t->ios[1]);
 }
 
 /*
  * @t's counters: its shared set plus, if it has one, every CPU's.  Each
  * count is in one of them; one that moves from 0 to 1 between the two
- * reads is not seen yet (counts only grow).
+ * reads is not seen yet (counts only grow).  And its latency histogram
+ * and sum (@lat, @lat_sum_us: each may be NULL) if it keeps them (its
+ * feedback state's struct blkiso_lat): true; else false, and both 0.
  */
-void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us)
+bool blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_sum_us)
 {
 	struct blkiso_tenant_pcpu __percpu *pc = READ_ONCE(t->pcpu);
-	u64 sum_ns;
+	struct blkiso_fb *fb = blkiso_fb(t);
+	u64 sum_ns = 0;
 	int cpu, i;
 
 	blkiso_ctr_stats(t, stat);
-	if (lat)
-		blkiso_ctr_read(&t->ctr, lat, BLKISO_LO_LAT(0), BLKISO_LAT_BUCKETS);
-	sum_ns = atomic64_read(&t->ctr.lat_sum_ns);
+	for (i = 0; lat && i < BLKISO_LAT_BUCKETS; i++)
+		lat[i] = fb ? atomic64_read(&fb->lat.bucket[i]) : 0;
+	if (fb)
+		sum_ns = atomic64_read(&fb->lat.sum_ns);
 	for_each_possible_cpu(cpu) {
 		struct blkiso_tenant_pcpu *p;
 
@@ -545,6 +551,7 @@ void blkiso_tenant_stats(struct blkiso_tenant *t, u64 *stat, u64 *lat, u64 *lat_
 		*lat_sum_us = div_u64(sum_ns, NSEC_PER_USEC);
 	/* .end_io counts rios or wios, not "completed" as well */
 	stat[BLKISO_COMPLETED] = stat[BLKISO_RIOS] + stat[BLKISO_WIOS];
+	return fb;
 }
 
 /*

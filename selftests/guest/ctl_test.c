@@ -417,10 +417,18 @@ TEST_F_TIMEOUT(ctl, stats_returns_every_tenant_as_sysfs_counts_it, GUEST_TIMEOUT
 	struct blkiso_ioc_stats s;
 	struct blkiso_stats_rec recs[64];
 	unsigned int i, k, found = 0;
+	char line[64];
 	int c;
 
+	/*
+	 * a is configured (a line that caps nothing), so it keeps latency
+	 * figures: its first bio is timed, a p99 from a few reads (issue 18);
+	 * b and c are counted only, on a device without feedback: counters, no
+	 * latency (BLKISO_F_LATENCY unset, 0s, lat_sample=0 in sysfs).
+	 */
+	snprintf(line, sizeof(line), "/%s", cg_names[0]);
+	ASSERT_EQ(0, gu_tenant_set(self->dir, line, "riops=1000000"));
 	for (c = 0; c < NR_CG; c++) {
-		/* its first bio is timed: a p99 from a few reads (issue 18) */
 		ASSERT_EQ(0, cg_reads(cg_names[c], 16 * (c + 1)));
 		ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid[c], "completed",
 					  16 * (c + 1), 10000));
@@ -451,7 +459,17 @@ TEST_F_TIMEOUT(ctl, stats_returns_every_tenant_as_sysfs_counts_it, GUEST_TIMEOUT
 		found++;
 		EXPECT_EQ(16ULL * (c + 1), recs[i].stat[BLKISO_STAT_RIOS]);
 		EXPECT_EQ(65536ULL * (c + 1), recs[i].stat[BLKISO_STAT_RBYTES]);
-		EXPECT_NE(0ULL, recs[i].p99_us);
+		if (c == 0) {
+			EXPECT_TRUE(recs[i].flags & BLKISO_F_LATENCY);
+			EXPECT_NE(0ULL, recs[i].p99_us);
+			EXPECT_NE(0ULL, recs[i].lat_sum_us);
+			EXPECT_LT(0, gu_tenant_stat(self->dir, recs[i].cgid, "lat_sample"));
+		} else {
+			EXPECT_FALSE(recs[i].flags & BLKISO_F_LATENCY);
+			EXPECT_EQ(0ULL, recs[i].p99_us);
+			EXPECT_EQ(0ULL, recs[i].lat_sum_us);
+			EXPECT_EQ(0, gu_tenant_stat(self->dir, recs[i].cgid, "lat_sample"));
+		}
 		for (k = 0; k < BLKISO_STAT_NR; k++)
 			EXPECT_EQ(gu_tenant_stat(self->dir, recs[i].cgid, sysfs_names[k]),
 				  (long long)recs[i].stat[k]) TH_LOG("%s", sysfs_names[k]);
@@ -1040,13 +1058,14 @@ static unsigned long long latency_sum(const char *dir, unsigned long long cgid)
  * above 1000 us (i >= 10) and the mean from lat_sum_us is at least 1000 us
  * (ns >> 10 would give 977), below 5000 us; sysfs's latency file and
  * lat_sum_us show the same, and a version 1 caller gets its 152-byte
- * records.  Issue 18: a tenant without a feedback state (no line) times
- * 1 bio in lat_sample (its stats; steered to about one timed bio a jiffy,
- * so here 1 to 4 at 4 ms), each counted for itself and the bios up to the
- * next timed one: one reader's 50 reads fill the buckets with 50 up to the
- * last sample's size (50 <= sum < 50 + lat_sample), its counters stay
- * exact (50); once a line (a latency target) gives it a feedback state,
- * every bio is timed, counted once: 50 more reads add exactly 50.
+ * records.  Issue 18: a tenant whose latency no controller judges (a
+ * line that caps nothing) times 1 bio in lat_sample per CPU (its stats;
+ * steered to about one timed bio a jiffy, so here 1 to 4 at 4 ms), each
+ * counted for itself and the bios up to the next timed one: one reader's
+ * 50 reads on one CPU fill the buckets with 50 up to the last sample's
+ * size (50 <= sum < 50 + lat_sample), its counters stay exact (50); once
+ * a latency target judges it, every bio is timed, counted once: 50 more
+ * reads add exactly 50.
  */
 TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 {
@@ -1067,9 +1086,10 @@ TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", lower, lower));
 	ASSERT_EQ(0, gu_blkiso_dir("bictl2", dir, sizeof(dir)));
 	ASSERT_EQ(0, stat("/dev/mapper/bictl2", &st));
+	ASSERT_EQ(0, gu_sh("dmsetup message bictl2 0 tenant /%s riops=1000000", cg_names[0]));
 	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > /sys/fs/cgroup/%s/cgroup.procs && "
-			   "exec dd if=/dev/mapper/bictl2 of=/dev/null bs=4k count=50 "
-			   "iflag=direct 2>/dev/null'", cg_names[0]));
+			   "exec taskset -c 0 dd if=/dev/mapper/bictl2 of=/dev/null bs=4k "
+			   "count=50 iflag=direct 2>/dev/null'", cg_names[0]));
 	memset(&s, 0, sizeof(s));
 	s.hdr.size = sizeof(s);
 	s.hdr.version = BLKISO_IOCTL_VERSION;
@@ -1131,11 +1151,11 @@ TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 	EXPECT_EQ(EINVAL, ioc(self->fd, BLKISO_IOC_STATS, &s));
 
 	/* a latency target: a feedback state, every bio timed */
-	ASSERT_EQ(0, gu_sh("dmsetup message bictl2 0 tenant /%s latency_us=50000",
+	ASSERT_EQ(0, gu_sh("dmsetup message bictl2 0 tenant /%s riops=1000000 latency_us=50000",
 			   cg_names[0]));
 	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > /sys/fs/cgroup/%s/cgroup.procs && "
-			   "exec dd if=/dev/mapper/bictl2 of=/dev/null bs=4k count=50 "
-			   "iflag=direct 2>/dev/null'", cg_names[0]));
+			   "exec taskset -c 0 dd if=/dev/mapper/bictl2 of=/dev/null bs=4k "
+			   "count=50 iflag=direct 2>/dev/null'", cg_names[0]));
 	s.hdr.version = BLKISO_IOCTL_VERSION;
 	s.recs = (unsigned long)recs;
 	ASSERT_EQ(0, ioc(self->fd, BLKISO_IOC_STATS, &s));
@@ -1153,8 +1173,8 @@ TEST_F_TIMEOUT(ctl, latency_histogram_in_us, GUEST_TIMEOUT)
 }
 
 /*
- * Issue 18: the latency sampling follows a tenant's rate.  One reader, no
- * line, 20,000 4 KiB reads at QD1 from a null_blk that completes at once
+ * Issue 18: the latency sampling follows a tenant's rate.  One reader on
+ * one CPU, a line that caps nothing, 20,000 4 KiB reads at QD1 from a null_blk that completes at once
  * (on the ordinary kernels hundreds a jiffy): the sampling is steered to
  * about one timed bio a jiffy, up to 1 in 256, so it ends at least a
  * quarter of the reads a jiffy measured around them (the kernel's jiffies
@@ -1170,10 +1190,13 @@ TEST_F_TIMEOUT(ctl, latency_sampling_follows_the_rate, GUEST_TIMEOUT)
 {
 	long long sample, completed, j0, j1, per_jiffy;
 	unsigned long long sum;
+	char cg[64];
 
+	snprintf(cg, sizeof(cg), "/%s", cg_names[0]);
+	ASSERT_EQ(0, gu_tenant_set(self->dir, cg, "riops=1000000"));
 	j0 = jiffies_now();
 	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > /sys/fs/cgroup/%s/cgroup.procs && "
-			   "exec dd if=" DM_DEV " of=/dev/null bs=4k count=20000 "
+			   "exec taskset -c 0 dd if=" DM_DEV " of=/dev/null bs=4k count=20000 "
 			   "iflag=direct 2>/dev/null'", cg_names[0]));
 	j1 = jiffies_now();
 	ASSERT_LT(0, j0);
@@ -1193,7 +1216,8 @@ TEST_F_TIMEOUT(ctl, latency_sampling_follows_the_rate, GUEST_TIMEOUT)
 	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > /sys/fs/cgroup/%s/cgroup.procs && "
 			   "exec fio --name=slow --filename=" DM_DEV " --rw=randread --bs=4k "
 			   "--direct=1 --ioengine=psync --rate_iops=100 --number_ios=300 "
-			   "--size=64m --eta=never --output=/dev/null'", cg_names[0]));
+			   "--cpus_allowed=0 --size=64m --eta=never --output=/dev/null'",
+			   cg_names[0]));
 	completed = gu_tenant_stat(self->dir, self->cgid[0], "completed");
 	sample = gu_tenant_stat(self->dir, self->cgid[0], "lat_sample");
 	sum = latency_sum(self->dir, self->cgid[0]);
@@ -1215,8 +1239,12 @@ TEST_F_TIMEOUT(ctl, blkisoctl_tenant_commands_and_prometheus, GUEST_TIMEOUT)
 	const char *prom = "/tmp/ctl_test.prom";
 
 	ASSERT_EQ(0, cg_reads(cg_names[0], 30));
+	/* c stays counted only: its counters, no latency figures */
+	ASSERT_EQ(0, cg_reads(cg_names[2], 5));
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " tenant set dev " DM_NAME " cgroup %s "
 			       "riops=400 2>&1", cg_names[0])) TH_LOG("%s", out);
+	/* timed from its line on (issue 18: a counted-only tenant keeps no latency) */
+	ASSERT_EQ(0, cg_reads(cg_names[0], 30));
 	/* the old order, and the keywords in the other order */
 	ASSERT_EQ(0, gu_sh(CTL " set /%s " DM_NAME " wiops=300", cg_names[1]));
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " tenant get cgroup /%s dev " DM_NAME,
@@ -1257,6 +1285,12 @@ TEST_F_TIMEOUT(ctl, blkisoctl_tenant_commands_and_prometheus, GUEST_TIMEOUT)
 		 cg_names[0]);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"lat_hist\":[")) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "{\"cgid\":%llu,\"cgroup\":\"/%s\",", self->cgid[2],
+		 cg_names[2]);
+	ASSERT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(strstr(out, want), "\"rios\":5,")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(strstr(out, want), "\"p99_us\":null,\"lat_sum_us\":null,"
+			       "\"lat_hist\":null}")) TH_LOG("%s", out);
 
 	/* --prometheus, this device and every device: promtool accepts both */
 	ASSERT_EQ(0, gu_sh(CTL " stats --prometheus dev " DM_NAME " > %s", prom));
@@ -1264,16 +1298,23 @@ TEST_F_TIMEOUT(ctl, blkisoctl_tenant_commands_and_prometheus, GUEST_TIMEOUT)
 			       "check metrics < %s 2>&1", prom)) TH_LOG("%s", out);
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), "cat %s", prom));
 	snprintf(want, sizeof(want), "blkiso_ios_total{device=\"" DM_NAME "\",cgroup=\"/%s\","
-		 "cgroup_id=\"%llu\",direction=\"read\"} 30\n", cg_names[0], self->cgid[0]);
+		 "cgroup_id=\"%llu\",direction=\"read\"} 60\n", cg_names[0], self->cgid[0]);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
-	/* its 30 reads came without a line: the histogram's estimate of them */
+	/*
+	 * the histogram's estimate of the 30 reads after its line (sampled
+	 * per CPU, the first one timed), as sysfs has it
+	 */
 	snprintf(want, sizeof(want), "blkiso_latency_seconds_count{device=\"" DM_NAME "\","
 		 "cgroup=\"/%s\",cgroup_id=\"%llu\"} %llu\n", cg_names[0], self->cgid[0],
 		 latency_sum(self->dir, self->cgid[0]));
-	EXPECT_LE(30ULL, latency_sum(self->dir, self->cgid[0]));
-	EXPECT_GT(30ULL + gu_tenant_stat(self->dir, self->cgid[0], "lat_sample"),
-		  latency_sum(self->dir, self->cgid[0]));
+	EXPECT_LT(0ULL, latency_sum(self->dir, self->cgid[0]));
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	/* c's counters, and no histogram series */
+	snprintf(want, sizeof(want), "blkiso_ios_total{device=\"" DM_NAME "\",cgroup=\"/%s\","
+		 "cgroup_id=\"%llu\",direction=\"read\"} 5\n", cg_names[2], self->cgid[2]);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "cgroup_id=\"%llu\",le=", self->cgid[2]);
+	EXPECT_EQ(NULL, strstr(out, want)) TH_LOG("%s", out);
 	snprintf(want, sizeof(want), "blkiso_configured{device=\"" DM_NAME "\",cgroup=\"/%s\","
 		 "cgroup_id=\"%llu\"} 1\n", cg_names[0], self->cgid[0]);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);

@@ -492,14 +492,15 @@ static int read_from_each(const char *dev, int n)
  * own allocation (with it, or at the first parked bio), 464 with 32-bit
  * latency buckets (carried into a 64-bit set allocated at the first
  * overflow), 400 with 32-bit counters carried into the same set and the
- * sysfs queue's link singly linked, as
- * BLKISO_TENANT_MAX_BYTES holds at build time (not on the debug kernel,
+ * sysfs queue's link singly linked, 256 (the goal) once its latency
+ * histogram moved to the feedback state and its parked count to the class
+ * queues, as BLKISO_TENANT_MAX_BYTES holds at build time (not on the debug kernel,
  * whose locks are larger).  The slab
  * growth a counted-only tenant adds over what a dm-linear device costs a
  * cgroup is logged, not asserted: it holds its sysfs directory too, and
  * the guest's other slab activity meanwhile.
  */
-#define MEM_TENANT_BYTES_MAX	400
+#define MEM_TENANT_BYTES_MAX	256
 /*
  * On the debug kernel a cgroup's creation, each task move and each removal
  * cost far more (lockdep, KASAN; measured when its guest had one CPU): a

@@ -77,12 +77,17 @@ static void fake_init(struct fake *f)
 			r->lat[9] = 20 + k;
 			r->lat_sum_us = 10ULL * 5 + 20ULL * 300 + k;
 			r->queued = k;
-			r->flags = k == 1 ? BLKISO_F_CONFIGURED : 0;
+			r->flags = BLKISO_F_LATENCY | (k == 1 ? BLKISO_F_CONFIGURED : 0);
 		}
 		f->pd[d] = (struct prom_dev){ &f->dev[d], &f->st[d], f->recs[d] };
 	}
 	b = BLKISO_LAT_BUCKETS - 1;
 	f->recs[1][1].lat[b] = 1;		/* one beyond 2^30 us */
+	/* "data"'s 101 is counted only, on a device without feedback: no latency */
+	r = &f->recs[0][2];
+	memset(r->lat, 0, sizeof(r->lat));
+	r->lat_sum_us = 0;
+	r->flags = 0;
 }
 
 /* The exposition of the fake snapshot, in a file and in @buf. */
@@ -173,6 +178,11 @@ TEST(prometheus_says_what_the_snapshot_holds)
 	/* the open last bucket counts in +Inf only */
 	EXPECT_NE(NULL, strstr(buf, "cgroup_id=\"555\",le=\"536.870912\"} 32\n"));
 	EXPECT_NE(NULL, strstr(buf, "cgroup_id=\"555\",le=\"+Inf\"} 33\n"));
+	/* a tenant that keeps no latency has its counters and no histogram series */
+	EXPECT_NE(NULL, strstr(buf, "blkiso_ios_total{device=\"data\",cgroup=\"/2024-batch/"
+				    "we\\\"ird\\\\\",cgroup_id=\"101\",direction=\"read\"} 12\n"));
+	EXPECT_EQ(NULL, strstr(buf, "cgroup_id=\"101\",le="));
+	EXPECT_EQ(NULL, strstr(buf, "blkiso_latency_seconds_count{device=\"data\",cgroup=\"/2024-"));
 }
 
 /* Every tool answers --help, -h, --version and -V with status 0. */

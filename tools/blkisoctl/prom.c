@@ -90,6 +90,9 @@ static void histogram(FILE *f, const struct prom_dev *d, unsigned int n,
 			const struct blkiso_stats_rec *r = &d[i].recs[k];
 			uint64_t cum = 0;
 
+			/* no series for a tenant that keeps no latency (counted only) */
+			if (!(r->flags & BLKISO_F_LATENCY))
+				continue;
 			/* bucket b: below 2^b us; the last one is open-ended (+Inf) */
 			for (b = 0; b < BLKISO_LAT_BUCKETS; b++) {
 				cum += r->lat[b];

@@ -85,9 +85,16 @@ static void print_json(const struct bdev *dev, const struct blkiso_ioc_stats *st
 		       r[i].flags & BLKISO_F_CONFIGURED ? "true" : "false");
 		for (k = 0; k < BLKISO_STAT_NR; k++)
 			printf(",\"%s\":%llu", stat_names[k], (unsigned long long)r[i].stat[k]);
-		printf(",\"queued\":%u,\"p50_us\":%llu,\"p99_us\":%llu,\"lat_sum_us\":%llu,"
-		       "\"lat_hist\":[", r[i].queued, (unsigned long long)r[i].p50_us,
-		       (unsigned long long)r[i].p99_us, (unsigned long long)r[i].lat_sum_us);
+		printf(",\"queued\":%u", r[i].queued);
+		/* a tenant without latency figures (counted only): null, not 0 */
+		if (!(r[i].flags & BLKISO_F_LATENCY)) {
+			printf(",\"p50_us\":null,\"p99_us\":null,\"lat_sum_us\":null,"
+			       "\"lat_hist\":null}");
+			continue;
+		}
+		printf(",\"p50_us\":%llu,\"p99_us\":%llu,\"lat_sum_us\":%llu,\"lat_hist\":[",
+		       (unsigned long long)r[i].p50_us, (unsigned long long)r[i].p99_us,
+		       (unsigned long long)r[i].lat_sum_us);
 		for (k = 0; k < BLKISO_LAT_BUCKETS; k++)
 			printf("%s%llu", k ? "," : "", (unsigned long long)r[i].lat[k]);
 		printf("]}");
@@ -103,9 +110,18 @@ static const char *path_col(uint64_t cgid)
 	return p ? p : "(removed)";
 }
 
+/* A latency figure @us of @r for a table column: "-" if @r keeps none. */
+static void lat_col(const struct blkiso_stats_rec *r, uint64_t us, char *buf, size_t size)
+{
+	if (r->flags & BLKISO_F_LATENCY)
+		snprintf(buf, size, "%llu", (unsigned long long)us);
+	else
+		snprintf(buf, size, "-");
+}
+
 static void print_table(const struct blkiso_ioc_stats *st, const struct blkiso_stats_rec *r)
 {
-	char id[24];
+	char id[24], p50[24], p99[24];
 	unsigned int i;
 
 	printf("%-12s %10s %10s %8s %10s %6s %12s %12s %6s %8s %8s %s\n", "ID", "ARRIVED",
@@ -113,7 +129,9 @@ static void print_table(const struct blkiso_ioc_stats *st, const struct blkiso_s
 	       "P50_US", "P99_US", "CGROUP");
 	for (i = 0; i < st->count; i++) {
 		cgid_str(r[i].cgid, id, sizeof(id));
-		printf("%-12s %10llu %10llu %8llu %10llu %6llu %12llu %12llu %6u %8llu %8llu %s\n",
+		lat_col(&r[i], r[i].p50_us, p50, sizeof(p50));
+		lat_col(&r[i], r[i].p99_us, p99, sizeof(p99));
+		printf("%-12s %10llu %10llu %8llu %10llu %6llu %12llu %12llu %6u %8s %8s %s\n",
 		       id, (unsigned long long)r[i].stat[BLKISO_STAT_ARRIVED],
 		       (unsigned long long)r[i].stat[BLKISO_STAT_ADMITTED],
 		       (unsigned long long)r[i].stat[BLKISO_STAT_PARKED],
@@ -121,8 +139,7 @@ static void print_table(const struct blkiso_ioc_stats *st, const struct blkiso_s
 		       (unsigned long long)r[i].stat[BLKISO_STAT_ERRORS],
 		       (unsigned long long)r[i].stat[BLKISO_STAT_RBYTES],
 		       (unsigned long long)r[i].stat[BLKISO_STAT_WBYTES], r[i].queued,
-		       (unsigned long long)r[i].p50_us, (unsigned long long)r[i].p99_us,
-		       path_col(r[i].cgid));
+		       p50, p99, path_col(r[i].cgid));
 	}
 }
 
@@ -302,7 +319,7 @@ static void print_rates(const struct bdev *dev, const struct blkiso_ioc_stats *s
 				    BLKISO_STAT_WBYTES, BLKISO_STAT_PARKED };
 	struct blkiso_tick_rec devrec, *tr = calloc(st->count + 1, sizeof(*tr));
 	bool dev_has, *has = calloc(st->count + 1, sizeof(*has));
-	char id[24], md[16], slots[16], delay[24];
+	char id[24], md[16], slots[16], delay[24], p99[24];
 	double rate[5];
 	unsigned int i, k;
 
@@ -345,22 +362,25 @@ static void print_rates(const struct bdev *dev, const struct blkiso_ioc_stats *s
 			snprintf(slots, sizeof(slots), "%s", opt.json ? "null" : "-");
 			snprintf(delay, sizeof(delay), "%s", opt.json ? "null" : "-");
 		}
+		lat_col(&r[i], r[i].p99_us, p99, sizeof(p99));
+		if (opt.json && !(r[i].flags & BLKISO_F_LATENCY))
+			snprintf(p99, sizeof(p99), "null");
 		if (opt.json) {
 			printf("%s{\"cgid\":%llu,\"cgroup\":", i ? "," : "",
 			       (unsigned long long)r[i].cgid);
 			json_str_or_null(cgroup_path(r[i].cgid));
 			printf(",\"riops\":%.1f,\"wiops\":%.1f,\"rbps\":%.0f,"
-			       "\"wbps\":%.0f,\"parked_per_s\":%.1f,\"queued\":%u,\"p99_us\":%llu,"
+			       "\"wbps\":%.0f,\"parked_per_s\":%.1f,\"queued\":%u,\"p99_us\":%s,"
 			       "\"slots\":%s,\"delay_us\":%s,\"mode\":", rate[0], rate[1], rate[2], rate[3],
-			       rate[4], r[i].queued, (unsigned long long)r[i].p99_us, slots, delay);
+			       rate[4], r[i].queued, p99, slots, delay);
 			if (has[i])
 				printf("\"%s\"}", iso_mode_str(tr[i].iso_mode, md, sizeof(md)));
 			else
 				printf("null}");
 		} else {
-			printf("%-12s %10.1f %10.1f %12.0f %12.0f %10.1f %6u %8llu %5s %8s %-7s %s\n",
+			printf("%-12s %10.1f %10.1f %12.0f %12.0f %10.1f %6u %8s %5s %8s %-7s %s\n",
 			       id, rate[0], rate[1], rate[2], rate[3], rate[4], r[i].queued,
-			       (unsigned long long)r[i].p99_us, slots, delay,
+			       p99, slots, delay,
 			       has[i] ? iso_mode_str(tr[i].iso_mode, md, sizeof(md)) : "-",
 			       path_col(r[i].cgid));
 		}

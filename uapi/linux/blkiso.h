@@ -24,7 +24,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define BLKISO_IOCTL_VERSION	4	/* 3: no LEASE; 2: no rules; 1: no DEL_TENANT, 152-byte stats records */
+#define BLKISO_IOCTL_VERSION	5	/* 4: every tenant's latency kept, no BLKISO_F_LATENCY; 3: no LEASE; 2: no rules; 1: no DEL_TENANT, 152-byte stats records */
 #define BLKISO_IOC_MAGIC	0xBA
 
 /* Lines and messages, with their NUL. */
@@ -54,6 +54,7 @@ struct blkiso_ioc_version {
 #define BLKISO_F_CONFIGURED	(1U << 1)	/* out (GET_TENANT): has a quota */
 #define BLKISO_F_RULE		(1U << 2)	/* out (v3): the quota is a rule's line */
 #define BLKISO_F_DEL		(1U << 3)	/* in (SET_RULE): remove the rule */
+#define BLKISO_F_LATENCY	(1U << 4)	/* out (STATS, v5): latency figures kept */
 
 /*
  * BLKISO_IOC_SET_TENANT: merge line ("riops=500 wbps=10M") into the quota of
@@ -110,7 +111,10 @@ enum blkiso_stat_id {
 /*
  * Buckets of the per-tenant latency histogram (arrival -> completion):
  * bucket i counts latencies below 2^i microseconds (and at least 2^(i-1)
- * us for i > 0); the last bucket counts everything from 2^30 us up.
+ * us for i > 0); the last bucket counts everything from 2^30 us up.  Kept
+ * for a tenant whose bios are timed (BLKISO_F_LATENCY): one a line
+ * configures, or any tenant of a device whose feedback counts every
+ * tenant; from then on (a counted-only tenant has counters only).
  */
 #define BLKISO_LAT_BUCKETS	32
 
@@ -124,8 +128,8 @@ struct blkiso_stats_rec {
 	__u64 p50_us;			/* latency percentiles: bucket bounds, us */
 	__u64 p99_us;
 	__u32 queued;			/* bios parked now */
-	__u32 flags;			/* BLKISO_F_CONFIGURED */
-	/* version 2 */
+	__u32 flags;			/* BLKISO_F_CONFIGURED, _RULE, _LATENCY */
+	/* version 2; 0 (with p50_us, p99_us) without BLKISO_F_LATENCY */
 	__u64 lat_sum_us;		/* sum of the latencies counted in lat[] */
 	__u64 lat[BLKISO_LAT_BUCKETS];	/* per bucket, not cumulative */
 };
