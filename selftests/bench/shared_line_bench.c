@@ -3,14 +3,14 @@
  * shared_line_bench.c - what a configured tenant's latency histogram costs
  * when its completions run on several CPUs (issue 18): .end_io makes two
  * lock-prefixed adds on the tenant's shared counters (a histogram bucket and
- * the latency sum, struct blkiso_tenant_ctr), cache lines that move to
+ * the latency sum, struct blkiso_lat in its feedback state), cache lines that move to
  * whichever CPU completes next.  Guests under TCG have no caches to
  * measure, so this runs on the host: THREADS threads pinned one per CPU,
  * each doing ITERS "completions" of GAP steps of a dependent multiply-add
  * chain (the rest of a bio's path: no memory traffic) then the two adds,
  * in three layouts: each thread on lines of its own (per-CPU counters),
- * shared with the bucket and the sum on two lines (struct
- * blkiso_tenant_ctr today: lat[] from byte 120, lat_sum_ns at 376), and
+ * shared with the bucket and the sum on two lines (struct blkiso_lat
+ * today: 64-bit buckets, the sum 256 bytes after the first), and
  * shared on one line.  Each layout runs ROUNDS times, alternated, and the
  * fastest round counts (other load on the host only adds time).  Prints ns
  * per completion for each and the shared layouts' extra cost per
