@@ -110,13 +110,16 @@ static const char *path_col(uint64_t cgid)
 	return p ? p : "(removed)";
 }
 
-/* A latency figure @us of @r for a table column: "-" if @r keeps none. */
+/*
+ * A latency figure @us of @r for a column or a JSON value: if @r keeps
+ * none, "-" (null in JSON), as the columns of a tenant without slots.
+ */
 static void lat_col(const struct blkiso_stats_rec *r, uint64_t us, char *buf, size_t size)
 {
 	if (r->flags & BLKISO_F_LATENCY)
 		snprintf(buf, size, "%llu", (unsigned long long)us);
 	else
-		snprintf(buf, size, "-");
+		snprintf(buf, size, "%s", opt.json ? "null" : "-");
 }
 
 static void print_table(const struct blkiso_ioc_stats *st, const struct blkiso_stats_rec *r)
@@ -363,8 +366,6 @@ static void print_rates(const struct bdev *dev, const struct blkiso_ioc_stats *s
 			snprintf(delay, sizeof(delay), "%s", opt.json ? "null" : "-");
 		}
 		lat_col(&r[i], r[i].p99_us, p99, sizeof(p99));
-		if (opt.json && !(r[i].flags & BLKISO_F_LATENCY))
-			snprintf(p99, sizeof(p99), "null");
 		if (opt.json) {
 			printf("%s{\"cgid\":%llu,\"cgroup\":", i ? "," : "",
 			       (unsigned long long)r[i].cgid);
