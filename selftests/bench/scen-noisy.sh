@@ -241,10 +241,14 @@ noisy_line() {	# cgroup line role: a blkiso tenant line (empty: none)
 }
 
 # ring_poll cgroup...: the device's and the tenants' rings into $RUN/ring-*
-# every 100 ms until $RUN/ring.stop exists (builtins only: no fork per read)
+# every 100 ms until $RUN/ring.stop exists.  Builtins only, as dstat_poll:
+# no fork per read and no sleep(1) (a FIFO's read times the wait).  It runs
+# in blkiso's runs only, so a process started every 100 ms would disturb
+# blkiso's victim and no other anchor's.
 ring_poll() {
-	local v=$1 n=$2 buf vid nid
+	local v=$1 n=$2 buf vid nid fd
 	vid=$(stat -c %i "$CG/$v") nid=$(stat -c %i "$CG/$n")
+	rm -f /tmp/ring.fifo && mkfifo /tmp/ring.fifo && exec {fd}<>/tmp/ring.fifo || return 1
 	while [ ! -e "$RUN/ring.stop" ]; do
 		read -r -d '' buf < "$SYS/ring" || true
 		printf '%s' "$buf" >> "$RUN/ring-dev.txt"
@@ -259,7 +263,7 @@ ring_poll() {
 		# the depth limit's value over time (not in the rings)
 		read -r -d '' buf < "$SYS/stats" || true
 		printf "%s %s\n" "${EPOCHREALTIME:-}" "$buf" >> "$RUN/stats-poll.txt"
-		sleep 0.1
+		read -r -t 0.1 -u "$fd" buf || true
 	done
 }
 
