@@ -514,6 +514,11 @@ struct blkiso_dev_fb {
 	unsigned long due;		/* jiffies: when the next tick is due */
 	u64 seq;			/* ticks so far */
 	u32 victims;			/* victims in this tick */
+	/*
+	 * The lower device's queue depth, 0 = unknown: the depth limit
+	 * stays under it (ctl_depth.h).  Set at each resume, read by the tick.
+	 */
+	u32 lower_slots;
 	bool overloaded;		/* detector state, for shedding */
 	struct blkiso_tick_rec ring[BLKISO_RING_DEV];
 };

@@ -882,6 +882,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	}
 	/* the device's part of step 5; it sees every tenant's step 3-4 */
 	dev->fb.ovl.any_above_commit = tk.any_above;
+	tk.ds.slots = READ_ONCE(dev->fb.lower_slots);
 	limit = blkiso_fb_depth_limit(dev, &tk.ds, tk.now);
 	flipped = dev->fb.overloaded != dev->fb.ovl.overloaded;
 	WRITE_ONCE(dev->fb.overloaded, dev->fb.ovl.overloaded);

@@ -340,9 +340,9 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 			   READ_ONCE(dev->fb.overloaded), READ_ONCE(dev->fb.ovl.m),
 			   READ_ONCE(dev->fb.ovl.miss_permille));
 	/* issue 20: the depth limit on tenants above their commitment */
-	n += sysfs_emit_at(buf, n, "depth_limit=%u depth_episodes=%llu depth_held=%llu ",
+	n += sysfs_emit_at(buf, n, "depth_limit=%u depth_episodes=%llu depth_held=%llu lower_slots=%u ",
 			   READ_ONCE(dev->fb.depth.limit), READ_ONCE(dev->fb.depth.episodes),
-			   READ_ONCE(dev->fb.depth.held));
+			   READ_ONCE(dev->fb.depth.held), READ_ONCE(dev->fb.lower_slots));
 	n += sysfs_emit_at(buf, n, "state_transitions=%llu slack_min_us=",
 			   READ_ONCE(dev->fb.ovl.transitions));
 	if (slack == BI_OVL_NO_SLACK)

@@ -96,6 +96,7 @@
 #include <linux/device-mapper.h>
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/blk-mq.h>
 #include <linux/slab.h>
 
 #include <linux/ktime.h>
@@ -1455,9 +1456,24 @@ static int blkiso_preresume(struct dm_target *ti)
 	return blkiso_dev_merge(bt->bdev, bt->params, strlen(bt->params), false);
 }
 
+/*
+ * The lower device's slots: its per-device queue depth (SCSI sets one
+ * under a shared host's), else its tag set's, 0 for a bio-based device.
+ */
+static u32 blkiso_lower_slots(struct block_device *bdev)
+{
+	struct request_queue *q = bdev_get_queue(bdev);
+
+	if (q->queue_depth)
+		return q->queue_depth;
+	return queue_is_mq(q) && q->tag_set ? q->tag_set->queue_depth : 0;
+}
+
 static void blkiso_resume(struct dm_target *ti)
 {
 	struct blkiso_target *bt = ti->private;
+
+	WRITE_ONCE(bt->bdev->fb.lower_slots, blkiso_lower_slots(bt->dev->bdev));
 
 	/* Later changes (dmsetup message, sysfs) are not undone by a resume. */
 	if (bt->params && !bt->params_applied) {

@@ -95,6 +95,16 @@ static u32 bi_depth_cut(u32 depth, u32 over_permille)
 	return (u32)bi_max_u64(1, cut);
 }
 
+/*
+ * The highest limit: one below the lower device's slots, so that a bound
+ * flood never holds them all (ctl_depth.h); no bound when they are not
+ * known, and 1 (the floor) on a one-slot device.
+ */
+static u32 bi_depth_top(const struct bi_depth_stats *s)
+{
+	return s->slots ? (u32)bi_max_u64(1, s->slots - 1) : U32_MAX;
+}
+
 /* A miss at the current limit: step under it. */
 static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 			    u64 now_ns)
@@ -103,7 +113,8 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 	d->loose = false;
 	if (d->limit == BI_DEPTH_OFF) {
 		/* the episode starts from what the floods have in the device */
-		d->limit = bi_depth_cut(s->inflight_max, s->over_permille);
+		d->limit = (u32)bi_min_u64(bi_depth_cut(s->inflight_max, s->over_permille),
+					   bi_depth_top(s));
 		d->ceiling = 0;
 		d->raised = false;
 		d->settle = 1;
@@ -171,6 +182,11 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		return d->limit;
 	}
 	d->loose = false;
+	if (d->limit >= bi_depth_top(s)) {
+		/* every slot but one: as high as it goes (or the device changed) */
+		d->limit = bi_depth_top(s);
+		return d->limit;
+	}
 	if (d->clean_ticks < p->release_ticks || d->clean_ops < s->evidence)
 		return d->limit;
 	if (!bi_depth_headroom(d)) {

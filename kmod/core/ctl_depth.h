@@ -42,6 +42,13 @@
  *                           probe that missed (up to 8x: slow release, the
  *                           limit hovers just under the depth that misses,
  *                           seeds 002 and 003), and forgotten if it holds
+ *   any                     the limit stays under the lower device's
+ *                           slots (its queue depth, when known): at that
+ *                           depth one flood holds every slot and a
+ *                           protected bio waits a whole flood request,
+ *                           which no latency before shows (at a limit of
+ *                           one on a 2-slot disk a victim's reads take one
+ *                           request flat, so headroom sees no queue)
  *   no protected tenant     limit off
  *   limit not binding       (the above-commit tenants keep fewer than
  *                           half of it in flight) for probe_ns: limit off
@@ -91,6 +98,7 @@ struct bi_depth_stats {
 	u32 over_permille;	/* worst missing tenant's mean device latency / target */
 	u32 lat_max_permille;	/* their highest device latency in the tick / target, 0 = none */
 	u32 lat_min_permille;	/* their lowest / target, 0 = none */
+	u32 slots;		/* the lower device's queue depth, 0 = unknown */
 };
 
 struct bi_depth {

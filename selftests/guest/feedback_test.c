@@ -1244,7 +1244,7 @@ static int ring_sum(FIXTURE_DATA(fb) *self, unsigned long long cgid, int ticks,
  * (2 to 13 of 2,400) and whether the limit ever came on was chance.)
  * Both modes: the limit comes on while both run (depth_episodes >= 1)
  * and the ledger holds.  Deterministic mode: from 2 s on the limit is in
- * force (1..64), A missed at most 2 % of its bios over DEPTH_TICKS ticks
+ * force (1..7: one below the 8 slots), A missed at most 2 % of its bios over DEPTH_TICKS ticks
  * (its own ring, summed as the ticks pass), A keeps 400 IOPS +-5 % (fio).
  * The span is long because the limit finds the depth that misses by
  * trying it: a try costs at most one tick of A's bios at that depth (4 of
@@ -1293,12 +1293,13 @@ static void depth_limit_case(struct __test_metadata *_metadata, FIXTURE_DATA(fb)
 	EXPECT_EQ(0ULL, fb_.errors);
 	EXPECT_EQ(0ULL, out->fa.errors);
 	EXPECT_LE(1, dev_stat(self->dir, "depth_episodes"));
+	EXPECT_EQ(8, dev_stat(self->dir, "lower_slots"));	/* the limit's top: 7 */
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 	if (!gu_icount())
 		return;
 	EXPECT_LE(DEPTH_TICKS * 9 / 10, n) TH_LOG("the ring was read too late");
 	EXPECT_LE(1, limit);
-	EXPECT_GE(64, limit);
+	EXPECT_GE(7, limit);	/* one below the 8 slots at most */
 	EXPECT_LE(1000 * missed, 20 * done);
 	EXPECT_TRUE(values_close(out->fa.read.iops, 400, 5));
 }
@@ -1430,7 +1431,7 @@ TEST_F_TIMEOUT(fb, depth_limit_binds_a_flood_whose_reads_outlast_a_tick, GUEST_T
 	struct gu_fio_job ja, jb;
 	struct gu_fio fa, fb_;
 	unsigned long long done, missed, span_us;
-	long long rios, rbytes;
+	long long rios, rbytes, limit;
 	double ring_iops;
 	int n;
 
@@ -1449,6 +1450,7 @@ TEST_F_TIMEOUT(fb, depth_limit_binds_a_flood_whose_reads_outlast_a_tick, GUEST_T
 	rbytes = gu_tenant_stat(self->dir, self->b, "rbytes");
 	n = ring_sum(self, self->a, 200, &done, &missed, &span_us);
 	ASSERT_LE(0, n);
+	limit = dev_stat(self->dir, "depth_limit");
 	rios = gu_tenant_stat(self->dir, self->b, "rios") - rios;
 	rbytes = gu_tenant_stat(self->dir, self->b, "rbytes") - rbytes;
 	ASSERT_EQ(0, gu_fio_wait(&ja, &fa));
@@ -1456,17 +1458,20 @@ TEST_F_TIMEOUT(fb, depth_limit_binds_a_flood_whose_reads_outlast_a_tick, GUEST_T
 	ring_iops = span_us ? done * 1e6 / span_us : 0;
 	TH_LOG("B %lld reads, %.0f KiB a read; limit %lld, episodes %lld, held %lld; "
 	       "A %.1f IOPS (fio), p99 %.0f us, %llu of %llu missed in %d ticks (%.3f s: %.1f IOPS)",
-	       rios, rios ? rbytes / 1024.0 / rios : 0, dev_stat(self->dir, "depth_limit"),
+	       rios, rios ? rbytes / 1024.0 / rios : 0, limit,
 	       dev_stat(self->dir, "depth_episodes"), dev_stat(self->dir, "depth_held"),
 	       fa.read.iops, fa.read.clat_p99_ns / 1e3, missed, done, n, span_us / 1e6,
 	       ring_iops);
 	EXPECT_EQ(0ULL, fb_.errors);
 	EXPECT_EQ(0ULL, fa.errors);
 	EXPECT_LE(1, dev_stat(self->dir, "depth_episodes"));
+	/* the limit's top is one below the lower queue's 2 slots */
+	EXPECT_EQ(2, dev_stat(self->dir, "lower_slots"));
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 	if (!gu_icount())
 		return;
 	EXPECT_LE(180, n) TH_LOG("the ring was read too late");
+	EXPECT_EQ(1, limit);	/* while A runs: never the 2 that fills both slots */
 	ASSERT_LT(0, rios);
 	EXPECT_GE(192 * 1024 * rios, rbytes);
 	EXPECT_LE(1000 * missed, 20 * done);

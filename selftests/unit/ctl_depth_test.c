@@ -16,6 +16,7 @@ struct rig {
 	struct bi_depth d;
 	struct bi_depth_params p;
 	u64 now;
+	u32 slots;	/* the lower device's, 0 = unknown (the default) */
 };
 
 static void rig_init(struct rig *r)
@@ -24,6 +25,7 @@ static void rig_init(struct rig *r)
 	bi_depth_params_init(&r->p);
 	bi_depth_init(&r->d);
 	r->now = 0;
+	r->slots = 0;
 }
 
 /* One tick: a protected tenant completed bios, missed or not. */
@@ -32,6 +34,7 @@ static u32 tick(struct rig *r, bool missed, u32 inflight, u32 over_permille)
 	struct bi_depth_stats s = {
 		.protected_active = true, .completed = true, .missed = missed,
 		.inflight_max = inflight, .over_permille = over_permille,
+		.slots = r->slots,
 	};
 
 	r->now += TICK_NS;
@@ -610,6 +613,40 @@ TEST(a_bound_bio_is_cut_to_one_lower_request)
 	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 2048, &q, &piece));
 	q.max_sectors = 0;
 	ASSERT_EQ(BI_DEPTH_WHOLE, bi_depth_piece(0, 2048, &q, &piece));
+}
+
+TEST(the_limit_stays_under_the_lower_slots)
+{
+	struct rig r;
+	u32 i;
+
+	/* a 2-slot disk: a flood of 16 starts at 1, not 8, and stays there */
+	rig_init(&r);
+	r.slots = 2;
+	ASSERT_EQ(1U, tick(&r, true, 16, 1500));
+	for (i = 0; i < 2000; i++)
+		ASSERT_EQ(1U, tick(&r, false, 1, 0));
+	ASSERT_EQ(0U, r.d.ceiling);
+	ASSERT_EQ(0ULL, r.d.held);	/* not a lack of headroom */
+	/* 8 slots: raised up to 7, never to 8 */
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(1U, tick(&r, true, 2, 1500));
+	for (i = 0; i < 2000 && r.d.limit < 7; i++)
+		tick(&r, false, r.d.limit, 0);
+	ASSERT_EQ(7U, r.d.limit);
+	for (i = 0; i < 2000; i++)
+		ASSERT_EQ(7U, tick(&r, false, 7, 0));
+	/* the device under it changed to 4 slots: the next clean tick obeys */
+	r.slots = 4;
+	ASSERT_EQ(3U, tick(&r, false, 7, 0));
+	/* one slot: the floor; unknown: as before (half the flood) */
+	rig_init(&r);
+	r.slots = 1;
+	ASSERT_EQ(1U, tick(&r, true, 16, 1500));
+	ASSERT_EQ(100000U, ticks_to_raise(&r));	/* it never moves */
+	rig_init(&r);
+	ASSERT_EQ(8U, tick(&r, true, 16, 1500));
 }
 
 TEST_HARNESS_MAIN

@@ -802,6 +802,7 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 	s->os.missed = 0;
 	s->os.slack_min_ns = BI_OVL_NO_SLACK;
 
+	ds.slots = s->dev.slots;	/* as the module reads the lower queue's depth */
 	pp = &s->active;
 	while ((t = *pp)) {
 		bool busy = t->is.ops || t->queued || t->inflight;
