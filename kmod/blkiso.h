@@ -448,7 +448,7 @@ struct blkiso_fb {
 	struct bi_iso iso;
 	struct bi_iso_params iso_p;
 	/*
-	 * .map reads these three in one load (@map_flags, BLKISO_FB_MAP_*:
+	 * .map reads these four in one load (@map_flags, BLKISO_FB_MAP_*:
 	 * issue 18); each is written on its own, as a byte.
 	 */
 	union {
@@ -457,6 +457,12 @@ struct blkiso_fb {
 			/* issue 20: above its commitment while the device's depth limit is on */
 			bool depth_on;
 			bool time_all;	/* every bio timed (blkiso_fb_times_all()) */
+			/*
+			 * issue 20: above its commitment on a device with the
+			 * depth limit, on or not: its bios cut to one lower
+			 * request, so that none is whole below when it comes on
+			 */
+			bool cut_on;
 		};
 		u32 map_flags;
 	};
@@ -1268,7 +1274,7 @@ static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
 }
 
 /*
- * struct blkiso_fb's map_flags: its byte of iso_on, depth_on, time_all.
+ * struct blkiso_fb's map_flags: its byte of iso_on, depth_on, time_all, cut_on.
  * @k: the byte's place in the word's memory.
  */
 #ifdef __LITTLE_ENDIAN
@@ -1279,6 +1285,7 @@ static __always_inline bool blkiso_fb_times_all(const struct blkiso_dev *dev,
 #define BLKISO_FB_MAP_ISO	BLKISO_FB_MAP_BYTE(0)
 #define BLKISO_FB_MAP_DEPTH	BLKISO_FB_MAP_BYTE(1)
 #define BLKISO_FB_MAP_TIME_ALL	BLKISO_FB_MAP_BYTE(2)
+#define BLKISO_FB_MAP_CUT	BLKISO_FB_MAP_BYTE(3)
 
 /* struct blkiso_dev's map_flags: its bytes of draining, fb_all, fb_gated. */
 #define BLKISO_DEV_MAP_DRAINING	BLKISO_FB_MAP_BYTE(0)

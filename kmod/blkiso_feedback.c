@@ -382,6 +382,7 @@ void blkiso_fb_deactivate_locked(struct blkiso_dev *dev, struct blkiso_tenant *t
 	fb->active = false;
 	WRITE_ONCE(t->fb_settled, false);
 	WRITE_ONCE(fb->depth_on, false);	/* idle: nothing to bound */
+	WRITE_ONCE(fb->cut_on, false);
 }
 
 /* The device line changed (conf_mutex held). */
@@ -657,16 +658,21 @@ static u32 blkiso_fb_depth_limit(struct blkiso_dev *dev, struct bi_depth_stats *
 }
 
 /*
- * Which tenants the depth limit binds: those above their commitment.  A
- * tenant it no longer binds, or whose limit grew, has its waiting bios
- * looked at again.  Device lock held.
+ * Which tenants the depth limit binds: those above their commitment.  On
+ * a device with the limit (@armed) their bios are cut to one lower request
+ * whether it is on or not: a whole bio sent while it was off would still
+ * be queueing its requests below when it comes on (the slow shape's first
+ * second).  A tenant it no longer binds, or whose limit grew, has its
+ * waiting bios looked at again.  Device lock held.
  */
-static void blkiso_fb_depth_bind(struct blkiso_fb *fb, u32 limit, bool *wake)
+static void blkiso_fb_depth_bind(struct blkiso_fb *fb, bool armed, u32 limit, bool *wake)
 {
-	bool on = limit != BI_DEPTH_OFF && fb->above;
+	bool on = limit != BI_DEPTH_OFF && fb->above, cut = armed && fb->above;
 
 	if (on != fb->depth_on)
 		WRITE_ONCE(fb->depth_on, on);
+	if (cut != fb->cut_on)
+		WRITE_ONCE(fb->cut_on, cut);
 	if (fb->nr_slot_wait)
 		*wake = true;
 }
@@ -898,7 +904,7 @@ static void blkiso_fb_tick(struct work_struct *work)
 	while (&s->active_node != &dev->fb.active) {
 		for (n = 0; &s->active_node != &dev->fb.active && n < BLKISO_FB_TICK_BATCH;
 		     n++, s = list_next_entry(s, active_node))
-			blkiso_fb_depth_bind(s, limit, &tk.wake);
+			blkiso_fb_depth_bind(s, dev->conf.depth_limit, limit, &tk.wake);
 		blkiso_irqsoff_done(BLKISO_IRQSOFF_TICK, t0);
 		spin_unlock_irq(&dev->lock);
 		cond_resched();

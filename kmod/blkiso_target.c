@@ -978,6 +978,13 @@ static noinline int blkiso_map_flagged(struct blkiso_dev *dev, struct bio *bio,
 			local_irq_restore(flags);
 			return blkiso_refuse(dev, bio, pb, t);
 		}
+	} else if ((fl & BLKISO_FB_MAP_CUT) &&
+		   bi_depth_cut_unbound(bio_sectors(bio),
+					bdev_get_queue(bio->bi_bdev)->limits.max_sectors,
+					READ_ONCE(dev->fb.lower_slots))) {
+		/* not bound: with no note for its rest, whole without the flag */
+		if (!blkiso_depth_cut(dev, bio, rest))
+			blkiso_nowait_unsplit(bio);
 	} else {
 		blkiso_nowait_unsplit(bio);
 	}
@@ -1595,6 +1602,8 @@ int blkiso_target_init(void)
 		     offsetof(struct blkiso_fb, map_flags) + 1);
 	BUILD_BUG_ON(offsetof(struct blkiso_fb, time_all) !=
 		     offsetof(struct blkiso_fb, map_flags) + 2);
+	BUILD_BUG_ON(offsetof(struct blkiso_fb, cut_on) !=
+		     offsetof(struct blkiso_fb, map_flags) + 3);
 	ret = blkiso_charge_init();
 	if (ret)
 		return ret;

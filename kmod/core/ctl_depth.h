@@ -148,4 +148,18 @@ static inline bool bi_depth_allows(u32 limit, u32 inflight)
 	return limit == BI_DEPTH_OFF || inflight < limit;
 }
 
+/*
+ * Is a bio of @sectors of an above-commit tenant cut while the limit is
+ * off?  Only where, whole, it would be more requests than the lower
+ * device has slots (@max_sectors each, @slots of them, 0 = unknown: no):
+ * then its requests queue below blkiso, and they still would once the
+ * limit came on (2 slots x 4 ms: a 1 MiB read is nine requests, 18 ms).
+ * Where it fits the slots it is dispatched at once, and cutting would cost
+ * a .map per request for nothing (32 slots x 50 us: the victim's CPU).
+ */
+static inline bool bi_depth_cut_unbound(u32 sectors, u32 max_sectors, u32 slots)
+{
+	return slots && max_sectors && sectors > (u64)slots * max_sectors;
+}
+
 #endif /* BLKISO_CTL_DEPTH_H */

@@ -1511,4 +1511,80 @@ TEST_F_TIMEOUT(fb, nowait_bios_the_lower_queue_would_split_are_not_refused, GUES
 	EXPECT_TRUE(gu_ledger_ok(self->dir));
 }
 
+/* What cut_case() measured of B's reads from a tick after it flowed. */
+struct cut_run {
+	long long rios, rbytes, errors, episodes;
+	unsigned long long fio_errors;
+};
+
+static void cut_case(struct __test_metadata *_metadata, FIXTURE_DATA(fb) *self,
+		     unsigned int slots, unsigned int lat_us, struct cut_run *out)
+{
+	struct gu_fio_job jb;
+	struct gu_fio f;
+
+	ASSERT_EQ(0, make_dev(self, slots, lat_us, "depth_limit=1 tick_ms=10 window_ticks=5"));
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "alloc=400 alloc_metric=iops "
+				   "isolation=wc latency_us=1500 miss_pct=1"));
+	ASSERT_EQ(0, start_flowing(self, &jb, CG_B, self->b, "--name=b --filename=" DM_DEV
+				   " --direct=1 --rw=randread --bs=1M --ioengine=io_uring"
+				   " --iodepth=32 --runtime=3 --time_based", 100));
+	/* from a tick after B flows: the tick marks it above its commitment */
+	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 2, 60));
+	out->rios = gu_tenant_stat(self->dir, self->b, "rios");
+	out->rbytes = gu_tenant_stat(self->dir, self->b, "rbytes");
+	ASSERT_EQ(0, gu_fio_wait(&jb, &f));
+	out->rios = gu_tenant_stat(self->dir, self->b, "rios") - out->rios;
+	out->rbytes = gu_tenant_stat(self->dir, self->b, "rbytes") - out->rbytes;
+	out->errors = gu_tenant_stat(self->dir, self->b, "errors");
+	out->episodes = dev_stat(self->dir, "depth_episodes");
+	out->fio_errors = f.errors;
+	TH_LOG("%u slots: B %lld reads, %.0f KiB a read, %lld with an error in blkiso, "
+	       "fio %llu errors; episodes %lld", slots, out->rios,
+	       out->rios ? out->rbytes / 1024.0 / out->rios : 0, out->errors, f.errors,
+	       out->episodes);
+	EXPECT_EQ(0, out->episodes);
+	EXPECT_EQ(0, out->errors);
+	EXPECT_EQ(0ULL, out->fio_errors);
+	EXPECT_TRUE(gu_ledger_ok(self->dir));
+	ASSERT_LE(100, out->rios);
+}
+
+/*
+ * On a device with the depth limit, a tenant above its commitment has its
+ * reads cut to one lower request while the limit is off too, where whole
+ * they would be more requests than the device has slots
+ * (doc/controllers.md, "Cut before the limit comes on"): a whole 1 MiB read
+ * sent while the limit was off keeps queueing its nine requests below
+ * blkiso once it comes on (the slow shape's first second, twenty-seventh
+ * session).  2 slots x 4 ms (the slow shape), A configured (an allocation
+ * and a latency target) but idle, so the limit never comes on; B, no line,
+ * 1 MiB io_uring reads at QD32 (REQ_NOWAIT: cut with their rests noted,
+ * never refused).  Each is cut into 127.5 KiB pieces until its rest fits
+ * the 2 slots (seven pieces and a rest of 131.5 KiB: 128 KiB a read).
+ * Both modes: no episode, B's reads after it flows average at most 192 KiB
+ * (whole they are 1,024), no error in blkiso or fio, the ledger holds.
+ */
+TEST_F_TIMEOUT(fb, a_flood_is_cut_before_the_limit_comes_on, GUEST_TIMEOUT)
+{
+	struct cut_run r;
+
+	cut_case(_metadata, self, 2, 4000, &r);
+	EXPECT_GE(192 * 1024 * r.rios, r.rbytes);
+}
+
+/*
+ * The same on 32 slots x 50 us, where a 1 MiB read (nine requests) fits
+ * the slots: not cut while the limit is off (cutting would only cost a
+ * .map per request: on the fast shape the victim's CPU).  Both modes: B's
+ * reads average at least 1,000 KiB (whole), no error, no episode.
+ */
+TEST_F_TIMEOUT(fb, a_flood_that_fits_the_slots_goes_whole, GUEST_TIMEOUT)
+{
+	struct cut_run r;
+
+	cut_case(_metadata, self, 32, 50, &r);
+	EXPECT_LE(1000LL * 1024 * r.rios, r.rbytes);
+}
+
 TEST_HARNESS_MAIN

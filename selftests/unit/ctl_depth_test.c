@@ -649,4 +649,18 @@ TEST(the_limit_stays_under_the_lower_slots)
 	ASSERT_EQ(8U, tick(&r, true, 16, 1500));
 }
 
+TEST(an_unbound_bio_is_cut_only_where_it_overflows_the_slots)
+{
+	/* 1 MiB in 255-sector requests: nine of them */
+	ASSERT_TRUE(bi_depth_cut_unbound(2048, 255, 2));	/* the slow shape */
+	ASSERT_TRUE(bi_depth_cut_unbound(2048, 255, 8));	/* ssd, slotbound */
+	ASSERT_FALSE(bi_depth_cut_unbound(2048, 255, 32));	/* fast */
+	ASSERT_FALSE(bi_depth_cut_unbound(2040, 255, 8));	/* exactly the 8 slots */
+	ASSERT_TRUE(bi_depth_cut_unbound(2041, 255, 8));
+	ASSERT_FALSE(bi_depth_cut_unbound(2048, 255, 0));	/* slots unknown */
+	ASSERT_FALSE(bi_depth_cut_unbound(2048, 0, 2));
+	/* no overflow of the product */
+	ASSERT_FALSE(bi_depth_cut_unbound(U32_MAX, U32_MAX, U32_MAX));
+}
+
 TEST_HARNESS_MAIN
