@@ -459,8 +459,9 @@ struct blkiso_fb {
 			bool time_all;	/* every bio timed (blkiso_fb_times_all()) */
 			/*
 			 * issue 20: above its commitment on a device with the
-			 * depth limit, on or not: its bios cut to one lower
-			 * request, so that none is whole below when it comes on
+			 * depth limit, on or not: a bio of more requests than
+			 * the lower device has slots is cut to one, so that
+			 * none queues below blkiso when the limit comes on
 			 */
 			bool cut_on;
 		};

@@ -659,11 +659,12 @@ static u32 blkiso_fb_depth_limit(struct blkiso_dev *dev, struct bi_depth_stats *
 
 /*
  * Which tenants the depth limit binds: those above their commitment.  On
- * a device with the limit (@armed) their bios are cut to one lower request
- * whether it is on or not: a whole bio sent while it was off would still
- * be queueing its requests below when it comes on (the slow shape's first
- * second).  A tenant it no longer binds, or whose limit grew, has its
- * waiting bios looked at again.  Device lock held.
+ * a device with the limit (@armed) their bios of more requests than the
+ * lower device has slots are cut to one whether it is on or not
+ * (bi_depth_cut_unbound()): sent whole while it was off, such a bio would
+ * still be queueing its requests below when it comes on (the slow shape's
+ * first second).  A tenant it no longer binds, or whose limit grew, has
+ * its waiting bios looked at again.  Device lock held.
  */
 static void blkiso_fb_depth_bind(struct blkiso_fb *fb, bool armed, u32 limit, bool *wake)
 {
