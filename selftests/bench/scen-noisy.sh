@@ -170,6 +170,18 @@ noisy_meta_workloads() {
 	meta guest_cpus "$(nproc) vCPUs, fio split over CPUs 0/1: ${BENCH_NOISY_CPUS:-no}; $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo "preempt: see cmdline") ($(cat /proc/cmdline))"
 }
 
+# poll_timer fifo: a poller's 100 ms wait without starting a process: a
+# FIFO that nobody writes, open in $poll_fd, whose read times out
+# (poll_wait).  Each poller runs in a background subshell of its own.
+poll_timer() {
+	rm -f "$1" && mkfifo "$1" && exec {poll_fd}<>"$1"
+}
+
+poll_wait() {
+	local none
+	read -r -t 0.1 -u "$poll_fd" none || true
+}
+
 # dstat_poll: the raw device's stat line (/sys/block/<dev>/stat; its read
 # sectors are counted as requests complete) with the time, every 100 ms,
 # into the guest's own /tmp/dstat.txt until /tmp/dstat.stop exists
@@ -187,12 +199,12 @@ noisy_meta_workloads() {
 # 2.47x solo under blkiso, and io.max's static frontier at that rate fell
 # from 757 to 29 MB/s).
 dstat_poll() {
-	local line fd
-	rm -f /tmp/dstat.fifo && mkfifo /tmp/dstat.fifo && exec {fd}<>/tmp/dstat.fifo || return 1
+	local line
+	poll_timer /tmp/dstat.fifo || return 1
 	while [ ! -e /tmp/dstat.stop ]; do
 		read -r line < "$RAWQ/../stat" || true
 		printf '%s %s\n' "${EPOCHREALTIME:-}" "$line" >> /tmp/dstat.txt
-		read -r -t 0.1 -u "$fd" line || true
+		poll_wait
 	done
 }
 
@@ -242,13 +254,13 @@ noisy_line() {	# cgroup line role: a blkiso tenant line (empty: none)
 
 # ring_poll cgroup...: the device's and the tenants' rings into $RUN/ring-*
 # every 100 ms until $RUN/ring.stop exists.  Builtins only, as dstat_poll:
-# no fork per read and no sleep(1) (a FIFO's read times the wait).  It runs
+# no fork per read and no sleep(1) (poll_timer times the wait).  It runs
 # in blkiso's runs only, so a process started every 100 ms would disturb
 # blkiso's victim and no other anchor's.
 ring_poll() {
-	local v=$1 n=$2 buf vid nid fd
+	local v=$1 n=$2 buf vid nid
 	vid=$(stat -c %i "$CG/$v") nid=$(stat -c %i "$CG/$n")
-	rm -f /tmp/ring.fifo && mkfifo /tmp/ring.fifo && exec {fd}<>/tmp/ring.fifo || return 1
+	poll_timer /tmp/ring.fifo || return 1
 	while [ ! -e "$RUN/ring.stop" ]; do
 		read -r -d '' buf < "$SYS/ring" || true
 		printf '%s' "$buf" >> "$RUN/ring-dev.txt"
@@ -263,7 +275,7 @@ ring_poll() {
 		# the depth limit's value over time (not in the rings)
 		read -r -d '' buf < "$SYS/stats" || true
 		printf "%s %s\n" "${EPOCHREALTIME:-}" "$buf" >> "$RUN/stats-poll.txt"
-		read -r -t 0.1 -u "$fd" buf || true
+		poll_wait
 	done
 }
 
