@@ -105,10 +105,11 @@ tests: $(UNIT_BINS) $(TEST_BINS)
 
 # ... and selftests/unit/mechanisms_doc.sh: doc/mechanisms.md has a row for
 # every mechanism ID cited and names only tests that exist; summary_test.sh:
-# the summary that make check passes or fails on counts a missing stage.
+# the summary that make check passes or fails on counts a missing stage;
+# bench_late_test.sh: the bench's split of the victim's late I/Os.
 unit: $(UNIT_BINS)
 	@bash selftests/run-suite.sh unit $(UNIT_BINS) selftests/unit/mechanisms_doc.sh \
-		selftests/unit/summary_test.sh
+		selftests/unit/summary_test.sh selftests/unit/bench_late_test.sh
 
 # Mutation testing (selftests/unit/mutate.py): each mutant of a core file
 # must fail a unit test; exits 1 when a file kills under 90 %.

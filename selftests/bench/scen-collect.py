@@ -51,6 +51,10 @@ noisy     metrics victim_target_iops, victim_iops (mean over the together
           neighbour_share_pct (neighbour_mb_s over its
           randread_1m_qd128_io_uring capacity), work_csv_pct (their sum),
           leftover_pct (neighbour share / (1 - victim share)),
+          victim_late_pct (its I/Os fio saw complete after its latency
+          target, %), victim_dev_late_pct and late_at_device_pct (blkiso's
+          runs: the share blkiso timed late below it, and that over the
+          former x 100; late_split()),
           victim_bounds_held (1/0: isolation mean >= 99, p05 >= 95, p99
           ratio <= 1.5), best_static_mb_s (the neighbour's MB/s in the best
           static run, anchors *-static, that held them), static_pct
@@ -75,7 +79,8 @@ ratestep  the io.max-static runs noisy's metrics; a "steps" run per phase k
           (1: R, 2: 2R, 3: R/2) rate_k, victim_iops_k, isolation_mean_pct_k,
           isolation_p05_pct_k, victim_p99_us_k, victim_solo_p99_us_k,
           p99_ratio_k, victim_bounds_held_k, neighbour_mb_s_k,
-          best_static_mb_s_k, static_pct_k and, after each step (k = 2, 3),
+          best_static_mb_s_k, static_pct_k, noisy's late-I/O split over
+          the three phases, and, after each step (k = 2, 3),
           victim_settle_s_k, neighbour_settle_s_k, settle_s_k
           (ratestep_settle(); doc/bench.md); series t_s, phase,
           victim_iops, victim_p99_us, neighbour_mb_s per 250 ms (the
@@ -263,6 +268,60 @@ def hist_total(rows):
     return total
 
 
+def late_count(bins, thr_ns):
+    """I/Os of a fio histogram above @thr_ns (bin values as hist_pct's)."""
+    return sum(n for i, n in enumerate(bins) if n and plat_idx_to_val(i) > thr_ns)
+
+
+def victim_target_ns(meta, sp99):
+    """What the victim's late I/Os are counted against: blkiso's latency
+    target where blkiso ran (its line's latency_us: its solo p99 x 1.5,
+    scen-noisy.sh), else 1.5x the run's solo p99 (the p99 bound)."""
+    for w in str(meta.get("param.victim", "")).split():
+        if w.startswith("latency_us=") and w[11:].isdigit():
+            return int(w[11:]) * 1000.0
+    return sp99 * 1.5 if sp99 else None
+
+
+def ring_totals(path):
+    """A tenant's feedback ring as ring_poll kept it (scen-noisy.sh): every
+    read is the whole ring, so reads overlap; each tick (seq) counted once.
+    (completed, missed) summed over the ticks, None without the file."""
+    ticks = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 4 and p[0].isdigit():
+                    ticks[int(p[0])] = (int(p[2]), int(p[3]))
+    except (OSError, ValueError):
+        return None
+    if not ticks:
+        return None
+    return sum(c for c, _ in ticks.values()), sum(m for _, m in ticks.values())
+
+
+def late_split(run, meta, bins, sp99):
+    """Where the victim's late I/Os were late (doc/bench.md): victim_late_pct,
+    the share of its I/Os fio saw complete after its target; and where
+    blkiso ran, victim_dev_late_pct, the share blkiso timed over the same
+    target from .map to .end_io (the device and the queues below blkiso),
+    and late_at_device_pct, the one over the other x 100: what is left is
+    time above the block layer (the submitter's wait for a CPU, the
+    completion's way back to it)."""
+    thr = victim_target_ns(meta, sp99)
+    total = sum(bins) if bins else 0
+    out = {"victim_late_pct": r1(late_count(bins, thr) * 100.0 / total, 3)
+           if thr and total else None}
+    ring = ring_totals(os.path.join(run, "ring-victim.txt"))
+    if ring and ring[0]:
+        out["victim_dev_late_pct"] = r1(ring[1] * 100.0 / ring[0], 3)
+        late = out["victim_late_pct"]
+        out["late_at_device_pct"] = r1(out["victim_dev_late_pct"] / late * 100.0, 1) \
+            if late else None
+    return out
+
+
 def near(pairs, t, tol=500):
     best = None
     for tt, v in pairs:
@@ -387,6 +446,7 @@ def noisy(run, meta, device):
         series["neighbour_mb_s"].append(r1((dev_mb_s(t) or 0.0) if ds else
                                            (near(nw, t) or 0.0) * mbs))
     metrics["neighbour_from_device"] = 1 if ds else 0
+    metrics.update(late_split(run, meta, hist_total(vh), sp99))
     return metrics, series
 
 
@@ -653,6 +713,12 @@ def ratestep(run, meta):
             series["neighbour_mb_s"].append(r1(x))
         m["_ivs_%d" % k] = ivs
         m["_sp99_%d" % k] = sp99
+        # the late I/Os of the three phases against one target (the line
+        # blkiso had, from the solo p99 at R; else 1.5x that)
+        if k == 1:
+            sp99_1 = sp99
+        late_bins = rs_sum_bins([late_bins, allb]) if k > 1 else allb
+    m.update(late_split(run, meta, late_bins or [], sp99_1))
     return m, series
 
 

@@ -137,6 +137,16 @@ def notes(name, sc):
                            "%s MB/s beside the victim; its victim's figures come with a "
                            "starved neighbour." % (r["anchor"], big(ne),
                                                    report.fmt(m.get("neighbour_mb_s"))))
+        for r in sc["runs"]:
+            m = r.get("metrics") or {}
+            if name == "noisy" and m.get("late_at_device_pct") is not None:
+                out.append("%s: %s%% of the victim's I/Os completed after its latency target "
+                           "in fio; %s%% were late where blkiso times them (`.map` to "
+                           "`.end_io`), %s%% of the late ones: the rest of its tail was "
+                           "spent above the block layer (`late_at_device_pct`, doc/bench.md)."
+                           % (r["anchor"], report.fmt(m.get("victim_late_pct")),
+                              report.fmt(m.get("victim_dev_late_pct")),
+                              report.fmt(m["late_at_device_pct"])))
         dev = sc.get("device") or {}
         if dev.get("iocost_model"):
             out.append("iocost, calibrated in this boot: `io.cost.model` `%s`, `io.cost.qos` `%s`."
