@@ -32,11 +32,11 @@
  *   limiting, clean         + 1 every release_ticks, once the protected
  *                           tenants completed enough bios since the last
  *                           miss or raise to show a miss at the strictest
- *                           one's threshold (1 % missed: 100 bios; a
- *                           victim of 1.5 bios a tick proves nothing by
- *                           two clean ticks), and only if those bios left
- *                           room for one more flood bio ahead of them
- *                           (headroom, below), up to one below the
+ *                           one's threshold three times over (1 % missed:
+ *                           300 bios; a victim of 1.5 bios a tick proves
+ *                           nothing by two clean ticks), and only if those
+ *                           bios left room for one more flood bio ahead
+ *                           of them (headroom, below), up to one below the
  *                           ceiling; the ceiling itself is tried again
  *                           after probe_ns clean, twice as long after each
  *                           probe that missed (up to 8x: slow release, the
@@ -63,8 +63,8 @@
  * makes a victim's read wait a whole flood request), so the limit stays,
  * the evidence starts again, and the next window may find room (the
  * flood's bios got smaller, the victim slower).  The highest of the
- * evidence's 1 / miss_pct bios estimates the tenant's latency at that
- * percentile, which is what its target bounds.
+ * evidence's 3 / miss_pct bios estimates the tenant's latency at that
+ * percentile, which is what its target bounds (BI_DEPTH_EVIDENCE_MULT).
  *
  * The limit counts bios, so that a bio must be one request at the lower
  * queue: a bound tenant's larger read or write is cut to its first request
@@ -82,6 +82,15 @@
 #define BI_DEPTH_RELEASE_TICKS_DEF	2
 #define BI_DEPTH_PROBE_NS_DEF		BI_NSEC_PER_SEC
 #define BI_DEPTH_PROBE_SHIFT_MAX	3	/* a failing probe waits up to 8x longer */
+/*
+ * The evidence a raise needs: this many times the bios that show one miss
+ * at the strictest threshold (1 / miss_pct).  Their highest latency is the
+ * headroom's estimate of the tenant's latency at its percentile; the
+ * highest of n bios is under that percentile with probability
+ * (1 - miss_pct)^n: 37 % for 1 / miss_pct bios, 5 % for three times as
+ * many.  With one, a third of the windows would see room that is not there.
+ */
+#define BI_DEPTH_EVIDENCE_MULT		3
 
 struct bi_depth_params {
 	u32 release_ticks;	/* clean ticks (with protected completions) per + 1 */
@@ -93,7 +102,7 @@ struct bi_depth_stats {
 	bool protected_active;	/* some tenant with a latency target had I/O */
 	bool missed;		/* one of them missed above its threshold in the tick */
 	u32 completed;		/* their bios completed in the tick */
-	u32 evidence;		/* completions that show a miss at the strictest threshold */
+	u32 evidence;		/* completions a raise needs (BI_DEPTH_EVIDENCE_MULT) */
 	u32 inflight_max;	/* deepest above-commit tenant's bios in flight now */
 	u32 over_permille;	/* worst missing tenant's mean device latency / target */
 	u32 lat_max_permille;	/* their highest device latency in the tick / target, 0 = none */

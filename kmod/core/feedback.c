@@ -198,7 +198,7 @@ void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *co
 			ds->lat_min_permille = lo;
 	}
 	if (ovl->threshold_permille)
-		ds->evidence = (u32)bi_max_u64(ds->evidence,
+		ds->evidence = (u32)bi_max_u64(ds->evidence, BI_DEPTH_EVIDENCE_MULT *
 					       bi_div_round_up_u64(BI_PERMILLE,
 								   ovl->threshold_permille));
 	if (!bi_fb_depth_missed(ovl, completed, missed))

@@ -372,10 +372,10 @@ TEST(the_fold_measures_the_latency_over_the_target)
 	ASSERT_TRUE(ds.protected_active);
 	ASSERT_EQ(0U, ds.completed);
 	ASSERT_EQ(0U, ds.evidence);
-	/* clean: completed, no miss, no ratio; 10 % shows in 10 bios */
+	/* clean: completed, no miss, no ratio; 10 % shows in 10 bios: 3 x 10 asked */
 	bi_fb_depth_fold(&ds, &c, &ovl, 10, 0, 10 * 300 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_EQ(10U, ds.completed);
-	ASSERT_EQ(10U, ds.evidence);
+	ASSERT_EQ(3U * 10, ds.evidence);
 	ASSERT_FALSE(ds.missed);
 	ASSERT_EQ(0U, ds.over_permille);
 	/* 4 of 10 missed, mean 1.2 ms against 400 us: 3000 permille */
@@ -390,13 +390,13 @@ TEST(the_fold_measures_the_latency_over_the_target)
 	ovl.threshold_permille = 30;
 	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_EQ(35U, ds.completed);
-	ASSERT_EQ(34U, ds.evidence);
+	ASSERT_EQ(3U * 34, ds.evidence);
 	ovl.threshold_permille = 10;
 	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC, 0, 0);
-	ASSERT_EQ(100U, ds.evidence);
+	ASSERT_EQ(3U * 100, ds.evidence);
 	ovl.threshold_permille = 1000;
 	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC, 0, 0);
-	ASSERT_EQ(100U, ds.evidence);
+	ASSERT_EQ(3U * 100, ds.evidence);
 	/* no threshold of its own: no evidence asked */
 	memset(&ds, 0, sizeof(ds));
 	ovl.threshold_permille = 0;
