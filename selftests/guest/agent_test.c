@@ -128,6 +128,13 @@ TEST_F_TIMEOUT(agent, four_hosts_share_the_quota_and_fail_static, GUEST_TIMEOUT)
 	gu_read(DIR "/status0", status, sizeof(status));
 	TH_LOG("4 hosts, cluster quota %d riops: %.0f reads/s (+-3 %%); host 0: %s", QUOTA, iops,
 	       status);
+	for (int h = 1; h < NR_HOSTS; h++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), DIR "/status%d", h);
+		gu_read(p, status, sizeof(status));
+		TH_LOG("host %d: %s", h, status);
+	}
 	EXPECT_TRUE(values_close(iops, QUOTA, 3));
 	ASSERT_EQ(0, gu_sh("kill -9 $(cat " DIR "/redis.pid)"));
 	iops = cluster_iops(6);
