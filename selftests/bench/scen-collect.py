@@ -374,7 +374,8 @@ def noisy(run, meta, device):
     sh = hist_rows(os.path.join(run, "solo_clat_hist.*.log"))
     nw = windows(log_rows(os.path.join(run, "n_iops.*.log")), 1000)
     iso = [min(100.0, v / target * 100.0) for _, v in vw]
-    p99 = hist_pct(hist_total(vh), 99)
+    vt = hist_total(vh)
+    p99 = hist_pct(vt, 99)
     sp99 = hist_pct(hist_total(sh), 99)
     vstart = vw[0][0] - 1000 if vw else 0
     mbs = 1048576 / 1e6
@@ -446,7 +447,7 @@ def noisy(run, meta, device):
         series["neighbour_mb_s"].append(r1((dev_mb_s(t) or 0.0) if ds else
                                            (near(nw, t) or 0.0) * mbs))
     metrics["neighbour_from_device"] = 1 if ds else 0
-    metrics.update(late_split(run, meta, hist_total(vh), sp99))
+    metrics.update(late_split(run, meta, vt, sp99))
     return metrics, series
 
 
@@ -658,6 +659,7 @@ def ratestep(run, meta):
     m = {"secs": secs, "neighbour_from_device": 1 if ds else 0}
     series = {"t_s": [], "phase": [], "victim_iops": [], "victim_p99_us": [], "neighbour_mb_s": []}
     t0 = None
+    phase_bins = []
     for k, rate in enumerate(rates, 1):
         vrows = log_rows(os.path.join(run, "v%d_iops.*.log" % k))
         vw = rs_windows(vrows)
@@ -713,12 +715,10 @@ def ratestep(run, meta):
             series["neighbour_mb_s"].append(r1(x))
         m["_ivs_%d" % k] = ivs
         m["_sp99_%d" % k] = sp99
-        # the late I/Os of the three phases against one target (the line
-        # blkiso had, from the solo p99 at R; else 1.5x that)
-        if k == 1:
-            sp99_1 = sp99
-        late_bins = rs_sum_bins([late_bins, allb]) if k > 1 else allb
-    m.update(late_split(run, meta, late_bins or [], sp99_1))
+        phase_bins.append(allb)
+    # the late I/Os of the three phases against one target (the line
+    # blkiso had, from the solo p99 at R; else 1.5x that)
+    m.update(late_split(run, meta, rs_sum_bins(phase_bins), m.get("_sp99_1")))
     return m, series
 
 

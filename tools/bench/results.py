@@ -137,9 +137,9 @@ def notes(name, sc):
                            "%s MB/s beside the victim; its victim's figures come with a "
                            "starved neighbour." % (r["anchor"], big(ne),
                                                    report.fmt(m.get("neighbour_mb_s"))))
-        for r in sc["runs"]:
+        for r in sc["runs"] if name == "noisy" else []:
             m = r.get("metrics") or {}
-            if name == "noisy" and m.get("late_at_device_pct") is not None:
+            if m.get("late_at_device_pct") is not None:
                 out.append("%s: %s%% of the victim's I/Os completed after its latency target "
                            "in fio; %s%% were late where blkiso times them (`.map` to "
                            "`.end_io`), %s%% of the late ones: the rest of its tail was "
