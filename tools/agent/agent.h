@@ -108,6 +108,7 @@ struct agent_tenant {
 	uint64_t last_spent, last_held;
 	bool seen;			/* last_* valid */
 	bool gridded;			/* a grid round was made */
+	bool wanting;			/* the store holds an ask of ours (a want > 0) */
 	enum agent_source src;
 	uint64_t fail_since_ns;		/* 0 = the store answered last time */
 	unsigned int active;		/* hosts, as the store last said */

@@ -16,7 +16,9 @@
  * last AGENT_HIST rounds' use (claims 12/20, the core's bi_demand_wavg)
  * with a quarter's margin, less the credit left; when bios were held, at
  * least one interval of the cluster bucket's rate, so that a host whose
- * demand just rose can take the whole quota at once (the ramp).  A
+ * demand just rose can take the whole quota at once (the ramp); the
+ * store caps each grant at the host's max-min fair share of the refill
+ * (agent_store.c), so that hosts asking at the same instant share it.  A
  * round's grant is handed to the kernel in AGENT_SLICES slices over the
  * interval (agent_slice).  Credit leased in fail static is a debt the
  * next answered round repays to the bucket; credit a tenant no longer
@@ -73,6 +75,7 @@ static bool agent_round(const struct agent_conf *c, struct agent_tenant *at,
 	const struct agent_tenant_conf *tc = at->conf;
 	uint64_t used = 0, held = 0, target, ask = 0, give = 0, rate = agent_global_rate(tc);
 	uint64_t have = o->left + at->pending;
+	bool going = false;
 	struct agent_grant g;
 	int i;
 
@@ -88,8 +91,12 @@ static bool agent_round(const struct agent_conf *c, struct agent_tenant *at,
 		/*
 		 * Demand went away: the credit left (in the kernel and not yet
 		 * handed to it) goes back to the cluster in one round trip,
-		 * then the tenant is idle: no more round trips.
+		 * then the tenant is idle: no more round trips.  The same call
+		 * withdraws its want from the store's fair share (with no
+		 * credit left to give, only for that): a stale want would
+		 * hold the host the demand moved to at half the refill.
 		 */
+		going = true;
 		if (at->src == AGENT_SRC_GRANTED) {
 			give = at->pending;
 			if (o->left && take_back)
@@ -97,15 +104,19 @@ static bool agent_round(const struct agent_conf *c, struct agent_tenant *at,
 		}
 		at->pending = 0;
 		at->rounds_idle++;
-		if (!give) {
+		if (!give && !(at->src == AGENT_SRC_GRANTED && at->wanting)) {
 			if (at->src == AGENT_SRC_GRANTED)
 				at->src = AGENT_SRC_NONE;
 			return true;
 		}
 	} else {
 		target = bi_demand_wavg(at->use, AGENT_HIST) * 5 / 4;
-		/* held, and the use did not just halve (demand moving away) */
-		if (held && used * 2 >= at->use[1]) {
+		/*
+		 * held, and the use did not just halve (demand moving away),
+		 * or it did with no credit left: the store's fair share
+		 * held it down, not its demand
+		 */
+		if (held && (used * 2 >= at->use[1] || !have)) {
 			uint64_t whole = per_interval(rate, c);
 
 			target = 2 * target > whole ? 2 * target : whole;
@@ -117,7 +128,8 @@ static bool agent_round(const struct agent_conf *c, struct agent_tenant *at,
 	if (!agent_store_lease(s, tc->name, rate, agent_global_max(c, tc), ask, 0, sim_now_us,
 			       3ULL * c->interval_ms * 1000, give, at->debt,
 			       (uint64_t)c->interval_ms * 1000, &g)) {
-		at->src = give && !ask ? AGENT_SRC_NONE : AGENT_SRC_GRANTED;
+		at->src = going ? AGENT_SRC_NONE : AGENT_SRC_GRANTED;
+		at->wanting = ask > 0;
 		at->fail_since_ns = 0;
 		at->active = g.active ? g.active : 1;
 		at->asked += ask;
@@ -127,7 +139,7 @@ static bool agent_round(const struct agent_conf *c, struct agent_tenant *at,
 		at->pending += g.granted;
 		return g.granted * 8 >= ask * 7;
 	}
-	if (give) {
+	if (going) {
 		/* the store is away: what was taken back is lost, not leased again */
 		at->src = AGENT_SRC_NONE;
 		return true;
@@ -207,7 +219,7 @@ uint64_t agent_check(const struct agent_conf *c, struct agent_tenant *at,
 	/* quiet: longer than two gaps between bios (a low floor admits few) */
 	quiet = at->quiet_checks >= AGENT_QUIET_CHECKS &&
 		at->quiet_checks >= 2 * at->arrival_gap;
-	if (at->src == AGENT_SRC_GRANTED && quiet && (o->left || at->pending))
+	if (at->src == AGENT_SRC_GRANTED && quiet && (o->left || at->pending || at->wanting))
 		round = true;
 	/* the first round is on the grid: all hosts' at once would find the new bucket empty */
 	if (at->src == AGENT_SRC_NONE && at->gridded && at->held_checks >= AGENT_HELD_CHECKS)

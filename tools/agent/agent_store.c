@@ -3,12 +3,18 @@
  * agent_store.c - the cluster bucket in Redis, through hiredis 0.14.
  *
  * A bucket is a hash (tokens, ts in microseconds) plus a sorted set of
- * the hosts that asked recently.  One server-side Lua script, called by
- * EVALSHA (loaded again after NOSCRIPT, e.g. on a new master), does in one
- * round trip: the lazy refill of S4-04, added = min(rate x dt, max -
- * current); the grant of S4-02, up to the amount asked, or 0
- * ("insufficient") when the bucket holds no more than the threshold; and
- * the count of active hosts.  The same call gives back credit a host
+ * the hosts that asked recently and a hash of each host's last ask and
+ * its time (its want).  One server-side Lua script, called by EVALSHA
+ * (loaded again after NOSCRIPT, e.g. on a new master), does in one round
+ * trip: the lazy refill of S4-04, added = min(rate x dt, max - current);
+ * the grant of S4-02, up to the amount asked and the host's max-min fair
+ * share, or 0 ("insufficient") when the bucket holds no more than the
+ * threshold; and the count of active hosts.  The fair share: when this
+ * ask and the wants other hosts made within 1.5 intervals (a host with
+ * demand asks once per interval) exceed one interval's refill (or the
+ * tokens held, if more), the wants are water-filled over it; without it
+ * the first host to call takes what the bucket holds, and hosts whose
+ * rounds coincide leave one host the whole refill every round.  The same call gives back credit a host
  * took back unused (capped at the bucket's capacity) and repays what a
  * host leased on its own while the store was away (fail static), so that
  * an outage does not add to the quota: the first repayment after an
@@ -92,9 +98,37 @@ static const char agent_lua[] =
 	"  end\n"
 	"end\n"
 	"tokens = math.min(tokens + tonumber(ARGV[8]), max)\n"
+	/* the fair share: max-min over the wants of the last 1.5 intervals (ARGV[10]) */
+	"local iv = tonumber(ARGV[10])\n"
+	"local cap, wants, sum, gone = ask, {}, ask, {}\n"
+	"local all = redis.call('HGETALL', KEYS[3])\n"
+	"for i = 1, #all, 2 do\n"
+	"  local w, at = string.match(all[i + 1], '^(%d+):(%d+)$')\n"
+	"  w, at = tonumber(w), tonumber(at)\n"
+	"  if not at or at < now - tonumber(ARGV[6]) then\n"
+	"    table.insert(gone, all[i])\n"
+	"  elseif all[i] ~= ARGV[7] and at >= now - iv * 3 / 2 and w > 0 then\n"
+	"    table.insert(wants, w)\n"
+	"    sum = sum + w\n"
+	"  end\n"
+	"end\n"
+	"local pool = math.max(rate * iv / 1000000, tokens)\n"
+	"if ask > 0 and sum > pool then\n"
+	"  table.insert(wants, ask)\n"
+	"  table.sort(wants)\n"
+	"  local n = #wants\n"
+	"  for _, w in ipairs(wants) do\n"
+	"    if w * n > pool then break end\n"
+	"    pool = pool - w\n"
+	"    n = n - 1\n"
+	"  end\n"
+	"  if n > 0 then cap = math.min(ask, pool / n) end\n"
+	"end\n"
+	"for _, h in ipairs(gone) do redis.call('HDEL', KEYS[3], h) end\n"
+	"redis.call('HSET', KEYS[3], ARGV[7], string.format('%d:%d', ask, now))\n"
 	"local grant = 0\n"
 	"if tokens > thr and tokens >= 1 then\n"
-	"  grant = math.floor(math.min(ask, tokens))\n"
+	"  grant = math.floor(math.min(cap, tokens))\n"
 	"  tokens = tokens - grant\n"
 	"end\n"
 	"redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(ts),\n"
@@ -227,19 +261,20 @@ int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
 		      uint64_t window_us, uint64_t give, uint64_t debt, uint64_t reserve_us,
 		      struct agent_grant *g)
 {
-	char key[128], hkey[128];
+	char key[128], hkey[128], wkey[128];
 	bool closed, retried = false;
 	redisReply *r;
 	int tries;
 
 	snprintf(key, sizeof(key), "blkiso:bucket:%s", bucket);
 	snprintf(hkey, sizeof(hkey), "blkiso:hosts:%s", bucket);
+	snprintf(wkey, sizeof(wkey), "blkiso:wants:%s", bucket);
 	for (tries = 0; tries < 3; tries++) {
 		if (store_ensure(s))
 			return -1;
 		r = redisCommand(s->ctx,
-				 "EVALSHA %s 2 %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu %llu %s",
-				 s->sha, key, hkey, (unsigned long long)rate,
+				 "EVALSHA %s 3 %s %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu %llu %s",
+				 s->sha, key, hkey, wkey, (unsigned long long)rate,
 				 (unsigned long long)max, (unsigned long long)ask,
 				 (unsigned long long)threshold, (unsigned long long)now_us,
 				 (unsigned long long)window_us, s->c->host_id,
