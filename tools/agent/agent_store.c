@@ -3,8 +3,8 @@
  * agent_store.c - the cluster bucket in Redis, through hiredis 0.14.
  *
  * A bucket is a hash (tokens, ts in microseconds) plus a sorted set of
- * the hosts that asked recently and a hash of each host's last ask and
- * its time (its want).  One server-side Lua script, called by EVALSHA
+ * the hosts that asked recently and two of each host's last ask (its
+ * want), one by size and one by time.  One server-side Lua script, called by EVALSHA
  * (loaded again after NOSCRIPT, e.g. on a new master), does in one round
  * trip: the lazy refill of S4-04, added = min(rate x dt, max - current);
  * the grant of S4-02, up to the amount asked and the host's max-min fair
@@ -98,34 +98,49 @@ static const char agent_lua[] =
 	"  end\n"
 	"end\n"
 	"tokens = math.min(tokens + tonumber(ARGV[8]), max)\n"
-	/* the fair share: max-min over the wants of the last 1.5 intervals (ARGV[10]) */
+	/*
+	 * The fair share, max-min over the wants of the last 1.5 intervals
+	 * (ARGV[10]: one interval): KEYS[3] the wants by size, KEYS[4] by
+	 * time.  Only the wants below this ask are read, smallest first, until
+	 * one no longer fits an equal part of what is left: under contention
+	 * that is the first, so a call costs O(log hosts).
+	 */
 	"local iv = tonumber(ARGV[10])\n"
-	"local cap, wants, sum, gone = ask, {}, ask, {}\n"
-	"local all = redis.call('HGETALL', KEYS[3])\n"
-	"for i = 1, #all, 2 do\n"
-	"  local w, at = string.match(all[i + 1], '^(%d+):(%d+)$')\n"
-	"  w, at = tonumber(w), tonumber(at)\n"
-	"  if not at or at < now - tonumber(ARGV[6]) then\n"
-	"    table.insert(gone, all[i])\n"
-	"  elseif all[i] ~= ARGV[7] and at >= now - iv * 3 / 2 and w > 0 then\n"
-	"    table.insert(wants, w)\n"
-	"    sum = sum + w\n"
-	"  end\n"
+	"local host, cap = ARGV[7], ask\n"
+	"local old = '(' .. string.format('%.0f', now - iv * 3 / 2)\n"
+	"for _, h in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', old)) do\n"
+	"  redis.call('ZREM', KEYS[3], h)\n"
+	"  redis.call('ZREM', KEYS[4], h)\n"
 	"end\n"
-	"local pool = math.max(rate * iv / 1000000, tokens)\n"
-	"if ask > 0 and sum > pool then\n"
-	"  table.insert(wants, ask)\n"
-	"  table.sort(wants)\n"
-	"  local n = #wants\n"
-	"  for _, w in ipairs(wants) do\n"
-	"    if w * n > pool then break end\n"
-	"    pool = pool - w\n"
-	"    n = n - 1\n"
+	"redis.call('ZREM', KEYS[3], host)\n"
+	"if ask > 0 then\n"
+	"  local left = math.max(rate * iv / 1000000, tokens)\n"
+	"  local k = redis.call('ZCARD', KEYS[3]) + 1\n"
+	"  local below = '(' .. string.format('%.0f', ask)\n"
+	"  local off, done = 0, false\n"
+	"  while not done do\n"
+	"    local w = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', below, 'WITHSCORES', 'LIMIT', off, 64)\n"
+	"    for i = 2, #w, 2 do\n"
+	"      local x = tonumber(w[i])\n"
+	"      if x * k > left then\n"
+	"        cap = left / k\n"
+	"        done = true\n"
+	"        break\n"
+	"      end\n"
+	"      left = left - x\n"
+	"      k = k - 1\n"
+	"    end\n"
+	"    if not done and #w < 128 then\n"
+	"      if ask * k > left then cap = left / k end\n"
+	"      done = true\n"
+	"    end\n"
+	"    off = off + 64\n"
 	"  end\n"
-	"  if n > 0 then cap = math.min(ask, pool / n) end\n"
+	"  redis.call('ZADD', KEYS[3], ask, host)\n"
+	"  redis.call('ZADD', KEYS[4], now, host)\n"
+	"else\n"
+	"  redis.call('ZREM', KEYS[4], host)\n"
 	"end\n"
-	"for _, h in ipairs(gone) do redis.call('HDEL', KEYS[3], h) end\n"
-	"redis.call('HSET', KEYS[3], ARGV[7], string.format('%d:%d', ask, now))\n"
 	"local grant = 0\n"
 	"if tokens > thr and tokens >= 1 then\n"
 	"  grant = math.floor(math.min(cap, tokens))\n"
@@ -261,7 +276,7 @@ int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
 		      uint64_t window_us, uint64_t give, uint64_t debt, uint64_t reserve_us,
 		      struct agent_grant *g)
 {
-	char key[128], hkey[128], wkey[128];
+	char key[128], hkey[128], wkey[128], tkey[128];
 	bool closed, retried = false;
 	redisReply *r;
 	int tries;
@@ -269,12 +284,13 @@ int agent_store_lease(struct agent_store *s, const char *bucket, uint64_t rate,
 	snprintf(key, sizeof(key), "blkiso:bucket:%s", bucket);
 	snprintf(hkey, sizeof(hkey), "blkiso:hosts:%s", bucket);
 	snprintf(wkey, sizeof(wkey), "blkiso:wants:%s", bucket);
+	snprintf(tkey, sizeof(tkey), "blkiso:wanted:%s", bucket);
 	for (tries = 0; tries < 3; tries++) {
 		if (store_ensure(s))
 			return -1;
 		r = redisCommand(s->ctx,
-				 "EVALSHA %s 3 %s %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu %llu %s",
-				 s->sha, key, hkey, wkey, (unsigned long long)rate,
+				 "EVALSHA %s 4 %s %s %s %s %llu %llu %llu %llu %llu %llu %s %llu %llu %llu %s",
+				 s->sha, key, hkey, wkey, tkey, (unsigned long long)rate,
 				 (unsigned long long)max, (unsigned long long)ask,
 				 (unsigned long long)threshold, (unsigned long long)now_us,
 				 (unsigned long long)window_us, s->c->host_id,
