@@ -476,6 +476,7 @@ struct blkiso_fb {
 	struct bi_sample mode_win;	/* its decaying window of completions */
 	u8 rate_on;			/* bit per direction: request-mode controller */
 	struct bi_ovl_tenant ovl;
+	struct bi_depth_recent depth_recent;	/* issue 20: active between its bios */
 	struct bi_rate_ctl rate[BI_NR_DIRS];
 	struct bi_rate_params rate_p[BI_NR_DIRS];
 	u64 target_ns;			/* latency target (latency_us) */

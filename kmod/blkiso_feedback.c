@@ -756,7 +756,7 @@ static void blkiso_fb_tenant_fold(struct blkiso_dev *dev, struct blkiso_fb *s,
 			       s->d[BLKISO_FB_MISSED]))
 		tk->signal = true;
 	if (bi_fb_depth_protected(conf, &dev->conf) &&
-	    (s->d[BLKISO_FB_OPS] || blkiso_fb_inflight(t)))
+	    bi_depth_recent_tick(&s->depth_recent, s->d[BLKISO_FB_OPS] || blkiso_fb_inflight(t)))
 		bi_fb_depth_fold(&tk->ds, conf, &s->ovl, s->d[BLKISO_FB_OPS],
 				 s->d[BLKISO_FB_MISSED], s->d[BLKISO_FB_DEV_NS],
 				 s->lat_min == U64_MAX ? 0 : s->lat_min, s->lat_max);

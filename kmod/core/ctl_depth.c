@@ -16,6 +16,34 @@ void bi_depth_params_init(struct bi_depth_params *p)
 	p->probe_ns = BI_DEPTH_PROBE_NS_DEF;
 }
 
+/*
+ * One tick of a protected tenant: did it have I/O (@io: a completion in
+ * the tick or a bio in flight at it)?  Returns whether it counts as
+ * active for the depth limit: while it has I/O, and after for twice the
+ * longest of its recent quiet stretches between bios (the stretch is
+ * remembered as a max decaying by a quarter per stretch), at least
+ * BI_DEPTH_QUIET_MIN ticks.  A stretch longer than BI_DEPTH_QUIET_MAX is
+ * an idle tenant starting again, not a gap between its bios.
+ * Concurrency: the tick's; @r is the tenant's.
+ */
+bool bi_depth_recent_tick(struct bi_depth_recent *r, bool io)
+{
+	if (io) {
+		if (r->quiet) {
+			u32 decayed = r->gap - r->gap / 4;
+
+			r->gap = r->quiet > BI_DEPTH_QUIET_MAX ? 0 :
+				 r->quiet > decayed ? r->quiet : decayed;
+		}
+		r->quiet = 0;
+		return true;
+	}
+	if (r->quiet <= BI_DEPTH_QUIET_MAX)
+		r->quiet++;
+	return r->quiet <= BI_DEPTH_QUIET_MAX &&
+	       r->quiet <= (2 * r->gap > BI_DEPTH_QUIET_MIN ? 2 * r->gap : BI_DEPTH_QUIET_MIN);
+}
+
 /* Concurrency: under the caller's tick serialisation (device lock). */
 void bi_depth_init(struct bi_depth *d)
 {

@@ -49,7 +49,16 @@
  *                           which no latency before shows (at a limit of
  *                           one on a 2-slot disk a victim's reads take one
  *                           request flat, so headroom sees no queue)
- *   no protected tenant     limit off
+ *   no protected tenant     limit off; a protected tenant counts while
+ *                           it has I/O and for twice the quiet stretch
+ *                           it had between its bios (at least
+ *                           BI_DEPTH_QUIET_MIN ticks, at most
+ *                           BI_DEPTH_QUIET_MAX; bi_depth_recent_tick()):
+ *                           a QD1 victim at 80 IOPS on a 4 ms disk has
+ *                           no I/O in a tick of 10 ms now and then, and
+ *                           a limit let go for that tick lets a flood
+ *                           queue what the victim then waits behind for
+ *                           seconds
  *   limit not binding       (the above-commit tenants keep fewer than
  *                           half of it in flight) for probe_ns: limit off
  *
@@ -92,6 +101,16 @@
  */
 #define BI_DEPTH_EVIDENCE_MULT		3
 
+/* A protected tenant's quiet ticks that still count as active (bi_depth_recent_tick()) */
+#define BI_DEPTH_QUIET_MIN		2
+#define BI_DEPTH_QUIET_MAX		64
+
+/* Is a protected tenant active, between its bios too?  Per tenant. */
+struct bi_depth_recent {
+	u32 quiet;		/* ticks since it last had I/O */
+	u32 gap;		/* its recent quiet stretches between bios, decaying max */
+};
+
 struct bi_depth_params {
 	u32 release_ticks;	/* clean ticks (with protected completions) per + 1 */
 	u64 probe_ns;		/* clean time before the ceiling is tried again */
@@ -129,6 +148,7 @@ struct bi_depth {
 };
 
 void bi_depth_params_init(struct bi_depth_params *p);
+bool bi_depth_recent_tick(struct bi_depth_recent *r, bool io);
 void bi_depth_init(struct bi_depth *d);
 u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		  const struct bi_depth_stats *s, u64 now_ns);

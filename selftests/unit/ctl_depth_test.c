@@ -327,6 +327,71 @@ TEST(no_protected_tenant_no_limit)
 }
 
 /* feedback.c: who is judged on its own window, and what the tick folds */
+/*
+ * A QD1 victim at 80 IOPS on a 4 ms disk has no I/O in one 10 ms tick of
+ * a few: it stays active across such a tick, and across twice its
+ * longest recent quiet stretch, then counts as gone.
+ */
+TEST(a_protected_tenant_stays_active_between_its_bios)
+{
+	struct bi_depth_recent r;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	/* I/O every other tick: the quiet tick is covered (the minimum, 2) */
+	for (i = 0; i < 10; i++) {
+		EXPECT_TRUE(bi_depth_recent_tick(&r, true));
+		EXPECT_TRUE(bi_depth_recent_tick(&r, false));
+	}
+	EXPECT_EQ(1U, r.gap);
+	/* it stops: active for BI_DEPTH_QUIET_MIN ticks, then gone */
+	EXPECT_TRUE(bi_depth_recent_tick(&r, false));
+	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
+	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
+	/* a sparser tenant: quiet stretches of 5 keep it for 10 */
+	memset(&r, 0, sizeof(r));
+	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
+	for (i = 0; i < 5; i++)
+		bi_depth_recent_tick(&r, false);
+	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
+	EXPECT_EQ(5U, r.gap);
+	for (i = 0; i < 10; i++)
+		EXPECT_TRUE(bi_depth_recent_tick(&r, false));
+	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
+	/* back after 11 quiet ticks: that stretch is the longest */
+	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
+	EXPECT_EQ(0U, r.quiet);
+	EXPECT_EQ(11U, r.gap);
+	/* a longer stretch is forgotten by a quarter per shorter one */
+	EXPECT_TRUE(bi_depth_recent_tick(&r, false));
+	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
+	EXPECT_EQ(9U, r.gap);
+}
+
+/* Idle for longer than BI_DEPTH_QUIET_MAX: starting again is no gap. */
+TEST(an_idle_tenant_starting_again_gets_no_long_grace)
+{
+	struct bi_depth_recent r;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
+	for (i = 0; i < 1000; i++)
+		bi_depth_recent_tick(&r, false);
+	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
+	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
+	EXPECT_EQ(0U, r.gap);
+	EXPECT_TRUE(bi_depth_recent_tick(&r, false));
+	EXPECT_TRUE(bi_depth_recent_tick(&r, false));
+	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
+	/* and never more than BI_DEPTH_QUIET_MAX ticks, whatever the stretch */
+	memset(&r, 0, sizeof(r));
+	r.gap = 1000;
+	for (i = 0; i < BI_DEPTH_QUIET_MAX; i++)
+		EXPECT_TRUE(bi_depth_recent_tick(&r, false));
+	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
+}
+
 TEST(depth_limit_judges_an_allocation_on_its_own_window)
 {
 	struct bi_tenant_conf victim, flood;

@@ -788,7 +788,8 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 	for (t = s->active; t; t = t->next_active) {
 		if (bi_ovl_tenant_tick(&t->ovl, &s->ovl_p, t->is.ops, t->t_missed))
 			signal = true;
-		if (bi_fb_depth_protected(&t->conf, &s->dconf) && (t->is.ops || t->inflight))
+		if (bi_fb_depth_protected(&t->conf, &s->dconf) &&
+		    bi_depth_recent_tick(&t->depth_recent, t->is.ops || t->inflight))
 			bi_fb_depth_fold(&ds, &t->conf, &t->ovl, t->is.ops, t->t_missed,
 					 t->is.dev_ns, t->is.dev_min_ns, t->t_lat_max);
 		t->tick_missed = t->t_missed;

@@ -93,6 +93,7 @@ struct sim_tenant {
 	struct bi_iso iso;
 	struct bi_iso_params iso_p;
 	struct bi_ovl_tenant ovl;
+	struct bi_depth_recent depth_recent;	/* issue 20: active between its bios */
 	struct bi_modesel ms;			/* mode=auto selector (S0-33) */
 	struct bi_sample smp, win;		/* this tick; decaying window */
 
