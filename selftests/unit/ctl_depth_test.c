@@ -348,6 +348,16 @@ TEST(a_protected_tenant_stays_active_between_its_bios)
 	EXPECT_TRUE(bi_depth_recent_tick(&r, false));
 	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
 	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
+	/* quiet stretches of 2 keep it for 4 (twice the stretch, above the minimum) */
+	memset(&r, 0, sizeof(r));
+	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
+	bi_depth_recent_tick(&r, false);
+	bi_depth_recent_tick(&r, false);
+	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
+	EXPECT_EQ(2U, r.gap);
+	for (i = 0; i < 4; i++)
+		EXPECT_TRUE(bi_depth_recent_tick(&r, false));
+	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
 	/* a sparser tenant: quiet stretches of 5 keep it for 10 */
 	memset(&r, 0, sizeof(r));
 	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
