@@ -29,19 +29,16 @@ void bi_depth_params_init(struct bi_depth_params *p)
 bool bi_depth_recent_tick(struct bi_depth_recent *r, bool io)
 {
 	if (io) {
-		if (r->quiet) {
-			u32 decayed = r->gap - r->gap / 4;
-
+		if (r->quiet)
 			r->gap = r->quiet > BI_DEPTH_QUIET_MAX ? 0 :
-				 r->quiet > decayed ? r->quiet : decayed;
-		}
+				 (u32)bi_max_u64(r->quiet, r->gap - r->gap / 4);
 		r->quiet = 0;
 		return true;
 	}
 	if (r->quiet <= BI_DEPTH_QUIET_MAX)
 		r->quiet++;
 	return r->quiet <= BI_DEPTH_QUIET_MAX &&
-	       r->quiet <= (2 * r->gap > BI_DEPTH_QUIET_MIN ? 2 * r->gap : BI_DEPTH_QUIET_MIN);
+	       r->quiet <= bi_max_u64(2 * (u64)r->gap, BI_DEPTH_QUIET_MIN);
 }
 
 /* Concurrency: under the caller's tick serialisation (device lock). */

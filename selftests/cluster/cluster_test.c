@@ -839,6 +839,7 @@ static long long ramp_ms(const struct sim *s)
 static void fair_shares(const struct sim *s, enum scen sc, double *lo, double *hi)
 {
 	double secs = s->secs - 2, d[HOSTS], left = QUOTA, fair;
+	bool whole[HOSTS] = { false };	/* gets all its demand */
 	int i, n = HOSTS, done;
 
 	for (i = 0; i < HOSTS; i++)
@@ -848,17 +849,17 @@ static void fair_shares(const struct sim *s, enum scen sc, double *lo, double *h
 		done = 1;
 		fair = left / n;
 		for (i = 0; i < HOSTS; i++)
-			if (d[i] >= 0 && d[i] < fair) {
+			if (!whole[i] && d[i] < fair) {
 				left -= d[i];
 				n--;
-				d[i] = -d[i] - 1;	/* taken: kept as -(demand + 1) */
+				whole[i] = true;
 				done = 0;
 			}
 	} while (!done && n);
 	*lo = 1e9;
 	*hi = 0;
 	for (i = 0; i < HOSTS; i++) {
-		double want = d[i] < 0 ? -d[i] - 1 : fair;
+		double want = whole[i] ? d[i] : fair;
 		double got = (s->h[i].admitted - s->h[i].admitted_2s) / secs;
 
 		if (100 * got / want < *lo)

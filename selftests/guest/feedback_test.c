@@ -1395,6 +1395,37 @@ TEST_F_TIMEOUT(fb, depth_limit_cuts_a_nowait_flood_of_large_reads, GUEST_TIMEOUT
 }
 
 /*
+ * The slow shape (2 slots x 4 ms) with the bench's depth-limit line: B,
+ * unconfigured, reads 1 MiB with io_uring at QD128 for @a_secs + 3 s; A
+ * reads 4k with psync at @iops for @a_secs, allocated @alloc IOPS with a
+ * 6 ms target (1.5x the device).  Returns 0 once both flow and 100 ticks
+ * (1 s) have passed for the flood's queue to drain and the limit to settle.
+ */
+static int slow_flood_and_victim(FIXTURE_DATA(fb) *self, struct gu_fio_job *ja,
+				 struct gu_fio_job *jb, int alloc, int iops, int a_secs)
+{
+	char line[128], args[256];
+
+	if (make_dev(self, 2, 4000, "depth_limit=1 tick_ms=10 window_ticks=5"))
+		return -1;
+	snprintf(line, sizeof(line), "alloc=%d alloc_metric=iops isolation=wc "
+		 "latency_us=6000 miss_pct=1", alloc);
+	if (gu_tenant_set(self->dir, "/" CG_A, line))
+		return -1;
+	snprintf(args, sizeof(args), "--name=b --filename=" DM_DEV " --direct=1 --rw=randread"
+		 " --bs=1M --ioengine=io_uring --iodepth=128 --runtime=%d --time_based",
+		 a_secs + 3);
+	if (start_flowing(self, jb, CG_B, self->b, args, 20))
+		return -1;
+	snprintf(args, sizeof(args), "--name=a --filename=" DM_DEV " --direct=1 --rw=randread"
+		 " --bs=4k --ioengine=psync --rate_iops=%d --runtime=%d --time_based",
+		 iops, a_secs);
+	if (start_flowing(self, ja, CG_A, self->a, args, 10))
+		return -1;
+	return wait_seq(self->dir, dev_seq(self->dir) + 100, 60);
+}
+
+/*
  * Issue 20, the slow shape (2 slots x 4 ms, doc/bench.md): a 1 MiB read
  * of the flood is nine of null_blk's requests, 18 ms whole on two slots,
  * longer than a tick, so B has ticks without a completion.  B stays
@@ -1435,17 +1466,7 @@ TEST_F_TIMEOUT(fb, depth_limit_binds_a_flood_whose_reads_outlast_a_tick, GUEST_T
 	double ring_iops;
 	int n;
 
-	ASSERT_EQ(0, make_dev(self, 2, 4000, "depth_limit=1 tick_ms=10 window_ticks=5"));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "alloc=190 alloc_metric=iops "
-				   "isolation=wc latency_us=6000 miss_pct=1"));
-	ASSERT_EQ(0, start_flowing(self, &jb, CG_B, self->b, "--name=b --filename=" DM_DEV
-				   " --direct=1 --rw=randread --bs=1M --ioengine=io_uring"
-				   " --iodepth=128 --runtime=8 --time_based", 20));
-	ASSERT_EQ(0, start_flowing(self, &ja, CG_A, self->a, "--name=a --filename=" DM_DEV
-				   " --direct=1 --rw=randread --bs=4k --ioengine=psync"
-				   " --rate_iops=150 --runtime=5 --time_based", 10));
-	/* 1 s for the flood's queue to drain and the limit to settle */
-	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 100, 60));
+	ASSERT_EQ(0, slow_flood_and_victim(self, &ja, &jb, 190, 150, 5));
 	rios = gu_tenant_stat(self->dir, self->b, "rios");
 	rbytes = gu_tenant_stat(self->dir, self->b, "rbytes");
 	n = ring_sum(self, self->a, 200, &done, &missed, &span_us);
@@ -1498,17 +1519,7 @@ TEST_F_TIMEOUT(fb, depth_limit_holds_a_sparse_victim_between_its_bios, GUEST_TIM
 	long long episodes, limit;
 	int n;
 
-	ASSERT_EQ(0, make_dev(self, 2, 4000, "depth_limit=1 tick_ms=10 window_ticks=5"));
-	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG_A, "alloc=50 alloc_metric=iops "
-				   "isolation=wc latency_us=6000 miss_pct=1"));
-	ASSERT_EQ(0, start_flowing(self, &jb, CG_B, self->b, "--name=b --filename=" DM_DEV
-				   " --direct=1 --rw=randread --bs=1M --ioengine=io_uring"
-				   " --iodepth=128 --runtime=9 --time_based", 20));
-	ASSERT_EQ(0, start_flowing(self, &ja, CG_A, self->a, "--name=a --filename=" DM_DEV
-				   " --direct=1 --rw=randread --bs=4k --ioengine=psync"
-				   " --rate_iops=40 --runtime=6 --time_based", 10));
-	/* 1 s for the flood's queue to drain and the limit to settle */
-	ASSERT_EQ(0, wait_seq(self->dir, dev_seq(self->dir) + 100, 60));
+	ASSERT_EQ(0, slow_flood_and_victim(self, &ja, &jb, 50, 40, 6));
 	episodes = dev_stat(self->dir, "depth_episodes");
 	n = ring_sum(self, self->a, 200, &done, &missed, &span_us);
 	ASSERT_LE(0, n);

@@ -376,6 +376,15 @@ TEST(a_protected_tenant_stays_active_between_its_bios)
 	EXPECT_TRUE(bi_depth_recent_tick(&r, false));
 	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
 	EXPECT_EQ(9U, r.gap);
+	/* a quarter, not less: 20 quiet ticks, then 1, leave 15 */
+	memset(&r, 0, sizeof(r));
+	bi_depth_recent_tick(&r, true);
+	for (i = 0; i < 20; i++)
+		bi_depth_recent_tick(&r, false);
+	bi_depth_recent_tick(&r, true);
+	bi_depth_recent_tick(&r, false);
+	bi_depth_recent_tick(&r, true);
+	EXPECT_EQ(15U, r.gap);
 }
 
 /* Idle for longer than BI_DEPTH_QUIET_MAX: starting again is no gap. */

@@ -4,17 +4,18 @@
  *
  * A bucket is a hash (tokens, ts in microseconds) plus a sorted set of
  * the hosts that asked recently and two of each host's last ask (its
- * want), one by size and one by time.  One server-side Lua script, called by EVALSHA
- * (loaded again after NOSCRIPT, e.g. on a new master), does in one round
- * trip: the lazy refill of S4-04, added = min(rate x dt, max - current);
- * the grant of S4-02, up to the amount asked and the host's max-min fair
- * share, or 0 ("insufficient") when the bucket holds no more than the
- * threshold; and the count of active hosts.  The fair share: when this
- * ask and the wants other hosts made within 1.5 intervals (a host with
- * demand asks once per interval) exceed one interval's refill (or the
- * tokens held, if more), the wants are water-filled over it; without it
- * the first host to call takes what the bucket holds, and hosts whose
- * rounds coincide leave one host the whole refill every round.  The same call gives back credit a host
+ * want), one by size and one by time.  One server-side Lua script,
+ * called by EVALSHA (loaded again after NOSCRIPT, e.g. on a new master),
+ * does in one round trip: the lazy refill of S4-04, added = min(rate x
+ * dt, max - current); the grant of S4-02, up to the amount asked and the
+ * host's max-min fair share, or 0 ("insufficient") when the bucket holds
+ * no more than the threshold; and the count of active hosts.  The fair
+ * share: when this ask and the wants other hosts made within 1.5
+ * intervals (a host with demand asks once per interval) exceed one
+ * interval's refill (or the tokens held, if more), the wants are
+ * water-filled over it; without it the first host to call takes what the
+ * bucket holds, and hosts whose rounds coincide leave one host the whole
+ * refill every round.  The same call gives back credit a host
  * took back unused (capped at the bucket's capacity) and repays what a
  * host leased on its own while the store was away (fail static), so that
  * an outage does not add to the quota: the first repayment after an
