@@ -402,9 +402,17 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	/*
 	 * claims 2/3: a recent refusal on this CPU throttles without asking,
 	 * unless the key was retuned since (gen: read without the lock, a
-	 * stale value costs one early or one held retry)
+	 * stale value costs one early or one held retry), or the refusal was
+	 * a wait for a batch and this bio is alone: it asks for its own
+	 * shortfall, which comes long before a batch.  Tenants under one
+	 * parent share its key's local on a CPU, and a sibling's flood,
+	 * refused a batch at every dispatch pass, renewed the hold before a
+	 * lone sibling's 4 KiB read came up in the pass: with batches of 64
+	 * units that read waited for the flood's batches for seconds (the
+	 * guest's children_share_their_parents_quota: 11 units/s of 1000).
 	 */
-	if (now_ns < bi_local_hold_until(l, g) && l->hold_gen == (u8)g->gen) {
+	if (now_ns < bi_local_hold_until(l, g) && l->hold_gen == (u8)g->gen &&
+	    (queue || !l->hold_batch)) {
 		bi_local_acct(l, nr_held, 1);
 		*retry_ns = bi_local_hold_until(l, g);
 		return false;
@@ -464,6 +472,7 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	hold = g->hold_ns > U64_MAX - now_ns ? U64_MAX : now_ns + g->hold_ns;
 	hold = bi_min_u64(hold, retry);
 	local_set_hold(l, g, hold);
+	l->hold_batch = least > 1;
 	*retry_ns = hold;
 	return false;
 admit:

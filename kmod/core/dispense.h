@@ -129,6 +129,7 @@ struct bi_local {
 	u64 idle : 4;
 	u64 used : 1;			/* a use in the interval under way besides demand */
 	u64 draining : 1;		/* the global still held tokens after our last batch */
+	u64 hold_batch : 1;		/* the hold was a wait for a batch (queued bios) */
 #if BI_LOCAL_ACCT
 	/* accounting, owner CPU only: user-space builds (bi_shim.h) */
 	u64 got;			/* from the global bucket */

@@ -1045,6 +1045,40 @@ TEST(bio_alone_waits_its_shortfall_a_queue_a_batch)
 }
 
 /*
+ * The same lean bucket: a refusal of queued bios (a wait for a batch of 64,
+ * until 64 ms) does not hold a bio alone, which asks for its 2 tokens and
+ * gets them at 2 ms (tenants under one parent share its key's local on a
+ * CPU: a sibling's flood renewed the batch hold before a lone sibling's
+ * read came up); the batch hold still holds the queue without a global
+ * contact; a bio alone refused holds both, until its own shortfall is in.
+ */
+TEST(bio_alone_is_not_held_by_a_batch_wait)
+{
+	struct bi_global g;
+	struct bi_local l;
+	u64 retry, t0 = 5 * MS;
+
+	lean_bucket(&g, &l, t0);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 32, true, t0, &retry));
+	ASSERT_EQ(t0 + 64 * MS, retry);
+	ASSERT_TRUE(bi_local_charge(&l, &g, 2, false, t0 + 2 * MS, &retry));
+	ASSERT_EQ(2ULL, g.nr_requests);
+	/* the queue is still held, without asking */
+	ASSERT_FALSE(bi_local_charge(&l, &g, 32, true, t0 + 3 * MS, &retry));
+	ASSERT_EQ(t0 + 64 * MS, retry);
+	ASSERT_EQ(2ULL, g.nr_requests);
+	/* alone again, 1 token in: refused, held until its second is in */
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, false, t0 + 3 * MS, &retry));
+	ASSERT_EQ(t0 + 4 * MS, retry);
+	ASSERT_EQ(3ULL, g.nr_requests);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 32, true, t0 + 3 * MS + MS / 2, &retry));
+	ASSERT_EQ(t0 + 4 * MS, retry);
+	ASSERT_FALSE(bi_local_charge(&l, &g, 2, false, t0 + 3 * MS + MS / 2, &retry));
+	ASSERT_EQ(3ULL, g.nr_requests);
+	ASSERT_TRUE(bi_local_charge(&l, &g, 2, false, t0 + 4 * MS, &retry));
+}
+
+/*
  * The same lean bucket shared by two CPUs (issue 18): CPU A's bio alone
  * takes what is there; CPU B's, asking before a batch's worth (min_batch
  * 64) came in since A's ask, waits as a queue does for its request (32
