@@ -957,10 +957,14 @@ TEST(a_refusal_gives_back_only_what_it_took)
  * A-36: a key's local share is local_max_pct (6 %) of its capacity, but at
  * least two batches of 32 small (4 KiB) bios and at most the capacity; a
  * waiting local bucket's batch is that share, at most a quarter of the
- * capacity.  runits=10000: capacity 500 units, 6 % is 30, two batches of
- * 4 KiB (2 units) 128, batch 125; runits=100000: 5000, 300, batch 300;
- * riops=1000: capacity 50 (5 %), two batches 64 -> 50, batch 12; a batch
- * is at least 1.
+ * capacity and at most a lump: 250 us of the rate or two batches of 32
+ * small bios, the larger.  runits=10000: capacity 500 units, 6 % is 30,
+ * two batches of 4 KiB (2 units) 128, a quarter 125: batch 125 (250 us is
+ * 2); wunits=100000: 5000, 300, a lump 128 (250 us is 25); riops=1000:
+ * capacity 50 (5 %), two batches 64 -> 50, a quarter 12; rbps=1600000000
+ * (781,250 units/s): capacity 39,062, 6 % 2,343, a lump 195 (250 us: less
+ * than one 1 MiB read, which waits for its own cost); wunits=4000000: a
+ * lump of 1,000 (250 us); a batch is at least 1.
  */
 TEST(a_36_local_share_of_each_key)
 {
@@ -973,7 +977,13 @@ TEST(a_36_local_share_of_each_key)
 	EXPECT_EQ(12, r.m.key[BI_KEY_RREQS].min_batch);
 	ASSERT_EQ(0, rig_init(&r, "wunits=100000"));
 	EXPECT_EQ(300, r.m.key[BI_KEY_WUNITS].local_max);
-	EXPECT_EQ(300, r.m.key[BI_KEY_WUNITS].min_batch);
+	EXPECT_EQ(128, r.m.key[BI_KEY_WUNITS].min_batch);
+	ASSERT_EQ(0, rig_init(&r, "rbps=1600000000"));
+	EXPECT_EQ(2343, r.m.key[BI_KEY_RUNITS].local_max);
+	EXPECT_EQ(195, r.m.key[BI_KEY_RUNITS].min_batch);
+	ASSERT_EQ(0, rig_init(&r, "wunits=4000000"));
+	EXPECT_EQ(12000, r.m.key[BI_KEY_WUNITS].local_max);
+	EXPECT_EQ(1000, r.m.key[BI_KEY_WUNITS].min_batch);
 	/* riops=10: a burst of 3, the whole of it local; a quarter is 0: batches of 1 */
 	ASSERT_EQ(0, rig_init(&r, "riops=10"));
 	EXPECT_EQ(3, r.m.key[BI_KEY_RREQS].local_max);
