@@ -738,6 +738,14 @@ struct blkiso_dev {
 	 */
 	u32 chunk_over;
 	/*
+	 * Half the lower device's slots in its largest requests (at least
+	 * one), in bytes, read at each resume (blkiso_resume()): a read or
+	 * write of a tenant capped in bytes that is larger is cut
+	 * (blkiso_cap_cut()); U32_MAX for a bio-based lower device (no
+	 * slots, nothing queues a request).
+	 */
+	u32 cap_cut_over;
+	/*
 	 * .map reads these three in one load (@map_flags, BLKISO_DEV_MAP_*,
 	 * issue 18): a bio of a tenant whose feedback flags are 0 as well
 	 * needs no test of either.  Each is written on its own, as a byte

@@ -196,6 +196,7 @@ static struct blkiso_dev *blkiso_dev_create(struct mapped_device *md, dev_t devt
 	INIT_LIST_HEAD(&dev->parked);
 	bi_dev_conf_init(&dev->conf);
 	dev->chunk_over = blkiso_chunk_over(&dev->conf);
+	dev->cap_cut_over = U32_MAX;
 	blkiso_fb_dev_init(dev);
 	blkiso_quota_none_init(dev);
 	hrtimer_init(&dev->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
