@@ -1005,7 +1005,7 @@ static noinline int blkiso_map_flagged(struct blkiso_dev *dev, struct bio *bio,
  * the bench's ssd shape a 1 MiB read is nine requests on eight slots, and
  * a neighbour's read issued meanwhile waited a whole service time for a
  * tag (thirtieth session: a QD1 victim's p99 2.1x solo beside a tenant
- * capped at 500 MB/s, 1.25x with its reads cut, doc/bench.md).  Where it
+ * capped at 500 MB/s, 1.21x with its reads cut, doc/bench.md).  Where it
  * fits in half the slots it goes whole: on the fast shape (32 slots)
  * cutting it cost the victim CPU time (p99 1.7x -> 2.1x at 900 MB/s).  A
  * request cap (riops, wiops), or a class stage, leaves it whole: each
@@ -1019,8 +1019,7 @@ static noinline void blkiso_cap_cut(struct blkiso_dev *dev, struct bio *bio,
 	u8 dir = op_is_write(bio_op(bio)) ? BI_DIR_WRITE : BI_DIR_READ;
 
 	if (!blkiso_may_cut(bio) || c->cls_on ||
-	    (c->key_on & (1U << bi_work_key(dir) | 1U << bi_request_key(dir))) !=
-	    1U << bi_work_key(dir))
+	    bi_meter_dir_keys(c, dir) != 1U << bi_work_key(dir))
 		return;
 	/* no note free for a REQ_NOWAIT bio's rest: whole, without the flag */
 	if (!blkiso_depth_cut(dev, bio, rest))

@@ -408,8 +408,9 @@ bool bi_local_charge_slow(struct bi_local *l, struct bi_global *g, s64 cost,
 	 * parent share its key's local on a CPU, and a sibling's flood,
 	 * refused a batch at every dispatch pass, renewed the hold before a
 	 * lone sibling's 4 KiB read came up in the pass: with batches of 64
-	 * units that read waited for the flood's batches for seconds (the
-	 * guest's children_share_their_parents_quota: 11 units/s of 1000).
+	 * units, two of the flood's reads, that read waited for the flood's
+	 * batches for good (the guest's meter_test
+	 * a_lone_child_is_not_held_by_its_siblings_batch: 1 units/s of 1000).
 	 */
 	if (now_ns < bi_local_hold_until(l, g) && l->hold_gen == (u8)g->gen &&
 	    (queue || !l->hold_batch)) {

@@ -85,7 +85,8 @@ static s64 bi_meter_min_batch(const struct bi_dev_conf *dev, u8 key, s64 local_m
 			      bi_meter_small_batches(dev, key));
 	s64 batch = bi_min_s64(local_max, (s64)(cap / 4));
 
-	return bi_max_s64(bi_min_s64(batch, (s64)bi_min_u64(lump, cap)), 1);
+	/* @batch is under the capacity, so @lump needs no bound of its own */
+	return bi_max_s64(bi_min_s64(batch, (s64)lump), 1);
 }
 
 /*

@@ -324,6 +324,12 @@ static inline u8 bi_request_key(u8 dir)
 	return dir == BI_DIR_READ ? BI_KEY_RREQS : BI_KEY_WREQS;
 }
 
+/* Which of direction @dir's two keys are capped under @c (bit per enum bi_key). */
+static inline u8 bi_meter_dir_keys(const struct bi_meter_cfg *c, u8 dir)
+{
+	return c->key_on & ((1U << bi_work_key(dir)) | (1U << bi_request_key(dir)));
+}
+
 /*
  * bi_meter_admit_fast() for a bio of direction @dir known to be outside the
  * system class (a data read or write without FUA, PREFLUSH or META), of
@@ -337,7 +343,7 @@ bi_meter_admit_data_dir_cfg(struct bi_meter *m, const struct bi_meter_cfg *c,
 			    struct bi_chain_charge *cc, u64 now_ns, u8 dir)
 {
 	u8 wkey = bi_work_key(dir), rkey = bi_request_key(dir);
-	u8 keys = c->key_on & ((1U << wkey) | (1U << rkey));
+	u8 keys = bi_meter_dir_keys(c, dir);
 	s64 wcost;
 	struct bi_charge *ch = &cc->lvl[0];
 

@@ -326,6 +326,26 @@ TEST(no_protected_tenant_no_limit)
 	ASSERT_EQ(BI_DEPTH_OFF, bi_depth_tick(&r.d, &r.p, &gone, r.now += TICK_NS));
 }
 
+/*
+ * From a fresh state: I/O, @n quiet ticks, I/O again: the gap is @n, and
+ * the tenant stays active for 2 x @n quiet ticks, then counts as gone.
+ */
+static void quiet_stretch_keeps_twice(struct __test_metadata *_metadata,
+				      struct bi_depth_recent *r, u32 n)
+{
+	u32 i;
+
+	memset(r, 0, sizeof(*r));
+	EXPECT_TRUE(bi_depth_recent_tick(r, true));
+	for (i = 0; i < n; i++)
+		bi_depth_recent_tick(r, false);
+	EXPECT_TRUE(bi_depth_recent_tick(r, true));
+	EXPECT_EQ(n, r->gap);
+	for (i = 0; i < 2 * n; i++)
+		EXPECT_TRUE(bi_depth_recent_tick(r, false));
+	EXPECT_FALSE(bi_depth_recent_tick(r, false));
+}
+
 /* feedback.c: who is judged on its own window, and what the tick folds */
 /*
  * A QD1 victim at 80 IOPS on a 4 ms disk has no I/O in one 10 ms tick of
@@ -349,25 +369,9 @@ TEST(a_protected_tenant_stays_active_between_its_bios)
 	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
 	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
 	/* quiet stretches of 2 keep it for 4 (twice the stretch, above the minimum) */
-	memset(&r, 0, sizeof(r));
-	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
-	bi_depth_recent_tick(&r, false);
-	bi_depth_recent_tick(&r, false);
-	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
-	EXPECT_EQ(2U, r.gap);
-	for (i = 0; i < 4; i++)
-		EXPECT_TRUE(bi_depth_recent_tick(&r, false));
-	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
+	quiet_stretch_keeps_twice(_metadata, &r, 2);
 	/* a sparser tenant: quiet stretches of 5 keep it for 10 */
-	memset(&r, 0, sizeof(r));
-	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
-	for (i = 0; i < 5; i++)
-		bi_depth_recent_tick(&r, false);
-	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
-	EXPECT_EQ(5U, r.gap);
-	for (i = 0; i < 10; i++)
-		EXPECT_TRUE(bi_depth_recent_tick(&r, false));
-	EXPECT_FALSE(bi_depth_recent_tick(&r, false));
+	quiet_stretch_keeps_twice(_metadata, &r, 5);
 	/* back after 11 quiet ticks: that stretch is the longest */
 	EXPECT_TRUE(bi_depth_recent_tick(&r, true));
 	EXPECT_EQ(0U, r.quiet);
