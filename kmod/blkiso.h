@@ -468,6 +468,7 @@ struct blkiso_fb {
 		u32 map_flags;
 	};
 	u32 depth_inflight;		/* bios sent through the slot gate, fb lock */
+	u64 pace_next_ns;		/* issue 20: the depth limit's pace, next free time, fb lock */
 	bool above;			/* above its commitment (S2-09), per tick */
 	bool extremes;			/* .end_io's out-of-line part: extremes, squares */
 	bool mode_auto;			/* mode=auto: .end_io sums squared units */

@@ -145,7 +145,8 @@ static u32 blkiso_iso_flags(const struct blkiso_bio *pb)
 /*
  * A slot for @pb, fb lock held: the depth limit first (issue 20: a
  * tenant above its commitment while the device limits depth), then the
- * isolation slot of an allocation (or BLKISO_SLOT_DEPTH without one).
+ * isolation slot of an allocation (or BLKISO_SLOT_DEPTH without one), and
+ * the limit's pace, a delay (ctl_depth.h, "Pace").
  * Returns -1 (wait for a completion) or the slot; @delay as
  * bi_iso_slot_get().  The device lock is held (the limit is the tick's).
  */
@@ -163,6 +164,10 @@ static int blkiso_slot_take(struct blkiso_dev *dev, struct blkiso_fb *fb,
 		if (slot < 0)
 			return -1;
 	}
+	/* the limit's pace: the slot is granted, the bio waits its turn */
+	if (fb->depth_on && dev->fb.depth.pace_ups)
+		*delay = max(*delay, bi_depth_pace_delay(&fb->pace_next_ns, pb->units,
+							 dev->fb.depth.pace_ups, now));
 	fb->depth_inflight++;
 	return slot;
 }

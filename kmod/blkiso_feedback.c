@@ -777,8 +777,13 @@ static void blkiso_fb_tenant_step(struct blkiso_dev *dev, struct blkiso_fb *s,
 	blkiso_fb_tenant_tick(dev, t, tk->os.missed - min(tk->os.missed, s->d[BLKISO_FB_MISSED]),
 			      tk->now, &tk->wake);
 	if (s->above) {
+		u64 units = s->d[BLKISO_FB_RUNITS] + s->d[BLKISO_FB_WUNITS];
+
 		tk->any_above = true;
 		tk->ds.inflight_max = max(tk->ds.inflight_max, blkiso_fb_inflight(t));
+		/* what the bound tenants move: the depth limit's pace starts there */
+		tk->ds.bound_units += units;
+		tk->ds.bound_nr += units != 0;
 	}
 	if (t->configured || s->d[BLKISO_FB_OPS] || s->victims)
 		blkiso_fb_record(t, rec);

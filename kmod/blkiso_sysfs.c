@@ -343,6 +343,8 @@ static ssize_t dev_stats_show(struct kobject *kobj, struct kobj_attribute *a, ch
 	n += sysfs_emit_at(buf, n, "depth_limit=%u depth_episodes=%llu depth_held=%llu lower_slots=%u ",
 			   READ_ONCE(dev->fb.depth.limit), READ_ONCE(dev->fb.depth.episodes),
 			   READ_ONCE(dev->fb.depth.held), READ_ONCE(dev->fb.lower_slots));
+	n += sysfs_emit_at(buf, n, "depth_pace_ups=%llu depth_paced=%llu ",
+			   READ_ONCE(dev->fb.depth.pace_ups), READ_ONCE(dev->fb.depth.paced));
 	n += sysfs_emit_at(buf, n, "state_transitions=%llu slack_min_us=",
 			   READ_ONCE(dev->fb.ovl.transitions));
 	if (slack == BI_OVL_NO_SLACK)

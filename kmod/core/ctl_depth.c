@@ -4,8 +4,9 @@
  * protected tenant misses (issue 20).
  *
  * One job: once per tick, move the device's limit on the bios in flight of
- * each tenant above its commitment from whether a protected tenant missed
- * its latency target in the tick.  See ctl_depth.h for the rules.
+ * each tenant above its commitment, and its pace, from whether a protected
+ * tenant missed its latency target in the tick.  See ctl_depth.h for the
+ * rules.
  */
 #include "ctl_depth.h"
 
@@ -59,16 +60,75 @@ void bi_depth_init(struct bi_depth *d)
 	d->loose = false;
 	d->episodes = 0;
 	d->held = 0;
+	d->pace_ups = 0;
+	d->pace_floor_ups = 0;
+	d->pace_shift = 0;
+	d->pace_missed = 0;
+	d->pace_chunk = 0;
+	d->below_ups = 0;
+	d->tput_units = 0;
+	d->tput_ns = 0;
+	d->tick_ns = 0;
+	d->paced = 0;
 }
 
 static u32 bi_depth_stop(struct bi_depth *d)
 {
-	u64 episodes = d->episodes, held = d->held;
+	u64 episodes = d->episodes, held = d->held, paced = d->paced;
 
 	bi_depth_init(d);
 	d->episodes = episodes;
 	d->held = held;
+	d->paced = paced;
 	return BI_DEPTH_OFF;
+}
+
+/* The bound tenants' throughput starts again: the limit or the pace moved. */
+static void bi_depth_tput_reset(struct bi_depth *d)
+{
+	d->tput_units = 0;
+	d->tput_ns = 0;
+}
+
+/*
+ * Fold a tick into the throughput: one bound tenant's share of what they
+ * completed, over the tick's length.
+ */
+static void bi_depth_tput_add(struct bi_depth *d, const struct bi_depth_stats *s, u64 now_ns)
+{
+	if (d->tick_ns && now_ns > d->tick_ns) {
+		d->tput_ns += now_ns - d->tick_ns;
+		d->tput_units += bi_div_u64(s->bound_units, s->bound_nr ? s->bound_nr : 1);
+	}
+	d->tick_ns = now_ns;
+}
+
+/* A bound tenant's units a second at this limit and pace, 0 = not measured yet */
+static u64 bi_depth_tput(const struct bi_depth *d)
+{
+	if (d->tput_ns < BI_DEPTH_TPUT_MIN_NS)
+		return 0;
+	return bi_mul_div_u64(d->tput_units, BI_NSEC_PER_SEC, d->tput_ns);
+}
+
+/*
+ * Go to @depth with a pace of @ups, where a bound tenant moved at the
+ * depth below (ctl_depth.h, "Pace").
+ */
+static void bi_depth_pace_start(struct bi_depth *d, u32 depth, u64 ups)
+{
+	d->limit = depth;
+	d->pace_ups = ups;
+	d->pace_floor_ups = ups;
+	d->pace_shift = 0;
+	d->pace_missed = 0;
+	d->pace_chunk = 0;
+	d->ceiling = 0;
+	d->probed = 0;
+	d->raised = false;
+	d->settle = 1;
+	d->paced++;
+	bi_depth_tput_reset(d);
 }
 
 /* The evidence starts again: after a miss, a raise, or a raise held back. */
@@ -130,6 +190,82 @@ static u32 bi_depth_top(const struct bi_depth_stats *s)
 	return s->slots ? (u32)bi_max_u64(1, s->slots - 1) : U32_MAX;
 }
 
+/*
+ * The misses under a pace are over what the evidence allows: slow it by
+ * an eighth and ask twice the evidence before the next raise; at the pace
+ * it started at, the depth itself misses: back to the one below, without
+ * a pace.
+ */
+static void bi_depth_pace_slow(struct bi_depth *d, u64 now_ns)
+{
+	bi_depth_evidence_reset(d);
+	d->pace_missed = 0;
+	d->pace_chunk = 0;
+	bi_depth_tput_reset(d);
+	d->settle = 1;
+	if (d->pace_ups <= d->pace_floor_ups) {
+		if (d->probe_shift < BI_DEPTH_PROBE_SHIFT_MAX)
+			d->probe_shift++;
+		d->ceiling = d->limit;
+		d->ceiling_ns = now_ns;
+		d->limit = (u32)bi_max_u64(1, d->limit - 1);
+		d->pace_ups = 0;
+		d->below_ups = 0;
+		return;
+	}
+	d->pace_ups = bi_max_u64(d->pace_floor_ups,
+				 d->pace_ups - (d->pace_ups >> BI_DEPTH_PACE_CUT_SHIFT));
+	if (d->pace_shift < BI_DEPTH_PACE_SHIFT_MAX)
+		d->pace_shift++;
+}
+
+/*
+ * A tick under a pace (ctl_depth.h, "Pace"): the protected tenants'
+ * misses counted against what the evidence allows; once the evidence
+ * (times its backoff) is in within it, faster while the bound tenants move
+ * at the pace, and a pace they stay well under no longer binds and goes.
+ */
+static void bi_depth_pace_tick(struct bi_depth *d, const struct bi_depth_params *p,
+			       const struct bi_depth_stats *s, u64 now_ns)
+{
+	u64 need = (u64)s->evidence << d->pace_shift, allowed, tput;
+
+	if (d->settle) {
+		/* the tick after a step: its bios were sent before it */
+		d->settle--;
+		return;
+	}
+	if (!s->completed)
+		return;
+	bi_depth_evidence_add(d, s);
+	d->pace_missed = (u32)bi_min_u64((u64)d->pace_missed + s->missed_ops, U32_MAX);
+	d->pace_chunk = (u32)bi_min_u64((u64)d->pace_chunk + s->completed, U32_MAX);
+	/* permille, and a share of it (ctl_depth.h, "Pace") */
+	allowed = bi_div_u64((u64)s->evidence * s->allow_permille, 1000 * BI_DEPTH_PACE_ALLOW_DIV);
+	if ((s->missed && s->over_permille > 2000) || d->pace_missed > allowed) {
+		bi_depth_pace_slow(d, now_ns);
+		return;
+	}
+	if (d->pace_chunk >= s->evidence) {
+		/* a run of evidence-many bios within it: the next run counts alone */
+		d->pace_chunk = 0;
+		d->pace_missed = 0;
+	}
+	if (d->clean_ticks < p->release_ticks || d->clean_ops < need ||
+	    d->tput_ns < BI_DEPTH_TPUT_MIN_NS)
+		return;
+	tput = bi_depth_tput(d);
+	bi_depth_evidence_reset(d);
+	bi_depth_tput_reset(d);
+	if (tput * 100 < d->pace_ups * BI_DEPTH_PACE_BINDS_PCT) {
+		d->pace_ups = 0;
+		d->below_ups = 0;
+		return;
+	}
+	d->pace_ups += d->pace_ups >> (d->pace_shift ? BI_DEPTH_PACE_RAISE_SHIFT :
+						       BI_DEPTH_PACE_RAMP_SHIFT);
+}
+
 /* A miss at the current limit: step under it. */
 static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 			    u64 now_ns)
@@ -147,6 +283,11 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 		return;
 	}
 	if (d->raised) {
+		if (d->below_ups >= BI_DEPTH_PACE_MIN_UPS) {
+			/* one bio of depth is too far: the same, paced */
+			bi_depth_pace_start(d, d->limit, d->below_ups);
+			return;
+		}
 		/* the last raise went one too far: hover just under it */
 		if (d->limit == d->probed && d->probe_shift < BI_DEPTH_PROBE_SHIFT_MAX)
 			d->probe_shift++;
@@ -172,6 +313,8 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 	d->ceiling_ns = now_ns;
 	d->probe_shift = 0;
 	d->limit = bi_depth_cut(d->limit, s->over_permille);
+	d->below_ups = 0;
+	bi_depth_tput_reset(d);
 	d->settle = 1;
 }
 
@@ -182,10 +325,19 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		  const struct bi_depth_stats *s, u64 now_ns)
 {
+	u64 tput;
+
 	if (!s->protected_active)
 		return d->limit ? bi_depth_stop(d) : BI_DEPTH_OFF;
+	if (d->limit != BI_DEPTH_OFF)
+		bi_depth_tput_add(d, s, now_ns);
+	if (d->limit != BI_DEPTH_OFF && d->pace_ups) {
+		bi_depth_pace_tick(d, p, s, now_ns);
+		return d->limit;
+	}
 	if (s->missed) {
 		bi_depth_missed(d, s, now_ns);
+		d->tick_ns = now_ns;
 		return d->limit;
 	}
 	if (d->limit == BI_DEPTH_OFF || !s->completed)
@@ -214,10 +366,16 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 	}
 	if (d->clean_ticks < p->release_ticks || d->clean_ops < s->evidence)
 		return d->limit;
+	tput = bi_depth_tput(d);
 	if (!bi_depth_headroom(d)) {
-		/* the limit is where the targets hold: stay, look again */
+		/*
+		 * A bio more would pass the targets: stay, look again; or go
+		 * one higher at the pace this depth moves (ctl_depth.h, "Pace")
+		 */
 		bi_depth_evidence_reset(d);
 		d->held++;
+		if (tput >= BI_DEPTH_PACE_MIN_UPS && !(d->ceiling && d->limit + 1 >= d->ceiling))
+			bi_depth_pace_start(d, d->limit + 1, tput);
 		return d->limit;
 	}
 	bi_depth_evidence_reset(d);
@@ -230,6 +388,8 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		d->probed = 0;			/* past the old ceiling: it held */
 		d->probe_shift = 0;
 	}
+	d->below_ups = tput;
+	bi_depth_tput_reset(d);
 	d->limit++;
 	d->raised = true;
 	return d->limit;

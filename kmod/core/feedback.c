@@ -197,6 +197,10 @@ void bi_fb_depth_fold(struct bi_depth_stats *ds, const struct bi_tenant_conf *co
 		if (!ds->lat_min_permille || lo < ds->lat_min_permille)
 			ds->lat_min_permille = lo;
 	}
+	ds->missed_ops = (u32)bi_min_u64((u64)ds->missed_ops + missed, U32_MAX);
+	if (ovl->threshold_permille && (!ds->allow_permille ||
+					ovl->threshold_permille < ds->allow_permille))
+		ds->allow_permille = ovl->threshold_permille;
 	if (ovl->threshold_permille)
 		ds->evidence = (u32)bi_max_u64(ds->evidence, BI_DEPTH_EVIDENCE_MULT *
 					       bi_div_round_up_u64(BI_PERMILLE,

@@ -171,6 +171,7 @@ int gu_nullb_create(const struct gu_nullb *nb, char *dev, size_t devsize)
 	    (nb->completion_nsec &&
 	     nullb_attr(nb->name, "completion_nsec", nb->completion_nsec)) ||
 	    (nb->max_sectors && nullb_attr(nb->name, "max_sectors", nb->max_sectors)) ||
+	    (nb->mbps && nullb_attr(nb->name, "mbps", nb->mbps)) ||
 	    nullb_attr(nb->name, "memory_backed", nb->memory_backed) ||
 	    nullb_attr(nb->name, "power", 1))
 		return -1;

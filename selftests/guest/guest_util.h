@@ -95,6 +95,7 @@ struct gu_nullb {
 	unsigned int irqmode;		/* 0 none, 1 softirq, 2 timer */
 	unsigned long completion_nsec;	/* with irqmode 2 */
 	unsigned int max_sectors;
+	unsigned int mbps;		/* bandwidth cap, MiB/s (null_blk's 1 ms budget), 0 none */
 	bool memory_backed;		/* keep data (needed for verify) */
 };
 int gu_nullb_create(const struct gu_nullb *nb, char *dev, size_t devsize);

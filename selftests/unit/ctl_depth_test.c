@@ -485,6 +485,11 @@ TEST(the_fold_measures_the_latency_over_the_target)
 	ovl.threshold_permille = 1000;
 	bi_fb_depth_fold(&ds, &c, &ovl, 5, 0, 5 * 300 * BI_NSEC_PER_USEC, 0, 0);
 	ASSERT_EQ(3U * 100, ds.evidence);
+	/* the pace's inputs: every late bio, and the strictest share allowed late */
+	ASSERT_EQ(8U, ds.missed_ops);
+	ASSERT_EQ(10U, ds.allow_permille);
+	bi_fb_depth_fold(&ds, &c, &ovl, 20, 1, 20 * 300 * BI_NSEC_PER_USEC, 0, 0);
+	ASSERT_EQ(9U, ds.missed_ops);	/* one of twenty: under the tick's 100 %, counted */
 	/* no threshold of its own: no evidence asked */
 	memset(&ds, 0, sizeof(ds));
 	ovl.threshold_permille = 0;
@@ -749,6 +754,346 @@ TEST(an_unbound_bio_is_cut_only_where_it_overflows_the_slots)
 	ASSERT_FALSE(bi_depth_cut_unbound(2048, 0, 2));
 	/* no overflow of the product */
 	ASSERT_FALSE(bi_depth_cut_unbound(U32_MAX, U32_MAX, U32_MAX));
+}
+
+/*
+ * The pace (ctl_depth.h, "Pace"): a tick of the ssd shape's flood at the
+ * limit, moving @units work units a tick (5,000 units of 2 KiB in 10 ms:
+ * 1.02 GB/s), the victim's device latencies @lo..@hi permille of its target.
+ */
+static u32 tick_paced(struct rig *r, bool missed, u32 lo, u32 hi, u64 units, u32 completed)
+{
+	struct bi_depth_stats s = {
+		.protected_active = true, .completed = completed, .missed = missed,
+		.missed_ops = missed, .inflight_max = r->d.limit,
+		.over_permille = missed ? 1500 : 0,
+		.lat_min_permille = lo, .lat_max_permille = hi, .slots = r->slots,
+		.bound_units = units, .bound_nr = 1,
+	};
+
+	r->now += TICK_NS;
+	return bi_depth_tick(&r->d, &r->p, &s, r->now);
+}
+
+/* At 1 with no headroom for 2, with the flood at 2,800 units a tick. */
+static void rig_paced(struct __test_metadata *_metadata, struct rig *r)
+{
+	rig_init(r);
+	r->slots = 8;
+	ASSERT_EQ(1U, tick_paced(r, true, 0, 0, 0, 1));
+	ASSERT_EQ(1U, r->d.limit);
+	/*
+	 * 1 to 2 would bring the highest 900 + 400 / 1 = 1300: held at the
+	 * second clean tick (release_ticks), the throughput measured over
+	 * the two, paced
+	 */
+	ASSERT_EQ(1U, tick_paced(r, false, 500, 900, 2800, 1));
+	ASSERT_EQ(2U, tick_paced(r, false, 500, 900, 2800, 1));
+	ASSERT_EQ(2U, r->d.limit);
+	ASSERT_EQ(1U, r->d.settle);
+}
+
+/* The tick after a pace's step, the flood at it: its misses, if any, are not the pace's. */
+static void pace_settle(struct rig *r)
+{
+	tick_paced(r, false, 500, 990, r->d.pace_ups / 100, 1);
+}
+
+/*
+ * A raise the headroom holds back goes one bio higher at the pace one
+ * tenant moved at the depth below (units a second), rather than hover at
+ * half the device (S3-08: the higher thread count, with delays).
+ */
+TEST(a_held_raise_goes_one_higher_at_the_pace_it_moved)
+{
+	struct rig r;
+
+	rig_paced(_metadata, &r);
+	ASSERT_EQ(2U, r.d.limit);
+	ASSERT_EQ(280000ULL, r.d.pace_ups);
+	ASSERT_EQ(280000ULL, r.d.pace_floor_ups);
+	ASSERT_EQ(1ULL, r.d.held);
+	ASSERT_EQ(1ULL, r.d.paced);
+	/* two floods: one tenant's share */
+	rig_init(&r);
+	r.slots = 8;
+	{
+		struct bi_depth_stats s = {
+			.protected_active = true, .completed = 1, .missed = true,
+			.inflight_max = 2, .over_permille = 1500, .slots = 8,
+		};
+		u32 i;
+
+		r.now += TICK_NS;
+		bi_depth_tick(&r.d, &r.p, &s, r.now);
+		s.missed = false;
+		s.lat_min_permille = 500;
+		s.lat_max_permille = 900;
+		s.bound_units = 5600;
+		s.bound_nr = 2;
+		for (i = 0; i < 4 && !r.d.pace_ups; i++) {
+			r.now += TICK_NS;
+			bi_depth_tick(&r.d, &r.p, &s, r.now);
+		}
+	}
+	ASSERT_EQ(280000ULL, r.d.pace_ups);
+	/* under 1,000 units a second (9 a tick): held, not paced; at it, paced */
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(1U, tick_paced(&r, true, 0, 0, 0, 1));
+	tick_paced(&r, false, 500, 900, 9, 1);
+	ASSERT_EQ(1U, tick_paced(&r, false, 500, 900, 9, 1));
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	tick_paced(&r, false, 500, 900, 11, 1);		/* 40 units in 40 ms */
+	ASSERT_EQ(2U, tick_paced(&r, false, 500, 900, 11, 1));
+	ASSERT_EQ(1000ULL, r.d.pace_ups);
+	/* no throughput measured (nothing bound moved): held, not paced */
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(1U, tick_paced(&r, true, 0, 0, 0, 1));
+	ASSERT_EQ(1U, tick_paced(&r, false, 500, 900, 0, 1));
+	ASSERT_EQ(1U, tick_paced(&r, false, 500, 900, 0, 1));
+	ASSERT_EQ(1U, tick_paced(&r, false, 500, 900, 0, 1));
+	ASSERT_EQ(1U, tick_paced(&r, false, 500, 900, 0, 1));
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(2ULL, r.d.held);
+}
+
+/*
+ * The pace starts at what the depth below moved since the limit last
+ * moved, not over spans at other depths; and a ceiling two bios up does
+ * not keep the depth between from a pace (only one right above does).
+ */
+TEST(a_pace_starts_from_the_depth_it_is_above)
+{
+	struct rig r;
+
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(4U, tick(&r, true, 8, 1500));
+	/* at 4: 9,000 units a tick; then a miss halves it to 2 */
+	tick_paced(&r, false, 300, 400, 9000, 1);
+	tick_paced(&r, true, 300, 1500, 9000, 1);
+	ASSERT_EQ(2U, r.d.limit);
+	tick_paced(&r, true, 300, 1500, 4000, 1);	/* settling */
+	/* at 2: 4,000 a tick, no headroom for 3: paced at 2's 400,000 a second */
+	tick_paced(&r, false, 500, 900, 4000, 1);
+	tick_paced(&r, false, 500, 900, 4000, 1);
+	ASSERT_EQ(3U, r.d.limit);
+	ASSERT_EQ(400000ULL, r.d.pace_ups);
+	/* a ceiling at 3 (two up) leaves 2 to the pace; one at 2 does not */
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(1U, tick_paced(&r, true, 0, 0, 0, 1));
+	r.d.ceiling = 3;
+	r.d.ceiling_ns = r.now;
+	tick_paced(&r, false, 500, 900, 2800, 1);
+	ASSERT_EQ(2U, tick_paced(&r, false, 500, 900, 2800, 1));
+	ASSERT_EQ(280000ULL, r.d.pace_ups);
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(1U, tick_paced(&r, true, 0, 0, 0, 1));
+	r.d.ceiling = 2;
+	r.d.ceiling_ns = r.now;
+	tick_paced(&r, false, 500, 900, 2800, 1);
+	ASSERT_EQ(1U, tick_paced(&r, false, 500, 900, 2800, 1));
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+}
+
+/*
+ * Clean evidence while the flood moves at the pace: an eighth faster each
+ * time until the first miss, a sixteenth after it.
+ */
+TEST(a_pace_rises_while_it_binds_slower_after_a_miss)
+{
+	struct rig r;
+	u64 pace;
+	u32 i;
+
+	rig_paced(_metadata, &r);
+	/* the tick after the start settles; then two clean ticks per raise */
+	pace_settle(&r);
+	pace = r.d.pace_ups;
+	for (i = 0; i < 4; i++) {
+		tick_paced(&r, false, 500, 990, pace / 100, 1);
+		tick_paced(&r, false, 500, 990, pace / 100, 1);
+		ASSERT_EQ(pace + pace / 8, r.d.pace_ups);
+		ASSERT_EQ(2U, r.d.limit);
+		pace = r.d.pace_ups;
+	}
+	/* no headroom rule under a pace: the steps are small */
+	ASSERT_EQ(1ULL, r.d.held);
+	tick_paced(&r, true, 500, 1500, pace / 100, 1);
+	pace_settle(&r);
+	pace = r.d.pace_ups;
+	for (i = 0; i < 4; i++) {
+		tick_paced(&r, false, 500, 990, pace / 100, 1);
+		tick_paced(&r, false, 500, 990, pace / 100, 1);
+		ASSERT_EQ(pace + pace / 16, r.d.pace_ups);
+		pace = r.d.pace_ups;
+	}
+}
+
+/*
+ * Under a pace misses are counted in runs of evidence-many bios against
+ * half the share the target allows (1 %: 1 of 300), as the victim's p99
+ * is judged per second; a tick with one late bio of twenty is not a miss
+ * of the pace, nor is one late bio in each run.  A queue (a tick's mean
+ * over twice the target) is.
+ */
+TEST(a_pace_is_judged_on_the_misses_the_target_allows)
+{
+	struct bi_depth_stats st = {
+		.protected_active = true, .completed = 20, .inflight_max = 2,
+		.lat_min_permille = 500, .lat_max_permille = 1100, .slots = 8,
+		.evidence = 300, .allow_permille = 10, .bound_nr = 1,
+	};
+	struct rig r;
+	u64 pace;
+	u32 i;
+
+	rig_paced(_metadata, &r);
+	pace_settle(&r);
+	pace = r.d.pace_ups;
+	/* two runs of 300 (15 ticks of 20), one late bio in each */
+	for (i = 0; i < 30; i++) {
+		st.missed = i % 15 == 7;
+		st.missed_ops = st.missed;
+		st.over_permille = st.missed ? 1100 : 0;
+		st.bound_units = pace / 100;
+		r.now += TICK_NS;
+		bi_depth_tick(&r.d, &r.p, &st, r.now);
+		if (i == 14)
+			ASSERT_EQ(pace + pace / 8, r.d.pace_ups);
+	}
+	pace = r.d.pace_ups;
+	ASSERT_EQ(280000ULL * 9 / 8 * 9 / 8, pace);
+	/* a second late bio in one run: slower at once */
+	for (i = 0; i < 2; i++) {
+		st.missed = true;
+		st.missed_ops = 1;
+		r.now += TICK_NS;
+		bi_depth_tick(&r.d, &r.p, &st, r.now);
+	}
+	ASSERT_EQ(pace - pace / 8, r.d.pace_ups);
+	ASSERT_EQ(2U, r.d.limit);
+	/* a queue: one tick whose mean is 2.5x the target */
+	pace_settle(&r);
+	pace = r.d.pace_ups;
+	st.missed_ops = 1;
+	st.over_permille = 2500;
+	r.now += TICK_NS;
+	bi_depth_tick(&r.d, &r.p, &st, r.now);
+	ASSERT_EQ(bi_max_u64(280000, pace - pace / 8), r.d.pace_ups);
+}
+
+/*
+ * A miss under the pace: an eighth slower (not under where it started),
+ * twice the evidence before the next raise, up to 8x; at the start pace,
+ * back to one bio lower without a pace, the higher its ceiling.
+ */
+TEST(a_miss_under_the_pace_slows_it_and_backs_off)
+{
+	struct rig r;
+	u64 pace;
+	u32 i, n;
+
+	rig_paced(_metadata, &r);
+	for (i = 0; i < 8; i++)
+		tick_paced(&r, false, 500, 990, r.d.pace_ups / 100, 1);
+	pace = r.d.pace_ups;
+	ASSERT_GT(pace, 280000ULL * 5 / 4);
+	ASSERT_EQ(2U, tick_paced(&r, true, 500, 1500, pace / 100, 1));
+	ASSERT_EQ(pace - pace / 8, r.d.pace_ups);
+	ASSERT_EQ(1U, r.d.pace_shift);
+	/* the tick after a step is settling: its miss moves nothing */
+	pace = r.d.pace_ups;
+	tick_paced(&r, true, 500, 1500, pace / 100, 1);
+	ASSERT_EQ(pace, r.d.pace_ups);
+	/* the evidence now takes twice the completions: 4 ticks of 1 */
+	r.d.settle = 0;
+	for (n = 0; r.d.pace_ups == pace && n < 100; n++) {
+		struct bi_depth_stats s = {
+			.protected_active = true, .completed = 100, .inflight_max = 2,
+			.lat_min_permille = 500, .lat_max_permille = 990, .slots = 8,
+			.bound_units = pace / 100, .bound_nr = 1, .evidence = 300,
+		};
+
+		r.now += TICK_NS;
+		bi_depth_tick(&r.d, &r.p, &s, r.now);
+	}
+	ASSERT_EQ(6U, n);	/* 600 completions: 2 x the evidence */
+	/* misses down to the floor, then a miss there: 1, no pace, ceiling 2 */
+	for (i = 0; i < 40 && r.d.pace_ups; i++) {
+		tick_paced(&r, true, 500, 1500, 2000, 1);
+		tick_paced(&r, true, 500, 1500, 2000, 1);
+		ASSERT_GE(r.d.pace_ups == 0 ? 280000ULL : r.d.pace_ups, 280000ULL);
+	}
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(1U, r.d.limit);
+	ASSERT_EQ(2U, r.d.ceiling);
+	ASSERT_EQ(1U, r.d.probe_shift);	/* its ceiling is tried again later */
+}
+
+/* A pace the bound tenants stay well under binds nothing: it goes, the depth stays. */
+TEST(a_pace_nobody_reaches_goes)
+{
+	struct rig r;
+
+	rig_paced(_metadata, &r);
+	pace_settle(&r);
+	tick_paced(&r, false, 500, 990, 2100, 1);	/* 3/4 of 280,000 a second: binds */
+	tick_paced(&r, false, 500, 990, 2100, 1);
+	ASSERT_EQ(315000ULL, r.d.pace_ups);
+	tick_paced(&r, false, 500, 990, 2200, 1);	/* under 3/4 of 315,000 */
+	tick_paced(&r, false, 500, 990, 2200, 1);
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(2U, r.d.limit);
+}
+
+/* A raise that misses is made again, paced from where the depth below moved. */
+TEST(a_raise_that_misses_is_retried_paced)
+{
+	struct rig r;
+
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(1U, tick_paced(&r, true, 0, 0, 0, 1));
+	tick_paced(&r, false, 300, 400, 1500, 1);
+	ASSERT_EQ(2U, tick_paced(&r, false, 300, 400, 1500, 1));
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	/* 2 misses: still 2, at 1's 150,000 units a second */
+	ASSERT_EQ(2U, tick_paced(&r, true, 300, 1500, 3000, 1));
+	ASSERT_EQ(150000ULL, r.d.pace_ups);
+	ASSERT_EQ(0U, r.d.ceiling);
+	/* a stop forgets it, but counts it */
+	{
+		struct bi_depth_stats none = { 0 };
+
+		r.now += TICK_NS;
+		ASSERT_EQ(0U, bi_depth_tick(&r.d, &r.p, &none, r.now));
+	}
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(1ULL, r.d.paced);
+}
+
+/* The pace's spacing: each bio after the last, no credit for idle time. */
+TEST(the_pace_spaces_a_tenants_bios_by_their_units)
+{
+	u64 next = 0, now = 1000000;
+
+	/* 500,000 units a second: a 64-unit bio every 128 us */
+	ASSERT_EQ(0ULL, bi_depth_pace_delay(&next, 64, 500000, now));
+	ASSERT_EQ(now + 128000, next);
+	ASSERT_EQ(128000ULL, bi_depth_pace_delay(&next, 64, 500000, now));
+	ASSERT_EQ(255990ULL, bi_depth_pace_delay(&next, 64, 500000, now + 10));
+	/* idle for a second: the next goes at once, one bio's spacing after */
+	now += BI_NSEC_PER_SEC;
+	ASSERT_EQ(0ULL, bi_depth_pace_delay(&next, 64, 500000, now));
+	ASSERT_EQ(now + 128000, next);
+	/* a bio of no units counts one */
+	ASSERT_EQ(128000ULL, bi_depth_pace_delay(&next, 0, 500000, now));
+	ASSERT_EQ(now + 130000, next);
 }
 
 TEST_HARNESS_MAIN

@@ -519,6 +519,9 @@ static void tenant_pump(struct sim *s, struct sim_tenant *t)
 				break;		/* slots are shared: a completion pumps again */
 			}
 		}
+		if (t->above && s->depth.limit && s->depth.pace_ups)
+			delay = bi_max_u64(delay, bi_depth_pace_delay(&t->pace_next_ns, io->units,
+								     s->depth.pace_ups, s->now));
 		t->q_head[d] = io->next;
 		if (!t->q_head[d])
 			t->q_tail[d] = NULL;
@@ -807,12 +810,16 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 	pp = &s->active;
 	while ((t = *pp)) {
 		bool busy = t->is.ops || t->queued || t->inflight;
+		u64 units = t->is.units;	/* tenant_tick() clears it */
 
 		tenant_tick(s, t);
 		t->above = tenant_above_commit(t, busy);
 		above |= t->above;
-		if (t->above)
+		if (t->above) {
 			ds.inflight_max = (u32)bi_max_u64(ds.inflight_max, t->inflight);
+			ds.bound_units += units;
+			ds.bound_nr += units != 0;
+		}
 		tenant_pump(s, t);
 		if (!t->queued && !t->inflight && !t->outstanding &&
 		    ++t->idle_ticks > s->ovl_p.window_ticks) {

@@ -110,6 +110,7 @@ struct sim_tenant {
 	u32 rr;			/* direction to serve first */
 	u32 queued, inflight, outstanding;
 	bool above;		/* above its commitment at the last tick (S2-09) */
+	u64 pace_next_ns;	/* the depth limit's pace: its next free time */
 	bool arrival_blocked;
 	u64 arrivals_owed;	/* catchup: missed arrivals still to issue */
 	bool wl_changed;	/* a phase replaced the workload */
