@@ -952,6 +952,17 @@ static noinline bool blkiso_depth_cut(struct blkiso_dev *dev, struct bio *bio, b
 	if (!blkiso_lower_piece(bio, &piece))
 		return true;
 	if (rest || (bio->bi_opf & REQ_NOWAIT)) {
+		/*
+		 * Suspending: whole.  dm core refuses a REQ_NOWAIT bio while
+		 * the device is suspended (bio_wouldblock_error()), and the
+		 * rest of a cut one reaches it with the flag: refused after
+		 * its first piece went down, the read fails with EAGAIN in
+		 * the completion's context, where io_uring cannot send it
+		 * again.  Whole, it is refused before any part went down (or
+		 * sent, if it came before), and io_uring sends it again.
+		 */
+		if (READ_ONCE(dev->draining))
+			return true;
 		if (!blkiso_nw_rest_note(dev, bio->bi_iter.bi_sector + piece))
 			return rest;
 		bio->bi_opf &= ~REQ_NOWAIT;
