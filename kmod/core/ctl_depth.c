@@ -368,14 +368,9 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		return d->limit;
 	tput = bi_depth_tput(d);
 	if (!bi_depth_headroom(d)) {
-		/*
-		 * A bio more would pass the targets: stay, look again; or go
-		 * one higher at the pace this depth moves (ctl_depth.h, "Pace")
-		 */
+		/* the limit is where the targets hold: stay, look again */
 		bi_depth_evidence_reset(d);
 		d->held++;
-		if (tput >= BI_DEPTH_PACE_MIN_UPS && !(d->ceiling && d->limit + 1 >= d->ceiling))
-			bi_depth_pace_start(d, d->limit + 1, tput);
 		return d->limit;
 	}
 	bi_depth_evidence_reset(d);
