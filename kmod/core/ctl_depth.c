@@ -42,6 +42,13 @@ bool bi_depth_recent_tick(struct bi_depth_recent *r, bool io)
 	       r->quiet <= bi_max_u64(2 * (u64)r->gap, BI_DEPTH_QUIET_MIN);
 }
 
+/* The bound tenants' throughput starts again: the limit or the pace moved. */
+static void bi_depth_tput_reset(struct bi_depth *d)
+{
+	d->tput_units = 0;
+	d->tput_ns = 0;
+}
+
 /* Concurrency: under the caller's tick serialisation (device lock). */
 void bi_depth_init(struct bi_depth *d)
 {
@@ -66,8 +73,7 @@ void bi_depth_init(struct bi_depth *d)
 	d->pace_missed = 0;
 	d->pace_chunk = 0;
 	d->below_ups = 0;
-	d->tput_units = 0;
-	d->tput_ns = 0;
+	bi_depth_tput_reset(d);
 	d->tick_ns = 0;
 	d->paced = 0;
 }
@@ -81,13 +87,6 @@ static u32 bi_depth_stop(struct bi_depth *d)
 	d->held = held;
 	d->paced = paced;
 	return BI_DEPTH_OFF;
-}
-
-/* The bound tenants' throughput starts again: the limit or the pace moved. */
-static void bi_depth_tput_reset(struct bi_depth *d)
-{
-	d->tput_units = 0;
-	d->tput_ns = 0;
 }
 
 /*
@@ -175,7 +174,7 @@ static u32 bi_depth_cut(u32 depth, u32 over_permille)
 {
 	u64 cut = depth / 2;
 
-	if (over_permille > 2000)
+	if (over_permille > BI_DEPTH_QUEUE_PERMILLE)
 		cut = bi_min_u64(cut, bi_div_u64((u64)depth * 1000, over_permille));
 	return (u32)bi_max_u64(1, cut);
 }
@@ -188,6 +187,18 @@ static u32 bi_depth_cut(u32 depth, u32 over_permille)
 static u32 bi_depth_top(const struct bi_depth_stats *s)
 {
 	return s->slots ? (u32)bi_max_u64(1, s->slots - 1) : U32_MAX;
+}
+
+/*
+ * The depth the limit is at missed where the one below held: hover one
+ * under it, that depth the ceiling (tried again after probe_ns).
+ */
+static void bi_depth_hover_under(struct bi_depth *d, u64 now_ns)
+{
+	d->ceiling = d->limit;
+	d->ceiling_ns = now_ns;
+	d->limit = (u32)bi_max_u64(1, d->limit - 1);
+	d->settle = 1;
 }
 
 /*
@@ -206,9 +217,7 @@ static void bi_depth_pace_slow(struct bi_depth *d, u64 now_ns)
 	if (d->pace_ups <= d->pace_floor_ups) {
 		if (d->probe_shift < BI_DEPTH_PROBE_SHIFT_MAX)
 			d->probe_shift++;
-		d->ceiling = d->limit;
-		d->ceiling_ns = now_ns;
-		d->limit = (u32)bi_max_u64(1, d->limit - 1);
+		bi_depth_hover_under(d, now_ns);
 		d->pace_ups = 0;
 		d->below_ups = 0;
 		return;
@@ -242,7 +251,7 @@ static void bi_depth_pace_tick(struct bi_depth *d, const struct bi_depth_params 
 	d->pace_chunk = (u32)bi_min_u64((u64)d->pace_chunk + s->completed, U32_MAX);
 	/* permille, and a share of it (ctl_depth.h, "Pace") */
 	allowed = bi_div_u64((u64)s->evidence * s->allow_permille, 1000 * BI_DEPTH_PACE_ALLOW_DIV);
-	if ((s->missed && s->over_permille > 2000) || d->pace_missed > allowed) {
+	if ((s->missed && s->over_permille > BI_DEPTH_QUEUE_PERMILLE) || d->pace_missed > allowed) {
 		bi_depth_pace_slow(d, now_ns);
 		return;
 	}
@@ -291,11 +300,8 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 		/* the last raise went one too far: hover just under it */
 		if (d->limit == d->probed && d->probe_shift < BI_DEPTH_PROBE_SHIFT_MAX)
 			d->probe_shift++;
-		d->ceiling = d->limit;
-		d->ceiling_ns = now_ns;
-		d->limit = (u32)bi_max_u64(1, d->limit - 1);
+		bi_depth_hover_under(d, now_ns);
 		d->raised = false;
-		d->settle = 1;
 		return;
 	}
 	/*
@@ -325,8 +331,6 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		  const struct bi_depth_stats *s, u64 now_ns)
 {
-	u64 tput;
-
 	if (!s->protected_active)
 		return d->limit ? bi_depth_stop(d) : BI_DEPTH_OFF;
 	if (d->limit != BI_DEPTH_OFF)
@@ -366,7 +370,6 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 	}
 	if (d->clean_ticks < p->release_ticks || d->clean_ops < s->evidence)
 		return d->limit;
-	tput = bi_depth_tput(d);
 	if (!bi_depth_headroom(d)) {
 		/* the limit is where the targets hold: stay, look again */
 		bi_depth_evidence_reset(d);
@@ -383,7 +386,7 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
 		d->probed = 0;			/* past the old ceiling: it held */
 		d->probe_shift = 0;
 	}
-	d->below_ups = tput;
+	d->below_ups = bi_depth_tput(d);	/* where a pace would start */
 	bi_depth_tput_reset(d);
 	d->limit++;
 	d->raised = true;

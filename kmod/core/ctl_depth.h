@@ -138,6 +138,8 @@
  */
 #define BI_DEPTH_EVIDENCE_MULT		3
 
+/* A tick's mean protected latency past this (permille of the target) is a queue */
+#define BI_DEPTH_QUEUE_PERMILLE		2000
 /* The pace (above): steps in fractions of itself, its binding test in percent */
 #define BI_DEPTH_PACE_RAISE_SHIFT	4	/* + 1/16 per clean evidence, after a miss */
 #define BI_DEPTH_PACE_RAMP_SHIFT	3	/* + 1/8 before one */

@@ -44,6 +44,24 @@ FIXTURE(meter) {
 	unsigned long long cgid;
 };
 
+/* blkiso over a new null_blk shaped as @nb (named nullb_meter). */
+static int dev_create(FIXTURE_DATA(meter) *self, const struct gu_nullb *nb)
+{
+	if (gu_nullb_create(nb, self->lower, sizeof(self->lower)) ||
+	    gu_sh("dmsetup create " DM_NAME " --table "
+		  "\"0 $(blockdev --getsz %s) blkiso %s 0\"", self->lower, self->lower))
+		return -1;
+	return gu_blkiso_dir(DM_NAME, self->dir, sizeof(self->dir));
+}
+
+/* The test's device made again over a null_blk shaped as @nb. */
+static int dev_remake(FIXTURE_DATA(meter) *self, const struct gu_nullb *nb)
+{
+	if (gu_sh("dmsetup remove --retry " DM_NAME) || gu_nullb_destroy("nullb_meter"))
+		return -1;
+	return dev_create(self, nb);
+}
+
 FIXTURE_SETUP(meter)
 {
 	struct gu_nullb nb = { .name = "nullb_meter", .size_mb = 4096 };
@@ -52,10 +70,7 @@ FIXTURE_SETUP(meter)
 	gu_sh("pkill -KILL -x fio; dmsetup remove --retry " CRYPT_NAME " 2>/dev/null;"
 	      " dmsetup remove --retry " DM_NAME " 2>/dev/null");
 	ASSERT_EQ(0, gu_module_load());
-	ASSERT_EQ(0, gu_nullb_create(&nb, self->lower, sizeof(self->lower)));
-	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME " --table "
-			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", self->lower, self->lower));
-	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME, self->dir, sizeof(self->dir)));
+	ASSERT_EQ(0, dev_create(self, &nb));
 	ASSERT_EQ(0, gu_cg_create(CG));
 	self->cgid = gu_cg_id(CG);
 	ASSERT_NE(0ULL, self->cgid);
@@ -193,12 +208,7 @@ TEST_F_TIMEOUT(meter, a_byte_cap_paces_large_reads_request_by_request, GUEST_TIM
 	after = gu_tenant_stat(self->dir, self->cgid, "arrived");
 	EXPECT_EQ(10LL, after - before);
 	/* the same device on 8 slots */
-	ASSERT_EQ(0, gu_sh("dmsetup remove --retry " DM_NAME));
-	ASSERT_EQ(0, gu_nullb_destroy("nullb_meter"));
-	ASSERT_EQ(0, gu_nullb_create(&nb, self->lower, sizeof(self->lower)));
-	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME " --table "
-			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", self->lower, self->lower));
-	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME, self->dir, sizeof(self->dir)));
+	ASSERT_EQ(0, dev_remake(self, &nb));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "rbps=20M"));
 	for (i = 0; i < 2; i++) {
 		before = gu_tenant_stat(self->dir, self->cgid, "arrived");
@@ -243,12 +253,7 @@ TEST_F_TIMEOUT(meter, a_cut_nowait_read_survives_a_suspend, GUEST_TIMEOUT)
 	struct gu_fio r;
 	int i;
 
-	ASSERT_EQ(0, gu_sh("dmsetup remove --retry " DM_NAME));
-	ASSERT_EQ(0, gu_nullb_destroy("nullb_meter"));
-	ASSERT_EQ(0, gu_nullb_create(&nb, self->lower, sizeof(self->lower)));
-	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME " --table "
-			   "\"0 $(blockdev --getsz %s) blkiso %s 0\"", self->lower, self->lower));
-	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME, self->dir, sizeof(self->dir)));
+	ASSERT_EQ(0, dev_remake(self, &nb));
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "rbps=400M"));
 	ASSERT_EQ(0, gu_fio_start(&j, CG, "--name=m --filename=" DM_DEV " --direct=1"
 				  " --rw=randread --bs=1M --ioengine=io_uring --iodepth=32"

@@ -814,6 +814,15 @@ TEST(a_raise_that_misses_is_made_again_paced)
 	ASSERT_EQ(280000ULL, r.d.pace_floor_ups);
 	ASSERT_EQ(0U, r.d.ceiling);
 	ASSERT_EQ(1ULL, r.d.paced);
+	/* a stop forgets it, but counts it */
+	{
+		struct bi_depth_stats none = { 0 };
+
+		r.now += TICK_NS;
+		ASSERT_EQ(0U, bi_depth_tick(&r.d, &r.p, &none, r.now));
+	}
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(1ULL, r.d.paced);
 	/* two floods: one tenant's share */
 	rig_init(&r);
 	r.slots = 8;
@@ -1024,32 +1033,6 @@ TEST(a_pace_nobody_reaches_goes)
 	tick_paced(&r, false, 500, 990, 2200, 1);
 	ASSERT_EQ(0ULL, r.d.pace_ups);
 	ASSERT_EQ(2U, r.d.limit);
-}
-
-/* A raise that misses is made again, paced from where the depth below moved. */
-TEST(a_raise_that_misses_is_retried_paced)
-{
-	struct rig r;
-
-	rig_init(&r);
-	r.slots = 8;
-	ASSERT_EQ(1U, tick_paced(&r, true, 0, 0, 0, 1));
-	tick_paced(&r, false, 300, 400, 1500, 1);
-	ASSERT_EQ(2U, tick_paced(&r, false, 300, 400, 1500, 1));
-	ASSERT_EQ(0ULL, r.d.pace_ups);
-	/* 2 misses: still 2, at 1's 150,000 units a second */
-	ASSERT_EQ(2U, tick_paced(&r, true, 300, 1500, 3000, 1));
-	ASSERT_EQ(150000ULL, r.d.pace_ups);
-	ASSERT_EQ(0U, r.d.ceiling);
-	/* a stop forgets it, but counts it */
-	{
-		struct bi_depth_stats none = { 0 };
-
-		r.now += TICK_NS;
-		ASSERT_EQ(0U, bi_depth_tick(&r.d, &r.p, &none, r.now));
-	}
-	ASSERT_EQ(0ULL, r.d.pace_ups);
-	ASSERT_EQ(1ULL, r.d.paced);
 }
 
 /* The pace's spacing: each bio after the last, no credit for idle time. */
