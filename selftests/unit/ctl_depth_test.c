@@ -1019,6 +1019,51 @@ TEST(a_miss_under_the_pace_slows_it_and_backs_off)
 	ASSERT_EQ(1U, r.d.probe_shift);	/* its ceiling is tried again later */
 }
 
+/*
+ * A pace starts afresh: its throughput is what the tenants move under it,
+ * not the unpaced raise's ticks before, and a second pace after one that
+ * backed off ramps an eighth per evidence again.
+ */
+TEST(a_pace_starts_afresh)
+{
+	struct rig r;
+	u64 pace;
+	u32 i;
+
+	/* at 2 unpaced the flood stalled (0 units), then missed: paced at 280,000 */
+	rig_init(&r);
+	r.slots = 8;
+	tick_paced(&r, true, 0, 0, 0, 1);
+	tick_paced(&r, false, 300, 400, 2800, 1);
+	ASSERT_EQ(2U, tick_paced(&r, false, 300, 400, 2800, 1));
+	tick_paced(&r, true, 300, 1500, 0, 1);
+	ASSERT_EQ(280000ULL, r.d.pace_ups);
+	/* 2,200 a tick under it (79 %, binds; with the stalled tick 59 %, would not) */
+	for (i = 0; i < 3; i++)
+		tick_paced(&r, false, 500, 990, 2200, 1);
+	ASSERT_EQ(315000ULL, r.d.pace_ups);
+
+	/* a miss backs it off; misses to its floor; the floor misses: 1, no pace */
+	tick_paced(&r, true, 500, 1500, 3150, 1);
+	ASSERT_EQ(1U, r.d.pace_shift);
+	for (i = 0; i < 40 && r.d.pace_ups; i++)
+		tick_paced(&r, true, 500, 1500, 2800, 1);
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(1U, r.d.limit);
+	/* clean at 1 until 2 is tried again; it misses: a second pace */
+	for (i = 0; i < 1000 && r.d.limit == 1; i++)
+		tick_paced(&r, false, 300, 400, 2800, 1);
+	ASSERT_EQ(2U, r.d.limit);
+	tick_paced(&r, true, 300, 1500, 2800, 1);
+	pace = r.d.pace_ups;
+	ASSERT_EQ(280000ULL, pace);
+	ASSERT_EQ(2ULL, r.d.paced);
+	pace_settle(&r);
+	tick_paced(&r, false, 500, 990, pace / 100, 1);
+	tick_paced(&r, false, 500, 990, pace / 100, 1);
+	ASSERT_EQ(pace + pace / 8, r.d.pace_ups);
+}
+
 /* A pace the bound tenants stay well under binds nothing: it goes, the depth stays. */
 TEST(a_pace_nobody_reaches_goes)
 {
