@@ -558,6 +558,51 @@ TEST(depth_limit_on_a_slot_bound_device)
 }
 
 /*
+ * null_blk's mbps= (sim_device.c): 1000 MiB/s is 1,048,000 bytes a 1 ms
+ * window, seven 128 KiB reads (the eighth is refused until the next one):
+ * a flood alone moves exactly 7,000 a second; one read in flight at a time
+ * 5,000 (200 us each, under the budget).  A 4k read beside eight of them
+ * waits for the next window, behind the read refused before it.
+ */
+TEST(a_bandwidth_budget_as_null_blk_has_it)
+{
+	static const char *const base =
+		"duration 3s\n"
+		"device slots=8 latency_us=200 mbps=1000\n"
+		"tenant name=N cgroup=/n\n"
+		"tenant name=V cgroup=/v\n";
+	static const char *const wl[] = {
+		"workload N iodepth=256 bs=128k\n",
+		"workload N iodepth=1 bs=128k\n",
+		"workload N iodepth=8 bs=128k\nworkload V rate=1000 iodepth=1 bs=4k\n",
+	};
+	struct capture *c = calloc(1, sizeof(*c));
+	char text[512];
+	struct sim s;
+	u32 i;
+
+	ASSERT_NE(NULL, c);
+	for (i = 0; i < 3; i++) {
+		sim_init(&s);
+		snprintf(text, sizeof(text), "%s%s", base, wl[i]);
+		ASSERT_EQ(0, sim_load_string(&s, text));
+		memset(c, 0, sizeof(*c));
+		s.on_second = capture_second;
+		s.on_second_arg = c;
+		ASSERT_EQ(0, sim_run(&s));
+		TH_LOG("%u: N %.0f a second, V p99 %.0f us", i, c->iops[2][0], c->p99_us[2][1]);
+		ASSERT_EQ(i == 1 ? 5000 : 7000, c->iops[2][0]);
+		if (i == 2) {
+			/* behind the refused read at the FIFO's head: one or two windows */
+			ASSERT_GT(c->p99_us[2][1], 1000);
+			ASSERT_LE(c->p99_us[2][1], 2 * 1000 + 200 + 100);
+		}
+		sim_free(&s);
+	}
+	free(c);
+}
+
+/*
  * S3-18 and issue 20 (doc/bench.md "ratestep"): a victim allocated 1,750
  * IOPS (isolation=wc) whose rate steps from 1,400 to 2,800 beside an
  * unconfigured flood, under depth_limit=1.  Its latency target is below the

@@ -34,7 +34,8 @@ import tempfile
 # size and depth (1 MiB io_uring QD32 split by the device as the guest's
 # null_blk does: 128 KiB requests, QD 256)
 SHAPES = {
-    "ssd": "device slots=8 latency_us=200 per_kib_ns=7812",
+    "ssd": "device slots=8 latency_us=200 mbps=1000",
+    "ssd-perkib": "device slots=8 latency_us=200 per_kib_ns=7812",
     "fast": "device slots=32 latency_us=50",
     "slow": "device slots=2 latency_us=4000",
     "slotbound": "device slots=8 latency_us=250",

@@ -31,6 +31,7 @@ enum sim_ev_type {
 	EV_WAKE,		/* a tenant's bucket has tokens again */
 	EV_DEV_SUBMIT,		/* a bio's isolation delay is over */
 	EV_DEV_DONE,		/* a bio completes */
+	EV_DEV_WINDOW,		/* the device's bandwidth budget is whole again */
 	EV_TICK,
 	EV_PHASE,
 };
@@ -545,10 +546,43 @@ static void dev_start(struct sim *s, struct sim_io *io)
 		io->tenant, io, 0);
 }
 
+/*
+ * May @io start now: a free slot and, under mbps=, the window's budget
+ * (sim_device.c)?  When the budget refuses it, the next window's event
+ * starts the FIFO again.
+ */
+static bool dev_may_start(struct sim *s, struct sim_io *io)
+{
+	u64 retry_ns;
+
+	if (s->dev_busy >= s->dev.slots)
+		return false;
+	if (sim_device_budget_take(s, io->bytes, &retry_ns))
+		return true;
+	if (!s->dev_window_armed) {
+		s->dev_window_armed = true;
+		ev_push(s, retry_ns, EV_DEV_WINDOW, 0, NULL, 0);
+	}
+	return false;
+}
+
+/* Start the device's FIFO from its head while it may. */
+static void dev_drain(struct sim *s)
+{
+	while (s->dev_q_head && dev_may_start(s, s->dev_q_head)) {
+		struct sim_io *n = s->dev_q_head;
+
+		s->dev_q_head = n->next;
+		if (!s->dev_q_head)
+			s->dev_q_tail = NULL;
+		dev_start(s, n);
+	}
+}
+
 static void dev_submit(struct sim *s, struct sim_io *io)
 {
 	io->dispatch_ns = s->now;
-	if (s->dev_busy < s->dev.slots) {
+	if (!s->dev_q_head && dev_may_start(s, io)) {
 		dev_start(s, io);
 		return;
 	}
@@ -591,14 +625,7 @@ static void dev_done(struct sim *s, struct sim_io *io)
 	s64 slack = (s64)target - (s64)dev_lat;
 
 	s->dev_busy--;
-	if (s->dev_q_head) {
-		struct sim_io *n = s->dev_q_head;
-
-		s->dev_q_head = n->next;
-		if (!s->dev_q_head)
-			s->dev_q_tail = NULL;
-		dev_start(s, n);
-	}
+	dev_drain(s);
 
 	t->sec->ios++;
 	t->sec->ios_dir[io->dir]++;
@@ -942,6 +969,10 @@ int sim_run(struct sim *s)
 			break;
 		case EV_DEV_DONE:
 			dev_done(s, e.io);
+			break;
+		case EV_DEV_WINDOW:
+			s->dev_window_armed = false;
+			dev_drain(s);
 			break;
 		case EV_TICK:
 			sim_tick(s);

@@ -44,7 +44,10 @@ struct sim_device {
 	u64 latency_ns;		/* L: service time of one bio */
 	u64 per_kib_ns;		/* added per KiB of payload */
 	u64 cap_mrps;		/* device-level request cap (S0-35), 0 = none */
+	u64 window_bytes;	/* mbps=: bytes a SIM_DEV_WINDOW_NS window, 0 = none */
 };
+
+#define SIM_DEV_WINDOW_NS	BI_NSEC_PER_MSEC	/* null_blk's bandwidth timer */
 
 struct sim_workload {
 	u64 rate_iops;		/* open loop: arrivals/s, 0 = closed loop only */
@@ -172,6 +175,9 @@ struct sim {
 	u32 nr_io_chunks;
 	u32 dev_busy;
 	struct sim_io *dev_q_head, *dev_q_tail;
+	u64 dev_window;			/* the budget's window, and what is left */
+	u64 dev_budget;
+	bool dev_window_armed;		/* an EV_DEV_WINDOW is queued */
 	struct sim_tenant *active;
 	u32 nr_active;
 
@@ -198,6 +204,7 @@ void sim_free(struct sim *s);
 
 /* sim_device.c */
 u64 sim_device_service_ns(const struct sim_device *d, u64 bytes);
+bool sim_device_budget_take(struct sim *s, u64 bytes, u64 *retry_ns);
 
 /* sim_engine.c */
 int sim_run(struct sim *s);

@@ -68,10 +68,11 @@ void sim_print_second(FILE *f, struct sim *s, u32 second, bool json, bool first)
 	if (json) {
 		fprintf(f, "%s{\"t\":%u,\"device\":{\"iops\":%llu,\"mbps\":%.3f,"
 			"\"multiplier\":%u,\"overloaded\":%s,\"miss_permille\":%u,"
-			"\"depth_limit\":%u},\"tenants\":[", first ? "" : ",\n", second + 1,
+			"\"depth_limit\":%u,\"depth_pace_ups\":%llu},\"tenants\":[",
+			first ? "" : ",\n", second + 1,
 			(unsigned long long)s->dev_ios_sec, mbps(s->dev_bytes_sec, 1),
 			s->ovl.m, s->ovl.overloaded ? "true" : "false", s->ovl.miss_permille,
-			s->depth.limit);
+			s->depth.limit, (unsigned long long)s->depth.pace_ups);
 		for (i = 0; i < s->nr_tenants; i++) {
 			if (i)
 				fputc(',', f);

@@ -161,6 +161,7 @@ int sim_init(struct sim *s)
 	s->dev.latency_ns = BI_NSEC_PER_MSEC;
 	s->duration_ns = 10 * BI_NSEC_PER_SEC;
 	s->seed = 1;
+	s->dev_window = U64_MAX;	/* no budget window started */
 	bi_dev_conf_init(&s->dconf);
 	return 0;
 }
@@ -182,6 +183,8 @@ static int sim_line_device(struct sim *s, char *rest, u32 lineno)
 			s->dev.latency_ns = v;
 		else if (!strcmp(tok, "per_kib_ns"))
 			s->dev.per_kib_ns = v;
+		else if (!strcmp(tok, "mbps") && v <= 1 << 24)
+			s->dev.window_bytes = v * ((1 << 20) / 1000);	/* as null_blk */
 		else if (!strcmp(tok, "cap_rps"))
 			s->dev.cap_mrps = v * BI_MRPS_PER_RPS;
 		else
