@@ -267,8 +267,13 @@ static void bi_depth_pace_tick(struct bi_depth *d, const struct bi_depth_params 
 	bi_depth_evidence_reset(d);
 	bi_depth_tput_reset(d);
 	if (tput * 100 < d->pace_ups * BI_DEPTH_PACE_BINDS_PCT) {
+		/*
+		 * Gone, as a raise: a miss now comes back to a pace, at
+		 * what they moved under this one.
+		 */
 		d->pace_ups = 0;
-		d->below_ups = 0;
+		d->below_ups = tput;
+		d->raised = true;
 		return;
 	}
 	d->pace_ups += d->pace_ups >> (d->pace_shift ? BI_DEPTH_PACE_RAISE_SHIFT :

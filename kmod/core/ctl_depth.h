@@ -104,7 +104,12 @@
  *   within allowance        only while the bound tenants moved at least
  *                           3/4 of the pace; below that the pace does not
  *                           bind (the depth holds them, or they ask less):
- *                           no pace, the depth without one stays
+ *                           no pace, the depth without one stays, as a
+ *                           raise: a miss before the next one comes back
+ *                           to a pace, at what they moved under this one
+ *                           (the pace was the smoothing that held: on a
+ *                           bandwidth budget back-to-back bios spend a
+ *                           window the paced ones leave room in)
  *
  * A raise the headroom rule holds back is not paced: it stays.  Pacing it
  * too (tried) ramped an eighth per 300 of the victim's bios from the depth

@@ -1064,7 +1064,12 @@ TEST(a_pace_starts_afresh)
 	ASSERT_EQ(pace + pace / 8, r.d.pace_ups);
 }
 
-/* A pace the bound tenants stay well under binds nothing: it goes, the depth stays. */
+/*
+ * A pace the bound tenants stay well under binds nothing: it goes, the
+ * depth stays.  It goes as a raise: a miss before the next one comes back
+ * to a pace at what they moved under it (the pace was the smoothing that
+ * held), not to the depth below.
+ */
 TEST(a_pace_nobody_reaches_goes)
 {
 	struct rig r;
@@ -1078,6 +1083,16 @@ TEST(a_pace_nobody_reaches_goes)
 	tick_paced(&r, false, 500, 990, 2200, 1);
 	ASSERT_EQ(0ULL, r.d.pace_ups);
 	ASSERT_EQ(2U, r.d.limit);
+	/* unpaced, a miss: paced again at 220,000, what two ticks of 2,200 are */
+	ASSERT_EQ(2U, tick_paced(&r, true, 500, 1500, 3000, 1));
+	ASSERT_EQ(220000ULL, r.d.pace_ups);
+	ASSERT_EQ(220000ULL, r.d.pace_floor_ups);
+	ASSERT_EQ(2ULL, r.d.paced);
+	/* and that pace's floor missing: the depth below, 2 its ceiling */
+	pace_settle(&r);
+	ASSERT_EQ(1U, tick_paced(&r, true, 500, 1500, 2200, 1));
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(2U, r.d.ceiling);
 }
 
 /* The pace's spacing: each bio after the last, no credit for idle time. */
