@@ -149,10 +149,6 @@ struct blkiso_nw_rest {
 	unsigned long stamp;		/* jiffies at the cut */
 };
 
-struct blkiso_dev;
-bool blkiso_nw_rest_note(struct blkiso_dev *dev, sector_t sector);
-bool blkiso_nw_rest_take(struct blkiso_dev *dev, sector_t sector);
-void blkiso_nw_rests_clear(struct blkiso_dev *dev);
 
 /* The end of a device's queue of tenants for the sysfs work (->sysfs_next). */
 #define BLKISO_SYSFS_LAST	((struct blkiso_tenant *)1)

@@ -108,6 +108,7 @@
 #include "blkiso.h"
 #include "blkiso_bio.h"
 #include "blkiso_charge.h"
+#include "blkiso_cut.h"
 #include "compat.h"
 
 #define CREATE_TRACE_POINTS
@@ -509,16 +510,6 @@ static noinline int blkiso_map_gated(struct blkiso_dev *dev, struct bio *bio,
 	return blkiso_map_slow(dev, bio, pb, t, now);
 }
 
-static noinline void blkiso_nowait_unsplit_slow(struct bio *bio);
-
-/* Issue 20: a REQ_NOWAIT bio above a page is looked at (blkiso_nowait_unsplit_slow()). */
-static __always_inline void blkiso_nowait_unsplit(struct bio *bio)
-{
-	/* a request is at least a page (blk_queue_max_hw_sectors()) */
-	if (unlikely(bio->bi_opf & REQ_NOWAIT) && bio->bi_iter.bi_size > PAGE_SIZE)
-		blkiso_nowait_unsplit_slow(bio);
-}
-
 /*
  * .map's general ways: the clock of a bio that was not sampled (@now 0)
  * but whose tenant's feedback times every bio (@times_all), and a weight
@@ -853,125 +844,6 @@ static __always_inline int blkiso_map_tail(struct blkiso_dev *dev, struct bio *b
 }
 
 /*
- * chunk_bytes (S0-28, S3-17): a read or write larger than the chunk keeps
- * only its first chunk here; dm core sends the rest through .map again as
- * a new bio, so each chunk is classified, charged, parked and corrected
- * on its own and a large bio leaves as its quota allows, piece by piece.
- * Left whole (charged whole, as without chunking): bios dm must not cut
- * (flush, zone operations, duplicated abnormal bios), REQ_NOWAIT bios (a
- * chunk refused after an earlier one went down would end the whole bio
- * with BLK_STS_AGAIN, and its retry would pay the done part again; the
- * block layer does not split them either), and REQ_ATOMIC writes.  The
- * chunk is whole logical blocks of the device.
- */
-static bool blkiso_may_cut(const struct bio *bio)
-{
-	enum req_op op = bio_op(bio);
-
-	return (op == REQ_OP_READ || op == REQ_OP_WRITE) &&
-	       !(bio->bi_opf & (REQ_PREFLUSH | BLKISO_REQ_ATOMIC));
-}
-
-static noinline void blkiso_chunk(struct bio *bio, u32 chunk_bytes)
-{
-	unsigned int sectors;
-
-	if (!blkiso_may_cut(bio) || (bio->bi_opf & REQ_NOWAIT))
-		return;
-	sectors = round_down(chunk_bytes, bdev_logical_block_size(bio->bi_bdev)) >>
-		SECTOR_SHIFT;
-	if (sectors && sectors < bio_sectors(bio))
-		dm_accept_partial_bio(bio, sectors);
-}
-
-/*
- * Would the lower queue split @bio (remapped) into several requests?  Then
- * *@piece is its first request, in sectors (bi_depth_piece(): by the
- * request size and chunk limits; a split by segments is not foreseen).
- */
-static bool blkiso_lower_piece(const struct bio *bio, u32 *piece)
-{
-	const struct queue_limits *lim = &bdev_get_queue(bio->bi_bdev)->limits;
-	struct bi_depth_lower q = {
-		.max_sectors = lim->max_sectors,
-		.chunk_sectors = lim->chunk_sectors,
-		.block_sectors = bdev_logical_block_size(bio->bi_bdev) >> SECTOR_SHIFT,
-	};
-
-	return blkiso_may_cut(bio) &&
-	       bi_depth_piece(bio->bi_iter.bi_sector, bio_sectors(bio), &q,
-			      piece) == BI_DEPTH_CUT;
-}
-
-/*
- * A REQ_NOWAIT read or write of a tenant the depth limit does not bind,
- * larger than one request of the lower queue, loses the flag and goes
- * whole (issue 20, the fast shape).  Kept, 6.1's lower queue refuses it
- * (a REQ_NOWAIT bio it would split ends with BLK_STS_AGAIN, as under a
- * plain dm-linear) and io_uring sends it again from a worker thread, whose
- * wake-ups take the CPU the protected tenant's completions wait for.  The
- * price: the submitter may wait inline for the lower queue's tags, as a
- * libaio one does.  Not cut: going whole it has no rest that could reach
- * .map with the flag after the limit came on and be refused after its
- * first part went down.  blkiso_nowait_unsplit() leaves out bios of a page or less:
- * the lower queue's max_sectors is at least a page, so only one crossing
- * a chunk boundary could be split, and it is refused as before.
- */
-static noinline void blkiso_nowait_unsplit_slow(struct bio *bio)
-{
-	u32 piece;
-
-	if (blkiso_lower_piece(bio, &piece))
-		bio->bi_opf &= ~REQ_NOWAIT;
-}
-
-/*
- * Issue 20: a read or write of a tenant the depth limit binds keeps only
- * its first request of the lower queue (bi_depth_piece(); dm core sends
- * the rest through .map again), so that the limit, which counts bios,
- * counts the device's requests.  After the remap: the limits and sectors
- * are the lower device's.  A REQ_NOWAIT bio, or the rest of one (@rest:
- * the flag already dropped), is cut as well: the piece loses the flag,
- * since a piece refused a lower tag after an earlier one went down would
- * end the whole bio with BLK_STS_AGAIN in the completion's context, where
- * io_uring cannot send it again (its read fails with EAGAIN); so a piece
- * may wait for a lower tag in the submitter's context.  And where the rest
- * begins is noted (blkiso_nw_rest_note()): the rest comes back through
- * .map with REQ_NOWAIT, maybe after the limit let go, and must not go down
- * whole to be refused by the lower queue's split.  Refused whole instead,
- * io_uring would send every such bio again from a worker thread, whose
- * wake-ups take the CPU the protected tenant's completions wait for.
- * Returns false for a REQ_NOWAIT bio that must be cut but finds no free
- * note: the caller refuses it whole, before any part went down.  A rest
- * with no free note goes whole, without the flag.
- */
-static noinline bool blkiso_depth_cut(struct blkiso_dev *dev, struct bio *bio, bool rest)
-{
-	u32 piece;
-
-	if (!blkiso_lower_piece(bio, &piece))
-		return true;
-	if (rest || (bio->bi_opf & REQ_NOWAIT)) {
-		/*
-		 * Suspending: whole.  dm core refuses a REQ_NOWAIT bio while
-		 * the device is suspended (bio_wouldblock_error()), and the
-		 * rest of a cut one reaches it with the flag: refused after
-		 * its first piece went down, the read fails with EAGAIN in
-		 * the completion's context, where io_uring cannot send it
-		 * again.  Whole, it is refused before any part went down (or
-		 * sent, if it came before), and io_uring sends it again.
-		 */
-		if (READ_ONCE(dev->draining))
-			return true;
-		if (!blkiso_nw_rest_note(dev, bio->bi_iter.bi_sector + piece))
-			return rest;
-		bio->bi_opf &= ~REQ_NOWAIT;
-	}
-	dm_accept_partial_bio(bio, piece);
-	return true;
-}
-
-/*
  * .map for a bio whose tenant's feedback flags @fl or device flags @dfl
  * are not 0 (@fb: the tenant's feedback state, @now, a sampled bio's
  * clock or 0, and @rest as .map found them, IRQs off, @flags as saved): its
@@ -1003,56 +875,6 @@ static noinline int blkiso_map_flagged(struct blkiso_dev *dev, struct bio *bio,
 		blkiso_nowait_unsplit(bio);
 	}
 	return blkiso_map_tail(dev, bio, pb, t, fl, dfl, now, flags, true);
-}
-
-/*
- * A read or write of a tenant capped in bytes or work units in its
- * direction, of more requests of the lower queue than half its slots
- * (dev->cap_cut_over), keeps its first request (blkiso_depth_cut(): a
- * REQ_NOWAIT one too, its rest noted; dm core sends the rest through .map
- * again, cut the same way until it fits), so that the cap charges and
- * paces it request by request and no bio of it takes more than half the
- * slots at once.  Sent whole, it took them all when the cap let it go: on
- * the bench's ssd shape a 1 MiB read is nine requests on eight slots, and
- * a neighbour's read issued meanwhile waited a whole service time for a
- * tag (thirtieth session: a QD1 victim's p99 2.1x solo beside a tenant
- * capped at 500 MB/s, 1.21x with its reads cut, doc/bench.md).  Where it
- * fits in half the slots it goes whole: on the fast shape (32 slots)
- * cutting it cost the victim CPU time (p99 1.7x -> 2.1x at 900 MB/s).  A
- * request cap (riops, wiops), or a class stage, leaves it whole: each
- * piece would count as a request.  The tenant's own cap only: a child
- * under a capped parent goes whole.
- */
-static noinline void blkiso_cap_cut(struct blkiso_dev *dev, struct bio *bio,
-				    struct blkiso_tenant *t, bool rest)
-{
-	const struct bi_meter_cfg *c = bi_meter_cfg(&blkiso_quota(t)->meter);
-	u8 dir = op_is_write(bio_op(bio)) ? BI_DIR_WRITE : BI_DIR_READ;
-
-	if (!blkiso_may_cut(bio) || c->cls_on ||
-	    bi_meter_dir_keys(c, dir) != 1U << bi_work_key(dir))
-		return;
-	/* no note free for a REQ_NOWAIT bio's rest: whole, without the flag */
-	if (!blkiso_depth_cut(dev, bio, rest))
-		blkiso_nowait_unsplit(bio);
-}
-
-/*
- * Is @bio the rest of a REQ_NOWAIT bio the depth limit cut
- * (blkiso_depth_cut())?  Then it loses the flag: never refused, never sent
- * whole with it.  Rests are noted only where the depth limit is on, which
- * sets dev->fb_all for good (blkiso_fb_all()): .map does not look for one
- * on a device whose map_flags are 0, where a counted-only tenant's bio
- * takes its short way (issue 18: 5 instructions less for a REQ_NOWAIT bio,
- * 2 for any other).
- */
-static __always_inline bool blkiso_map_rest(struct blkiso_dev *dev, struct bio *bio)
-{
-	if (likely(!(bio->bi_opf & REQ_NOWAIT)) || !atomic_read(&dev->nw_rests_used) ||
-	    !blkiso_nw_rest_take(dev, bio->bi_iter.bi_sector))
-		return false;
-	bio->bi_opf &= ~REQ_NOWAIT;
-	return true;
 }
 
 /*

@@ -403,7 +403,7 @@ u32 bi_depth_tick(struct bi_depth *d, const struct bi_depth_params *p,
  * enters: whole when the lower queue takes it as one request, else cut to
  * its first request (*@piece sectors: at most max_sectors, ending at the
  * next chunk boundary, whole logical blocks).  A REQ_NOWAIT bio's piece
- * loses the flag and its rest is known by the caller (blkiso_target.c).
+ * loses the flag and its rest is known by the caller (blkiso_cut.c).
  * Concurrency: any context.
  */
 enum bi_depth_cut bi_depth_piece(u64 sector, u32 sectors, const struct bi_depth_lower *q,
