@@ -781,9 +781,8 @@ static void blkiso_fb_tenant_step(struct blkiso_dev *dev, struct blkiso_fb *s,
 
 		tk->any_above = true;
 		tk->ds.inflight_max = max(tk->ds.inflight_max, blkiso_fb_inflight(t));
-		/* what the bound tenants move: the depth limit's pace starts there */
-		tk->ds.bound_units += units;
-		tk->ds.bound_nr += units != 0;
+		/* what the busiest bound tenant moves: the depth limit's pace starts there */
+		tk->ds.bound_units_max = max(tk->ds.bound_units_max, units);
 	}
 	if (t->configured || s->d[BLKISO_FB_OPS] || s->victims)
 		blkiso_fb_record(t, rec);

@@ -90,14 +90,18 @@ static u32 bi_depth_stop(struct bi_depth *d)
 }
 
 /*
- * Fold a tick into the throughput: one bound tenant's share of what they
- * completed, over the tick's length.
+ * Fold a tick into the throughput: what the busiest bound tenant
+ * completed, over the tick's length.  The busiest, not their mean: the
+ * pace spaces each tenant's bios, so it binds the one nearest it, and a
+ * small bound tenant (a protected one above its own allocation) beside a
+ * flood would halve a mean, start a pace under what the flood moved and
+ * make a pace that holds the flood look unbinding.
  */
 static void bi_depth_tput_add(struct bi_depth *d, const struct bi_depth_stats *s, u64 now_ns)
 {
 	if (d->tick_ns && now_ns > d->tick_ns) {
 		d->tput_ns += now_ns - d->tick_ns;
-		d->tput_units += bi_div_u64(s->bound_units, s->bound_nr ? s->bound_nr : 1);
+		d->tput_units += s->bound_units_max;
 	}
 	d->tick_ns = now_ns;
 }

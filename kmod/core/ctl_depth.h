@@ -84,7 +84,7 @@
  * So where a raise missed, the limit goes back to that depth with a
  * pace: each bound tenant sends at most pace_ups work units a
  * second (a delay before its bio's slot is granted, bi_depth_pace_delay()),
- * starting at what one moved at the lower depth.  Under a pace a miss is
+ * starting at what the busiest moved at the lower depth.  Under a pace a miss is
  * judged as the target is, over many bios, not by a tick with one late bio
  * of twenty (at a p99 target, one tick in five): in each run of
  * evidence-many bios (300 at 1 %) at most half the late ones the
@@ -189,8 +189,7 @@ struct bi_depth_stats {
 	u32 slots;		/* the lower device's queue depth, 0 = unknown */
 	u32 missed_ops;		/* the protected tenants' bios over their targets in the tick */
 	u32 allow_permille;	/* the share of them the strictest one's miss_pct allows, 0 = none */
-	u64 bound_units;	/* work units the above-commit tenants completed in the tick */
-	u32 bound_nr;		/* how many of them completed any */
+	u64 bound_units_max;	/* the most work units one above-commit tenant completed in the tick */
 };
 
 struct bi_depth {

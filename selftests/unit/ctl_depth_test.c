@@ -768,7 +768,7 @@ static u32 tick_paced(struct rig *r, bool missed, u32 lo, u32 hi, u64 units, u32
 		.missed_ops = missed, .inflight_max = r->d.limit,
 		.over_permille = missed ? 1500 : 0,
 		.lat_min_permille = lo, .lat_max_permille = hi, .slots = r->slots,
-		.bound_units = units, .bound_nr = 1,
+		.bound_units_max = units,
 	};
 
 	r->now += TICK_NS;
@@ -802,10 +802,6 @@ static void pace_settle(struct rig *r)
  */
 TEST(a_raise_that_misses_is_made_again_paced)
 {
-	struct bi_depth_stats s = {
-		.protected_active = true, .completed = 1, .missed = true,
-		.inflight_max = 2, .over_permille = 1500, .slots = 8,
-	};
 	struct rig r;
 	u32 i;
 
@@ -823,25 +819,6 @@ TEST(a_raise_that_misses_is_made_again_paced)
 	}
 	ASSERT_EQ(0ULL, r.d.pace_ups);
 	ASSERT_EQ(1ULL, r.d.paced);
-	/* two floods: one tenant's share */
-	rig_init(&r);
-	r.slots = 8;
-	r.now += TICK_NS;
-	bi_depth_tick(&r.d, &r.p, &s, r.now);
-	s.missed = false;
-	s.lat_min_permille = 300;
-	s.lat_max_permille = 400;
-	s.bound_units = 5600;
-	s.bound_nr = 2;
-	for (i = 0; i < 2; i++) {
-		r.now += TICK_NS;
-		bi_depth_tick(&r.d, &r.p, &s, r.now);
-	}
-	ASSERT_EQ(2U, r.d.limit);
-	s.missed = true;
-	r.now += TICK_NS;
-	bi_depth_tick(&r.d, &r.p, &s, r.now);
-	ASSERT_EQ(280000ULL, r.d.pace_ups);
 	/* under 1,000 units a second (9 a tick) at 1: not paced, it hovers */
 	rig_init(&r);
 	r.slots = 8;
@@ -930,7 +907,7 @@ TEST(a_pace_is_judged_on_the_misses_the_target_allows)
 	struct bi_depth_stats st = {
 		.protected_active = true, .completed = 20, .inflight_max = 2,
 		.lat_min_permille = 500, .lat_max_permille = 1100, .slots = 8,
-		.evidence = 300, .allow_permille = 10, .bound_nr = 1,
+		.evidence = 300, .allow_permille = 10,
 	};
 	struct rig r;
 	u64 pace;
@@ -944,7 +921,7 @@ TEST(a_pace_is_judged_on_the_misses_the_target_allows)
 		st.missed = i % 15 == 7;
 		st.missed_ops = st.missed;
 		st.over_permille = st.missed ? 1100 : 0;
-		st.bound_units = pace / 100;
+		st.bound_units_max = pace / 100;
 		r.now += TICK_NS;
 		bi_depth_tick(&r.d, &r.p, &st, r.now);
 		if (i == 14)
@@ -1000,7 +977,7 @@ TEST(a_miss_under_the_pace_slows_it_and_backs_off)
 		struct bi_depth_stats s = {
 			.protected_active = true, .completed = 100, .inflight_max = 2,
 			.lat_min_permille = 500, .lat_max_permille = 990, .slots = 8,
-			.bound_units = pace / 100, .bound_nr = 1, .evidence = 300,
+			.bound_units_max = pace / 100, .evidence = 300,
 		};
 
 		r.now += TICK_NS;

@@ -844,8 +844,7 @@ static BI_NOINLINE void sim_tick(struct sim *s)
 		above |= t->above;
 		if (t->above) {
 			ds.inflight_max = (u32)bi_max_u64(ds.inflight_max, t->inflight);
-			ds.bound_units += units;
-			ds.bound_nr += units != 0;
+			ds.bound_units_max = bi_max_u64(ds.bound_units_max, units);
 		}
 		tenant_pump(s, t);
 		if (!t->queued && !t->inflight && !t->outstanding &&
