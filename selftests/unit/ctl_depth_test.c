@@ -114,6 +114,9 @@ TEST(a_deep_queue_is_cut_in_proportion_to_the_latency)
 	ASSERT_EQ(128U, tick(&r, true, 256, 2000));
 	rig_init(&r);
 	ASSERT_EQ(85U, tick(&r, true, 256, 3000));
+	/* the share is rounded down: 4 x 1000 / 2001 = 1.999 -> 1 */
+	rig_init(&r);
+	ASSERT_EQ(1U, tick(&r, true, 4, 2001));
 }
 
 TEST(misses_after_a_step_wait_one_tick_and_for_the_drain)
@@ -310,6 +313,15 @@ TEST(a_limit_nobody_reaches_lets_go_after_probe_ns)
 	/* the first loose tick starts the clock: probe_ns after it */
 	ASSERT_EQ(r.p.probe_ns / TICK_NS + 1, n + 1);
 	ASSERT_EQ(1U, r.d.episodes);
+	/* a flood back near the limit stops the clock: the next spell starts it again */
+	rig_init(&r);
+	ASSERT_EQ(8U, tick(&r, true, 16, 1500));
+	for (n = 0; n < r.p.probe_ns / TICK_NS / 2; n++)
+		ASSERT_EQ(8U, tick(&r, false, 2, 0));
+	ASSERT_NE(BI_DEPTH_OFF, tick(&r, false, 8, 0));
+	for (n = 0; tick(&r, false, 2, 0) != BI_DEPTH_OFF; n++)
+		ASSERT_LT(n, 1000U);
+	ASSERT_EQ(r.p.probe_ns / TICK_NS + 1, n + 1);
 }
 
 TEST(no_protected_tenant_no_limit)
@@ -641,6 +653,10 @@ TEST(a_raise_waits_for_headroom_under_the_target)
 	tick_lat(&r, 600, 800);
 	ASSERT_EQ(2U, tick_lat(&r, 700, 868));		/* 868 + 268 / 2 = 1002 */
 	ASSERT_EQ(1U, r.d.held);
+	rig_init(&r);
+	ASSERT_EQ(2U, tick(&r, true, 4, 1500));
+	tick_lat(&r, 601, 800);
+	ASSERT_EQ(2U, tick_lat(&r, 701, 868));		/* 868 + 267 / 2 = 1001 */
 	/* no lowest (one bio a tick, not measured): the highest alone, no step */
 	rig_init(&r);
 	ASSERT_EQ(2U, tick(&r, true, 4, 1500));
