@@ -223,7 +223,6 @@ static void bi_depth_pace_slow(struct bi_depth *d, u64 now_ns)
 			d->probe_shift++;
 		bi_depth_hover_under(d, now_ns);
 		d->pace_ups = 0;
-		d->below_ups = 0;
 		return;
 	}
 	d->pace_ups = bi_max_u64(d->pace_floor_ups,
@@ -328,7 +327,6 @@ static void bi_depth_missed(struct bi_depth *d, const struct bi_depth_stats *s,
 	d->ceiling_ns = now_ns;
 	d->probe_shift = 0;
 	d->limit = bi_depth_cut(d->limit, s->over_permille);
-	d->below_ups = 0;
 	bi_depth_tput_reset(d);
 	d->settle = 1;
 }

@@ -213,7 +213,7 @@ struct bi_depth {
 	u32 pace_shift;		/* its misses: evidence x 2^shift per raise */
 	u32 pace_missed;	/* protected bios over target in the current run (pace_chunk) */
 	u32 pace_chunk;		/* protected bios completed in it: a run is evidence-many */
-	u64 below_ups;		/* per-tenant throughput at the limit before the last raise */
+	u64 below_ups;		/* busiest bound tenant's units/s before the raise; read only while raised */
 	u64 tput_units;		/* per-tenant units completed since the limit or pace moved */
 	u64 tput_ns;		/* over this long */
 	u64 tick_ns;		/* the last tick's time, 0 = none yet */
