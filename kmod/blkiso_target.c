@@ -223,6 +223,16 @@ static int blkiso_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Device lookup failed";
 		goto put_bdev;
 	}
+	/*
+	 * A table onto the device itself (a reload naming /dev/mapper/<self>)
+	 * would send every bio back into .map for ever.  6.2 and later refuse
+	 * it in dm_get_device() (bd_link_disk_holder()); 6.1 does not.
+	 */
+	if (bt->dev->bdev->bd_disk == dm_disk(dm_table_get_md(ti->table))) {
+		ti->error = "A blkiso device cannot map onto itself";
+		ret = -EINVAL;
+		goto put_dev;
+	}
 
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
@@ -232,6 +242,8 @@ static int blkiso_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->private = bt;
 	return 0;
 
+put_dev:
+	dm_put_device(ti, bt->dev);
 put_bdev:
 	kfree(bt->params);
 	blkiso_dev_put(bt->bdev);

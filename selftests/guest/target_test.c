@@ -195,6 +195,36 @@ TEST_F_TIMEOUT(target, bad_table_lines_are_refused, GUEST_TIMEOUT)
 	ASSERT_EQ(0, create(self->lower, 0, NULLB_SECTORS, " 0"));
 }
 
+/*
+ * A reload whose table names the device itself (blktests dm/001's
+ * mistake) would send every bio back into .map for ever: it is refused
+ * (by blkiso's constructor on 6.1, by the kernel's holder check from 6.2
+ * on), the live table stays, and after resume data still goes through
+ * (bounded by timeout(1): a loop would hang the writer).
+ */
+TEST_F_TIMEOUT(target, a_reload_onto_itself_is_refused, GUEST_TIMEOUT)
+{
+	char before[256], after[256], why[256] = "";
+
+	ASSERT_EQ(0, create(self->lower, 0, NULLB_SECTORS, ""));
+	ASSERT_EQ(0, gu_sh_out(before, sizeof(before), "dmsetup table " DM_NAME));
+	ASSERT_EQ(0, gu_sh("dmsetup suspend " DM_NAME));
+	EXPECT_NE(0, gu_sh("dmsetup reload " DM_NAME " --table '0 %llu blkiso "
+			   DM_DEV " 0' 2>/dev/null", NULLB_SECTORS));
+	EXPECT_NE(0, gu_sh("dmsetup reload " DM_NAME " --table '0 %llu blkiso "
+			   DM_DEV " 0 1 tick_ms=10' 2>/dev/null", NULLB_SECTORS));
+	ASSERT_EQ(0, gu_sh("dmsetup resume " DM_NAME));
+	gu_sh_out(why, sizeof(why), "dmesg | grep -i 'device-mapper: table' | tail -n 1");
+	TH_LOG("refused: %s", why);
+	ASSERT_EQ(0, gu_sh_out(after, sizeof(after), "dmsetup table " DM_NAME));
+	EXPECT_STREQ(before, after);
+	EXPECT_EQ(0, gu_sh("timeout 30 dd if=/dev/urandom of=/tmp/bi_self bs=64k count=16"
+			   " status=none && timeout 30 dd if=/tmp/bi_self of=" DM_DEV
+			   " bs=64k oflag=direct status=none && timeout 30 cmp -n 1048576"
+			   " /tmp/bi_self " DM_DEV));
+	gu_sh("rm -f /tmp/bi_self");
+}
+
 TEST_F_TIMEOUT(target, module_pinned_while_in_use, GUEST_TIMEOUT)
 {
 	ASSERT_EQ(0, create(self->lower, 0, NULLB_SECTORS, ""));
