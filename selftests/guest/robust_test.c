@@ -261,6 +261,55 @@ TEST_F_TIMEOUT(robust, deferred_remove_with_parked_bios_ends_every_bio, GUEST_TI
 	EXPECT_EQ(0, count_dm_dirs());
 }
 
+/*
+ * The other ways dmsetup stops a device with bios parked (LVM suspends
+ * without flushing; an admin tears down a device still open): a
+ * `suspend --noflush` is as prompt as a flushing one and leaves nothing
+ * parked, and `wipe_table` (what `dmsetup remove --force` does to an open
+ * device: an error table in blkiso's place) ends every parked bio and
+ * takes blkiso's directory with the table, while fio still holds the
+ * device; fio then sees EIO, runs out its time and exits, and the
+ * device can be removed.
+ */
+TEST_F_TIMEOUT(robust, noflush_suspend_and_wiped_table_with_parked_bios, GUEST_TIMEOUT)
+{
+	int runtime = gu_debug_kernel() ? 60 : 15;
+	struct gu_fio_job job;
+	struct gu_fio r;
+	double t0, secs;
+
+	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=20 wiops=20"));
+	t0 = gu_now_s();
+	ASSERT_EQ(0, gu_fio_start(&job, CG, "--name=w --filename=" DM_DEV " --direct=1"
+				  " --rw=randrw --bs=4k --ioengine=libaio --iodepth=64"
+				  " --runtime=%d --time_based --continue_on_error=all",
+				  runtime));
+	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
+	secs = gu_now_s();
+	EXPECT_EQ(0, gu_sh("dmsetup suspend --noflush " DM_NAME));
+	secs = gu_now_s() - secs;
+	EXPECT_LT(secs, 2.0) TH_LOG("suspend --noflush took %.2fs", secs);
+	EXPECT_EQ(0, gu_tenant_stat(self->dir, self->cgid, "queued"));
+	EXPECT_EQ(0, gu_sh("dmsetup resume " DM_NAME));
+	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
+	secs = gu_now_s();
+	EXPECT_EQ(0, gu_sh("dmsetup wipe_table " DM_NAME));
+	secs = gu_now_s() - secs;
+	EXPECT_LT(secs, 5.0) TH_LOG("wipe_table took %.2fs", secs);
+	EXPECT_NE(0, access(self->dir, F_OK));
+	EXPECT_EQ(0, gu_sh("dmsetup table " DM_NAME " | grep -q ' error'"));
+	/* fio was still running: the error table fails the rest of its I/O */
+	EXPECT_LT(gu_now_s() - t0, runtime - 2.0);
+	ASSERT_EQ(0, gu_fio_wait(&job, &r));
+	secs = gu_now_s() - t0;
+	TH_LOG("fio: status %d, error %llu (its first errno), ended %.1fs after its start",
+	       r.status, r.errors, secs);
+	EXPECT_EQ((unsigned long long)EIO, r.errors);
+	EXPECT_LT(secs, runtime + 10.0);
+	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME));
+	EXPECT_EQ(0, count_dm_dirs());
+}
+
 TEST_F_TIMEOUT(robust, killed_workload_and_removed_cgroup_lose_nothing, GUEST_TIMEOUT)
 {
 	unsigned long long id;
