@@ -758,6 +758,34 @@ TEST(the_limit_stays_under_the_lower_slots)
 	ASSERT_EQ(8U, tick(&r, true, 16, 1500));
 }
 
+/*
+ * The slots under a raised limit shrink to two: the limit is cut to one,
+ * and the raise is still the last change.  A miss then steps back from
+ * the raise, but one is the floor: the limit stays on (0 would let the
+ * flood go unbound while the victim misses).  Nor was the miss a probe
+ * of a ceiling: with the slots back, two is tried probe_ns later.
+ */
+TEST(a_miss_at_one_after_the_slots_shrank_keeps_the_limit)
+{
+	struct rig r;
+	u64 t0;
+
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(4U, tick(&r, true, 8, 1500));
+	ticks_to_raise(&r);
+	ASSERT_EQ(5U, r.d.limit);
+	r.slots = 2;
+	ASSERT_EQ(1U, tick(&r, false, 5, 0));
+	ASSERT_EQ(1U, tick(&r, true, 1, 1500));
+	ASSERT_EQ(0U, r.d.probe_shift);
+	r.slots = 8;
+	t0 = r.now;
+	ticks_to_raise(&r);
+	ASSERT_EQ(2U, r.d.limit);
+	ASSERT_EQ(r.p.probe_ns, r.now - t0);
+}
+
 TEST(an_unbound_bio_is_cut_only_where_it_overflows_the_slots)
 {
 	/* 1 MiB in 255-sector requests: nine of them */
@@ -844,6 +872,14 @@ TEST(a_raise_that_misses_is_made_again_paced)
 	ASSERT_EQ(1U, tick_paced(&r, true, 300, 1500, 9, 1));
 	ASSERT_EQ(0ULL, r.d.pace_ups);
 	ASSERT_EQ(2U, r.d.ceiling);
+	/* exactly 1,000 (10 a tick) is the slowest pace there is: paced */
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(1U, tick_paced(&r, true, 0, 0, 0, 1));
+	tick_paced(&r, false, 300, 400, 10, 1);
+	ASSERT_EQ(2U, tick_paced(&r, false, 300, 400, 10, 1));
+	ASSERT_EQ(2U, tick_paced(&r, true, 300, 1500, 10, 1));
+	ASSERT_EQ((u64)BI_DEPTH_PACE_MIN_UPS, r.d.pace_ups);
 	/* held for headroom (900 + 400 / 1 = 1300): stays at 1, no pace */
 	rig_init(&r);
 	r.slots = 8;
@@ -875,6 +911,29 @@ TEST(a_pace_starts_from_the_depth_it_is_above)
 	ASSERT_EQ(3U, tick_paced(&r, false, 300, 400, 4000, 1));
 	ASSERT_EQ(3U, tick_paced(&r, true, 300, 1500, 6000, 1));
 	ASSERT_EQ(400000ULL, r.d.pace_ups);
+}
+
+/*
+ * A tick at the time of the one before (no time passed) adds no span to
+ * the bound tenants' throughput, and none of its units either: units
+ * moved in no time would start a pace faster than the flood moved.
+ */
+TEST(a_tick_with_no_time_passed_adds_nothing_to_the_throughput)
+{
+	struct rig r;
+
+	rig_init(&r);
+	r.slots = 8;
+	r.p.release_ticks = 3;
+	ASSERT_EQ(1U, tick_paced(&r, true, 0, 0, 0, 1));
+	tick_paced(&r, false, 300, 400, 2800, 1);
+	tick_paced(&r, false, 300, 400, 2800, 1);
+	/* the third clean tick at the second's time: raised to 2 */
+	r.now -= TICK_NS;
+	ASSERT_EQ(2U, tick_paced(&r, false, 300, 400, 2800, 1));
+	/* 2 misses: paced at 5,600 units in 20 ms, not 8,400 */
+	ASSERT_EQ(2U, tick_paced(&r, true, 300, 1500, 2800, 1));
+	ASSERT_EQ(280000ULL, r.d.pace_ups);
 }
 
 /*
@@ -954,14 +1013,108 @@ TEST(a_pace_is_judged_on_the_misses_the_target_allows)
 	}
 	ASSERT_EQ(pace - pace / 8, r.d.pace_ups);
 	ASSERT_EQ(2U, r.d.limit);
-	/* a queue: one tick whose mean is 2.5x the target */
+	/*
+	 * a late bio in a tick whose mean is exactly twice the target: not a
+	 * queue yet (as for the cut, past 2x is), only the run's one allowed
+	 */
 	pace_settle(&r);
 	pace = r.d.pace_ups;
 	st.missed_ops = 1;
+	st.over_permille = BI_DEPTH_QUEUE_PERMILLE;
+	r.now += TICK_NS;
+	bi_depth_tick(&r.d, &r.p, &st, r.now);
+	ASSERT_EQ(pace, r.d.pace_ups);
+	/* a queue: one tick whose mean is 2.5x the target */
 	st.over_permille = 2500;
 	r.now += TICK_NS;
 	bi_depth_tick(&r.d, &r.p, &st, r.now);
 	ASSERT_EQ(bi_max_u64(280000, pace - pace / 8), r.d.pace_ups);
+}
+
+/*
+ * A judged tick under the ssd shape's pace: @completed protected bios,
+ * @late of them over the target, the flood moving @units.  A run is 300
+ * bios (1 %), one late bio in it allowed.
+ */
+static u32 tick_run(struct rig *r, u32 completed, u32 late, u64 units)
+{
+	struct bi_depth_stats s = {
+		.protected_active = true, .completed = completed, .missed = late > 0,
+		.missed_ops = late, .inflight_max = r->d.limit,
+		.over_permille = late ? 1100 : 0,
+		.lat_min_permille = 500, .lat_max_permille = late ? 1100 : 990,
+		.slots = r->slots, .evidence = 300, .allow_permille = 10,
+		.bound_units_max = units,
+	};
+
+	r->now += TICK_NS;
+	return bi_depth_tick(&r->d, &r->p, &s, r->now);
+}
+
+/*
+ * A run counts its bios from none, after the run before and after a slow
+ * alike: at 299 bios a tick a run is two ticks (the tick that passes 300
+ * ends it, its extra bios do not carry over), so a late bio in each tick
+ * of one run is two in it, one over the allowance.
+ */
+TEST(a_pace_run_counts_its_bios_from_none)
+{
+	struct rig r;
+	u64 pace;
+	u32 i;
+
+	rig_paced(_metadata, &r);
+	pace_settle(&r);
+	/* two clean runs: an eighth faster after each */
+	for (i = 0; i < 4; i++)
+		tick_run(&r, 299, 0, r.d.pace_ups / 100);
+	pace = r.d.pace_ups;
+	ASSERT_EQ(280000ULL * 9 / 8 * 9 / 8, pace);
+	/* the next run: a late bio in each tick, the second one over */
+	tick_run(&r, 299, 1, pace / 100);
+	ASSERT_EQ(pace, r.d.pace_ups);
+	tick_run(&r, 299, 1, pace / 100);
+	ASSERT_EQ(pace - pace / 8, r.d.pace_ups);
+	/* after the slow, the run starts from none again: the same */
+	pace_settle(&r);
+	pace = r.d.pace_ups;
+	tick_run(&r, 299, 1, pace / 100);
+	ASSERT_EQ(pace, r.d.pace_ups);
+	tick_run(&r, 299, 1, pace / 100);
+	ASSERT_EQ(280000ULL, r.d.pace_ups);	/* an eighth slower, not under the start */
+	ASSERT_EQ(2U, r.d.limit);
+}
+
+/*
+ * A new pace counts its runs and its late bios from none: what the last
+ * one left of an unfinished run (a pace that went mid-run) is not its.
+ */
+TEST(a_new_pace_counts_its_run_afresh)
+{
+	struct rig r;
+
+	rig_paced(_metadata, &r);
+	pace_settle(&r);
+	/*
+	 * a run of 300 in one tick, then 299 with a late bio: 1,000 units a
+	 * tick (with the settle tick's 2,800, 160,000 a second) binds
+	 * nothing, and the pace goes with that run half done
+	 */
+	tick_run(&r, 300, 0, 1000);
+	tick_run(&r, 299, 1, 1000);
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(2U, r.d.limit);
+	/* a miss: paced again at 160,000 */
+	ASSERT_EQ(2U, tick_run(&r, 299, 1, 1000));
+	ASSERT_EQ(160000ULL, r.d.pace_ups);
+	pace_settle(&r);
+	/* its first late bio is the run's one allowed: the old run's is not counted */
+	ASSERT_EQ(2U, tick_run(&r, 299, 1, 1600));
+	ASSERT_EQ(160000ULL, r.d.pace_ups);
+	/* nor are the old run's bios: the second tick is in the same run, one over */
+	ASSERT_EQ(1U, tick_run(&r, 299, 1, 1600));
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(2U, r.d.ceiling);
 }
 
 /*
@@ -1086,6 +1239,45 @@ TEST(a_pace_nobody_reaches_goes)
 	ASSERT_EQ(1U, tick_paced(&r, true, 500, 1500, 2200, 1));
 	ASSERT_EQ(0ULL, r.d.pace_ups);
 	ASSERT_EQ(2U, r.d.ceiling);
+}
+
+/*
+ * A probe of the ceiling that misses is paced, not failed: the pace held
+ * that depth.  A miss after the pace went (the flood too slow to pace
+ * again) is a first miss there, not the probe's second: the next try
+ * waits probe_ns, no backoff.
+ */
+TEST(a_miss_after_a_paced_probe_is_not_a_failed_probe)
+{
+	struct rig r;
+	u64 t0;
+	u32 i;
+
+	rig_init(&r);
+	r.slots = 8;
+	ASSERT_EQ(1U, tick_paced(&r, true, 0, 0, 0, 1));
+	/* raised to 2 at 900 units a second: 2 misses, too slow to pace: 1, 2 the ceiling */
+	tick_paced(&r, false, 300, 400, 9, 1);
+	ASSERT_EQ(2U, tick_paced(&r, false, 300, 400, 9, 1));
+	ASSERT_EQ(1U, tick_paced(&r, true, 300, 1500, 9, 1));
+	ASSERT_EQ(2U, r.d.ceiling);
+	/* 2 tried again probe_ns later, the flood faster: it misses, paced */
+	for (i = 0; i < 1000 && r.d.limit == 1; i++)
+		tick_paced(&r, false, 300, 400, 2800, 1);
+	ASSERT_EQ(2U, r.d.limit);
+	ASSERT_EQ(2U, tick_paced(&r, true, 300, 1500, 2800, 1));
+	ASSERT_NE(0ULL, r.d.pace_ups);
+	/* the flood slows to 500 units a second: the pace goes, and a miss can not pace */
+	for (i = 0; i < 3; i++)
+		tick_paced(&r, false, 500, 990, 5, 1);
+	ASSERT_EQ(0ULL, r.d.pace_ups);
+	ASSERT_EQ(1U, tick_paced(&r, true, 500, 1500, 5, 1));
+	ASSERT_EQ(2U, r.d.ceiling);
+	ASSERT_EQ(0U, r.d.probe_shift);
+	t0 = r.now;
+	ticks_to_raise(&r);
+	ASSERT_EQ(2U, r.d.limit);
+	ASSERT_EQ(r.p.probe_ns, r.now - t0);
 }
 
 /* The pace's spacing: each bio after the last, no credit for idle time. */
