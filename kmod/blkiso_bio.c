@@ -51,7 +51,7 @@ noinline void blkiso_describe(struct bio *bio, struct bi_io *io)
 		    ((opf & REQ_FUA) ? BI_IO_FUA : 0) |
 		    ((opf & REQ_PREFLUSH) ? BI_IO_PREFLUSH : 0) |
 		    ((opf & REQ_NOWAIT) ? BI_IO_NOWAIT : 0) |
-		    (io->op == BI_OP_WRITE && blkiso_kernel_waits(opf) ?
+		    (io->op == BI_OP_WRITE && blkiso_kernel_waits(bio) ?
 		     BI_IO_KERNEL_WAITS : 0);
 	io->prio_class = IOPRIO_PRIO_CLASS(prio);
 	io->prio_level = IOPRIO_PRIO_DATA(prio) & 7;

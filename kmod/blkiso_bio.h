@@ -20,16 +20,35 @@ void blkiso_describe(struct bio *bio, struct bi_io *io);
 struct cgroup *blkiso_folio_owner(struct folio *folio);
 
 /*
- * A write the kernel waits on (BI_IO_KERNEL_WAITS): a swap write, or a
- * kernel thread's REQ_SYNC write (the ordered data jbd2 writes itself,
- * on mounts without delalloc; sync(2)'s writeback).  Holding it behind its owner's quota would stall the journal
- * or reclaim for everyone, so it is charged and never parked.  In .map
- * only: current is the submitter.
+ * Does @bio carry no cgroup but the root?  For a kernel thread's bio in
+ * .map (after bio_set_dev()), whether the thread works for itself (the
+ * kernel tenant's) or for a cgroup (loop's worker for a cgroup,
+ * kthread_associate_blkcg(); a thread moved into a cgroup): blkcg_css().
  */
-static __always_inline bool blkiso_kernel_waits(blk_opf_t opf)
+static __always_inline bool blkiso_bio_css_root(struct bio *bio)
 {
+	struct cgroup_subsys_state *css = bio_blkcg_css(bio);
+
+	return !css || !cgroup_parent(css->cgroup);
+}
+
+/*
+ * A write the kernel waits on (BI_IO_KERNEL_WAITS): a swap write, or a
+ * REQ_SYNC write of a kernel thread working for itself (the ordered data
+ * jbd2 writes itself, on mounts without delalloc; sync(2)'s writeback).
+ * Holding it behind its owner's quota would stall the journal or reclaim
+ * for everyone, so it is charged and never parked.  A kernel thread
+ * working for a cgroup (loop's worker sends its direct writes REQ_SYNC)
+ * waits as the cgroup's own bios do.  In .map only: current is the
+ * submitter.
+ */
+static __always_inline bool blkiso_kernel_waits(struct bio *bio)
+{
+	blk_opf_t opf = bio->bi_opf;
+
 	return (opf & REQ_SWAP) ||
-	       ((opf & REQ_SYNC) && (current->flags & PF_KTHREAD));
+	       ((opf & REQ_SYNC) && (current->flags & PF_KTHREAD) &&
+		blkiso_bio_css_root(bio));
 }
 
 /*
@@ -70,9 +89,18 @@ static __always_inline struct cgroup *blkiso_bio_wb_owner(struct bio *bio)
  * The cgroup a bio is charged to (doc/metering.md, "A bio's way"): a write
  * of folios under writeback (page cache or swap), whoever submits it, to
  * the folio's owner (blkiso_folio_owner); any other bio, or a folio no
- * cgroup owns, to the submitter's io cgroup: NULL for a kernel thread (the
- * kernel tenant).  Reads and writes of other pages (direct I/O, bounce
- * buffers) pay one test each.  Caller is in an RCU read-side section.
+ * cgroup owns, to the io cgroup it carries: for dm core's clone, that of
+ * the task running .map (bio_set_dev() gives a clone the current task's,
+ * blkcg_css()).  NULL (the kernel tenant) for a kernel thread's own bios,
+ * which carry the root's.  A kernel thread that works for a cgroup
+ * carries it (loop's worker for a cgroup, kthread_associate_blkcg(); a
+ * kernel thread moved into a cgroup, as jbd2 in blktests throtl/006):
+ * those bios are that cgroup's, as io.max has them.  (dm core's own worker,
+ * which sends again the bios that came while the device was suspended,
+ * carries the root's: the original bio's cgroup is out of reach from the
+ * clone.)  Reads and writes of other pages
+ * (direct I/O, bounce buffers) pay one test each.  Caller is in an RCU
+ * read-side section.
  */
 static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 {
@@ -81,10 +109,10 @@ static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 
 	if (owner)
 		return owner;
-	if (current->flags & PF_KTHREAD)
-		return NULL;
 	css = bio_blkcg_css(bio);
-	return css ? css->cgroup : NULL;
+	if (!css || ((current->flags & PF_KTHREAD) && !cgroup_parent(css->cgroup)))
+		return NULL;
+	return css->cgroup;
 }
 
 /*
@@ -99,10 +127,10 @@ static __always_inline u64 blkiso_bio_cgid(struct bio *bio)
 
 	if (owner)
 		return cgroup_id(owner);
-	if (current->flags & PF_KTHREAD)
-		return BLKISO_KERNEL_CGID;
 	css = bio_blkcg_css(bio);
-	return css ? cgroup_id(css->cgroup) : BLKISO_KERNEL_CGID;
+	if (!css || ((current->flags & PF_KTHREAD) && !cgroup_parent(css->cgroup)))
+		return BLKISO_KERNEL_CGID;
+	return cgroup_id(css->cgroup);
 }
 
 #endif /* BLKISO_BIO_H */

@@ -298,7 +298,7 @@ static __always_inline u8 blkiso_data_dir(struct bio *bio, u32 size)
 	enum req_op op = bio_op(bio);
 
 	if (likely((op == REQ_OP_READ ||
-		    (op == REQ_OP_WRITE && !blkiso_kernel_waits(opf))) &&
+		    (op == REQ_OP_WRITE && !blkiso_kernel_waits(bio))) &&
 		   size &&
 		   !(opf & (REQ_META | REQ_FUA | REQ_PREFLUSH))))
 		return op == REQ_OP_READ ? BI_DIR_READ : BI_DIR_WRITE;
