@@ -98,9 +98,8 @@ static __always_inline struct cgroup *blkiso_bio_wb_owner(struct bio *bio)
  * those bios are that cgroup's, as io.max has them.  (dm core's own worker,
  * which sends again the bios that came while the device was suspended,
  * carries the root's: the original bio's cgroup is out of reach from the
- * clone.)  Reads and writes of other pages
- * (direct I/O, bounce buffers) pay one test each.  Caller is in an RCU
- * read-side section.
+ * clone.)  Reads and writes of other pages (direct I/O, bounce buffers)
+ * pay one test each.  Caller is in an RCU read-side section.
  */
 static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 {
