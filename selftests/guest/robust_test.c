@@ -63,6 +63,16 @@ static int wait_bounded(int pid, double secs, double *took)
 	}
 }
 
+/* Run the shell command @cmd: its exit status, its wall time in *@secs. */
+static int sh_timed(const char *cmd, double *secs)
+{
+	double t0 = gu_now_s();
+	int st = gu_sh("%s", cmd);
+
+	*secs = gu_now_s() - t0;
+	return st;
+}
+
 /* A number in a fio JSON file (fio notes before the JSON are skipped). */
 static double fio_json_file_num(const char *file, const char *path)
 {
@@ -209,7 +219,7 @@ TEST_F_TIMEOUT(robust, suspend_resume_reload_with_parked_bios_keep_the_ledger, G
 {
 	struct gu_fio_job job;
 	struct gu_fio r;
-	double t0, secs;
+	double secs;
 
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "riops=20 wiops=20"));
 	/*
@@ -222,9 +232,7 @@ TEST_F_TIMEOUT(robust, suspend_resume_reload_with_parked_bios_keep_the_ledger, G
 				  " --rw=randrw --bs=4k --ioengine=libaio --iodepth=64"
 				  " --runtime=%d --time_based", gu_debug_kernel() ? 30 : 4));
 	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
-	t0 = gu_now_s();
-	EXPECT_EQ(0, gu_sh("dmsetup suspend " DM_NAME));
-	secs = gu_now_s() - t0;
+	EXPECT_EQ(0, sh_timed("dmsetup suspend " DM_NAME, &secs));
 	/* suspend never waits behind the 20/s quota: < 2 s for 64 parked bios */
 	EXPECT_LT(secs, 2.0) TH_LOG("suspend took %.2fs", secs);
 	EXPECT_EQ(0, gu_tenant_stat(self->dir, self->cgid, "queued"));
@@ -285,16 +293,12 @@ TEST_F_TIMEOUT(robust, noflush_suspend_and_wiped_table_with_parked_bios, GUEST_T
 				  " --runtime=%d --time_based --continue_on_error=all",
 				  runtime));
 	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
-	secs = gu_now_s();
-	EXPECT_EQ(0, gu_sh("dmsetup suspend --noflush " DM_NAME));
-	secs = gu_now_s() - secs;
+	EXPECT_EQ(0, sh_timed("dmsetup suspend --noflush " DM_NAME, &secs));
 	EXPECT_LT(secs, 2.0) TH_LOG("suspend --noflush took %.2fs", secs);
 	EXPECT_EQ(0, gu_tenant_stat(self->dir, self->cgid, "queued"));
 	EXPECT_EQ(0, gu_sh("dmsetup resume " DM_NAME));
 	ASSERT_EQ(0, gu_wait_stat(self->dir, self->cgid, "queued", 10, 60000));
-	secs = gu_now_s();
-	EXPECT_EQ(0, gu_sh("dmsetup wipe_table " DM_NAME));
-	secs = gu_now_s() - secs;
+	EXPECT_EQ(0, sh_timed("dmsetup wipe_table " DM_NAME, &secs));
 	EXPECT_LT(secs, 5.0) TH_LOG("wipe_table took %.2fs", secs);
 	EXPECT_NE(0, access(self->dir, F_OK));
 	EXPECT_EQ(0, gu_sh("dmsetup table " DM_NAME " | grep -q ' error'"));
@@ -402,7 +406,7 @@ TEST_F_TIMEOUT(robust, lower_device_powered_off_under_load, GUEST_TIMEOUT)
 	char lower[64], dir[128];
 	struct gu_fio_job job;
 	long long errors;
-	double took, t0;
+	double took;
 	int st;
 
 	ASSERT_EQ(0, gu_nullb_create(&nb, lower, sizeof(lower)));
@@ -434,9 +438,7 @@ TEST_F_TIMEOUT(robust, lower_device_powered_off_under_load, GUEST_TIMEOUT)
 	 * that waited for one would hang; 10 s leaves room for a loaded host
 	 * (dmsetup and udev over 9p: once 5.0 s in the ordinary mode).
 	 */
-	t0 = gu_now_s();
-	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_pw"));
-	took = gu_now_s() - t0;
+	EXPECT_EQ(0, sh_timed("dmsetup remove " DM_NAME "_pw", &took));
 	TH_LOG("dmsetup remove: %.2fs", took);
 	EXPECT_LT(took, 10.0);
 	EXPECT_NE(0, access(dir, F_OK));
@@ -447,7 +449,7 @@ TEST_F_TIMEOUT(robust, scsi_lower_deleted_under_load, GUEST_TIMEOUT)
 	char sd[32], dir[128], path[128];
 	struct gu_fio_job job;
 	long long errors;
-	double took, t0;
+	double took;
 	int st;
 
 	/* scsi_debug's disks need sd_mod, which the runner's initramfs may lack */
@@ -475,9 +477,7 @@ TEST_F_TIMEOUT(robust, scsi_lower_deleted_under_load, GUEST_TIMEOUT)
 	       gu_tenant_stat(dir, self->cgid, "completed"));
 	EXPECT_LT(0, errors);
 	EXPECT_TRUE(gu_ledger_ok(dir));
-	t0 = gu_now_s();
-	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_sd"));
-	took = gu_now_s() - t0;
+	EXPECT_EQ(0, sh_timed("dmsetup remove " DM_NAME "_sd", &took));
 	TH_LOG("dmsetup remove: %.2fs", took);
 	EXPECT_LT(took, 10.0);	/* as above */
 	EXPECT_NE(0, access(dir, F_OK));
@@ -588,7 +588,7 @@ TEST_F_TIMEOUT(robust, ext4_fsync_and_metadata_not_starved_by_capped_writer, GUE
 {
 	struct gu_fio_job jw, jf;
 	struct gu_fio rw, rf;
-	double p99, t0, secs;
+	double p99, secs;
 	int st;
 
 	ASSERT_EQ(0, gu_mkfs_mount("ext4", DM_DEV, MNT));
@@ -615,11 +615,9 @@ TEST_F_TIMEOUT(robust, ext4_fsync_and_metadata_not_starved_by_capped_writer, GUE
 	 * Metadata-heavy, inside a capped cgroup (wbps=2M wiops=100): 2000
 	 * creates, sync, 2000 unlinks, sync.  Bound: 60 s.
 	 */
-	t0 = gu_now_s();
-	st = gu_sh("echo $$ > " CG_ROOT "/" CG "/m/cgroup.procs && mkdir -p " MNT "/md && "
-		   "cd " MNT "/md && for i in $(seq 2000); do : > f$i; done && sync && "
-		   "rm -f f* && sync");
-	secs = gu_now_s() - t0;
+	st = sh_timed("echo $$ > " CG_ROOT "/" CG "/m/cgroup.procs && mkdir -p " MNT "/md && "
+		      "cd " MNT "/md && for i in $(seq 2000); do : > f$i; done && sync && "
+		      "rm -f f* && sync", &secs);
 	EXPECT_EQ(0, st);
 	TH_LOG("2000 creates + 2000 unlinks + 2 syncs: %.2fs", secs);
 	EXPECT_LT(secs, 60.0);
