@@ -20,16 +20,20 @@ void blkiso_describe(struct bio *bio, struct bi_io *io);
 struct cgroup *blkiso_folio_owner(struct folio *folio);
 
 /*
- * Does @bio carry no cgroup but the root?  For a kernel thread's bio in
- * .map (after bio_set_dev()), whether the thread works for itself (the
- * kernel tenant's) or for a cgroup (loop's worker for a cgroup,
- * kthread_associate_blkcg(); a thread moved into a cgroup): blkcg_css().
+ * The io cgroup's css @bio carries, or NULL for the kernel tenant: a
+ * kernel thread's own bios carry the root's.  A kernel thread that works
+ * for a cgroup carries it (loop's worker for a cgroup,
+ * kthread_associate_blkcg(); a thread moved into a cgroup).  In .map,
+ * after bio_set_dev(), which gives dm core's clone the current task's
+ * (blkcg_css()).
  */
-static __always_inline bool blkiso_bio_css_root(struct bio *bio)
+static __always_inline struct cgroup_subsys_state *blkiso_bio_css(struct bio *bio)
 {
 	struct cgroup_subsys_state *css = bio_blkcg_css(bio);
 
-	return !css || !cgroup_parent(css->cgroup);
+	if (!css || ((current->flags & PF_KTHREAD) && !cgroup_parent(css->cgroup)))
+		return NULL;
+	return css;
 }
 
 /*
@@ -48,7 +52,7 @@ static __always_inline bool blkiso_kernel_waits(struct bio *bio)
 
 	return (opf & REQ_SWAP) ||
 	       ((opf & REQ_SYNC) && (current->flags & PF_KTHREAD) &&
-		blkiso_bio_css_root(bio));
+		!blkiso_bio_css(bio));
 }
 
 /*
@@ -108,10 +112,8 @@ static __always_inline struct cgroup *blkiso_bio_cgroup(struct bio *bio)
 
 	if (owner)
 		return owner;
-	css = bio_blkcg_css(bio);
-	if (!css || ((current->flags & PF_KTHREAD) && !cgroup_parent(css->cgroup)))
-		return NULL;
-	return css->cgroup;
+	css = blkiso_bio_css(bio);
+	return css ? css->cgroup : NULL;
 }
 
 /*
@@ -126,10 +128,8 @@ static __always_inline u64 blkiso_bio_cgid(struct bio *bio)
 
 	if (owner)
 		return cgroup_id(owner);
-	css = bio_blkcg_css(bio);
-	if (!css || ((current->flags & PF_KTHREAD) && !cgroup_parent(css->cgroup)))
-		return BLKISO_KERNEL_CGID;
-	return cgroup_id(css->cgroup);
+	css = blkiso_bio_css(bio);
+	return css ? cgroup_id(css->cgroup) : BLKISO_KERNEL_CGID;
 }
 
 #endif /* BLKISO_BIO_H */
