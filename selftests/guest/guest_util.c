@@ -581,9 +581,14 @@ int gu_mkfs_mount(const char *fs, const char *dev, const char *mnt)
 	/* ext4's and xfs's checksums need the crc32c driver loaded first */
 	if (gu_sh("modprobe crc32c_generic && modprobe libcrc32c && modprobe %s", fs))
 		return -1;
+	/*
+	 * ext4: no background I/O of its own after the mount (ext4lazyinit
+	 * would zero inode tables and read block bitmaps from a root kernel
+	 * thread, the kernel tenant's, at a time the machine's speed picks)
+	 */
 	if (!strcmp(fs, "ext4"))
 		return gu_sh("mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "
-			     "%s >/dev/null 2>&1 && mount -t ext4 -o noinit_itable %s %s",
+			     "%s >/dev/null 2>&1 && mount -t ext4 -o " GU_EXT4_QUIET " %s %s",
 			     dev, dev, mnt);
 	return gu_sh("mkfs.xfs -q -f %s >/dev/null 2>&1 && mount -t xfs %s %s",
 		     dev, dev, mnt);

@@ -145,8 +145,16 @@ int gu_busy_start(void);
 void gu_busy_stop(int pid);
 
 /*
+ * ext4's mount options for a test that counts the kernel tenant's I/O:
+ * ext4lazyinit neither zeroes inode tables nor prefetches block bitmaps
+ * (both from a root kernel thread, whenever the machine's speed lets it)
+ */
+#define GU_EXT4_QUIET "noinit_itable,no_prefetch_block_bitmaps"
+
+/*
  * mkfs @fs ("ext4" or "xfs") on @dev and mount it on @mnt (which exists):
- * the crc32c driver and the filesystem's module are loaded first.
+ * the crc32c driver and the filesystem's module are loaded first; ext4 is
+ * mounted GU_EXT4_QUIET.
  */
 int gu_mkfs_mount(const char *fs, const char *dev, const char *mnt);
 

@@ -829,8 +829,10 @@ TEST_F_TIMEOUT(meter, polled_reads_keep_their_cap, GUEST_TIMEOUT)
  * (before: written at once as a write the kernel waits on).  ext4 on
  * blkiso, a 16 MiB image file, a loop device over it in direct-I/O mode
  * (LOOP_SET_DIRECT_IO: no page cache between): CG reads 4 MiB of the loop
- * device, and blkiso counts them (to 64 KiB of metadata) for CG and none
- * for the kernel tenant; under rbps=1M wbps=1M, CG's 2 MiB read and 2 MiB
+ * device, and blkiso counts them (to 64 KiB of metadata) for CG and less
+ * than 64 KiB for the kernel tenant (the mount makes no I/O of its own, but
+ * a root kernel thread's stray read is not what this checks; before, all
+ * 4 MiB were the kernel tenant's); under rbps=1M wbps=1M, CG's 2 MiB read and 2 MiB
  * write of the loop device take at least 1.5 s each (2 s less the burst; a
  * bound that holds anywhere).
  */
@@ -867,7 +869,7 @@ TEST_F_TIMEOUT(meter, a_loop_devices_io_is_its_cgroups, GUEST_TIMEOUT)
 	EXPECT_EQ(0ULL, r.errors);
 	EXPECT_LE(4LL << 20, dr);
 	EXPECT_GE((4LL << 20) + (64 << 10), dr);
-	EXPECT_EQ(0, dk);
+	EXPECT_GT(64 << 10, dk);
 	ASSERT_EQ(0, gu_tenant_set(self->dir, "/" CG, "rbps=1M wbps=1M"));
 	ASSERT_EQ(0, gu_fio(CG, &r, "--name=l --filename=%s --direct=1 --rw=read --bs=64k"
 			    " --size=2M --offset=8M --ioengine=psync", loop));

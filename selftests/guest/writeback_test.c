@@ -102,7 +102,7 @@ FIXTURE_SETUP(wb)
 			ASSERT_EQ(0, gu_sh("tune2fs -O ^has_journal " DM_DEV " >/dev/null && "
 					   "tune2fs -J size=%d " DM_DEV " >/dev/null",
 					   atoi(getenv("WB_JOURNAL_MB"))));
-		ASSERT_EQ(0, gu_sh("mount -t ext4 -o noinit_itable%s%s " DM_DEV " " MNT,
+		ASSERT_EQ(0, gu_sh("mount -t ext4 -o " GU_EXT4_QUIET "%s%s " DM_DEV " " MNT,
 				   opts ? "," : "", opts ? opts : ""));
 		gu_sh("grep ' " MNT " ' /proc/mounts >&2");
 	}
