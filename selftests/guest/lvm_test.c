@@ -18,7 +18,8 @@
  * activates the LVs through blkiso.  Then a PV on a partition: the
  * whole disk refused, naming the partition; the partition attached and
  * detached live.  Last, a disk with a filesystem mounted on it is refused
- * with the boot recipe.
+ * with the boot recipe.  And a disk that grows under a live PV on blkiso:
+ * blkisoctl resize, pvresize, lvextend into the new space, resize2fs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +64,8 @@ static bool full_run(void)
 /*
  * Which run has a test (checked in the setup already: an LVM setup costs
  * seconds): in make check-all, on 6.1 only, attach_detach_live (which
- * fails one attach and one detach step too) and partition_pv_attach_detach_live in
- * the deterministic mode;
+ * fails one attach and one detach step too), partition_pv_attach_detach_live and
+ * a_grown_disk_grows_the_pv_through_blkiso in the deterministic mode;
  * with GUEST_FULL=1 (make check-full: deterministic mode, 6.1 and 6.12)
  * all of them: every rollback step, the devices file, the reboot case.
  * NULL: run it.
@@ -75,7 +76,7 @@ static const char *skip_why(const char *test)
 
 	if (!full_run() && kver && strncmp(kver, "6.1.", 4))
 		return "LVM runs take minutes: on 6.12 with make check-full (GUEST_FULL=1)";
-	if (strstr(test, "partition_pv"))	/* no rate; LVM costs minutes */
+	if (strstr(test, "partition_pv") || strstr(test, "grown_disk"))	/* no rate; LVM: minutes */
 		return gu_icount() ? NULL : "an LVM run: in the deterministic mode only";
 	if (strstr(test, "attach_detach_live"))
 		return gu_no_rate();
@@ -631,6 +632,119 @@ TEST_F_TIMEOUT(part, partition_pv_attach_detach_live, LVM_TIMEOUT)
 	EXPECT_STREQ(self->sums, now);
 	ASSERT_EQ(0, gu_sh("umount /mnt/bilvm4"));
 	EXPECT_EQ(0, gu_sh("fsck.ext4 -n -f " LVP " >/dev/null"));
+}
+
+#define VGG		"bivgg"
+#define BIG		"bilvmg"
+#define LVG		"/dev/mapper/" VGG "-lv1"
+#define IMG		"/tmp/bilvm-grow.img"
+
+FIXTURE(grow) {
+	char loop[32];
+	char sums[128];
+};
+
+/* a VG on a loop device over a 64 MiB file, one LV of 32 MiB, ext4 with data */
+FIXTURE_SETUP(grow)
+{
+	SKIP_BY_MODE();
+	gu_sh("umount /mnt/bilvm5 2>/dev/null; dmsetup remove " VGG "-lv1 2>/dev/null;"
+	      " dmsetup remove " BIG " 2>/dev/null; rm -rf /dev/" VGG);
+	ASSERT_EQ(0, gu_module_load());
+	ASSERT_EQ(0, gu_sh("modprobe loop"));
+	ASSERT_EQ(0, gu_sh_out(self->loop, sizeof(self->loop), "rm -f " IMG " && truncate -s 64M "
+			       IMG " && /usr/sbin/losetup -f --show " IMG));
+	ASSERT_EQ(0, lvm_conf_write());
+	ASSERT_EQ(0, gu_sh(LVMENV "vgcreate -qy " VGG " %s", self->loop));
+	ASSERT_EQ(0, lvm("lvcreate -qy -Wn -L 32M -n lv1 " VGG));
+	ASSERT_EQ(0, gu_sh("mkdir -p /mnt/bilvm5"));
+	ASSERT_EQ(0, gu_mkfs_mount("ext4", LVG, "/mnt/bilvm5"));
+	ASSERT_EQ(0, gu_sh("dd if=/dev/urandom of=/mnt/bilvm5/data bs=1M count=8 2>/dev/null &&"
+			   " sync"));
+	gu_sh_out(self->sums, sizeof(self->sums), "sha256sum < /mnt/bilvm5/data");
+	ASSERT_EQ(0, gu_cg_create(CG));
+}
+
+FIXTURE_TEARDOWN(grow)
+{
+	if (skip_why(_metadata->name))
+		return;
+	gu_sh("umount /mnt/bilvm5 2>/dev/null");
+	vg_down(VGG, BIG);
+	gu_sh("/usr/sbin/losetup -d %s; rm -f " IMG, self->loop);
+	gu_cg_destroy(CG);
+	gu_module_unload();
+}
+
+/* LV1's size in 512-byte sectors, or -1 */
+static long long lv_sectors(void)
+{
+	char out[64] = "";
+
+	if (gu_sh_out(out, sizeof(out), "blockdev --getsz " LVG))
+		return -1;
+	return atoll(out);
+}
+
+/*
+ * The disk under a live PV on blkiso grows (the file under the loop device
+ * to 128 MiB, losetup -c, as a cloud volume grows): blkiso shows the old
+ * size until blkisoctl resize, then pvresize finds the new extents,
+ * lvextend takes them (its table names the blkiso device, not the disk)
+ * and resize2fs grows the mounted filesystem into them; 40 MiB written
+ * there.  The tenant's quota is kept and its reads counted; detach --live
+ * puts the LV back on the disk; the data and fsck stay clean.
+ */
+TEST_F_TIMEOUT(grow, a_grown_disk_grows_the_pv_through_blkiso, LVM_TIMEOUT)
+{
+	unsigned long long cgid = gu_cg_id(CG);
+	char out[1024], bi[16], raw[16], dir[128], more[128], now[128];
+	struct gu_fio r;
+
+	SKIP_BY_MODE();
+	majmin(self->loop, raw, sizeof(raw));
+	ASSERT_EQ(0, gu_sh(LVMENV CTL " attach --live %s " BIG, self->loop));
+	majmin("/dev/mapper/" BIG, bi, sizeof(bi));
+	ASSERT_EQ(0, gu_blkiso_dir(BIG, dir, sizeof(dir)));
+	ASSERT_EQ(0, gu_sh(CTL " tenant set dev " BIG " cgroup /" CG " riops=5000"));
+
+	ASSERT_EQ(0, gu_sh("truncate -s 128M " IMG " && /usr/sbin/losetup -c %s", self->loop));
+	ASSERT_EQ(0, gu_sh("[ $(blockdev --getsz %s) = 262144 ]", self->loop));
+	EXPECT_EQ(0, gu_sh("[ $(blockdev --getsz /dev/mapper/" BIG ") = 131072 ]"));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " resize " BIG " 2>&1")) TH_LOG("%s", out);
+	EXPECT_STREQ(BIG ": 131072 -> 262144 sectors", out);
+	ASSERT_EQ(0, lvm("pvresize -q /dev/mapper/" BIG));
+	gu_sh_out(out, sizeof(out), LVMENV "vgs --noheadings --units m --nosuffix -o vg_free "
+		  VGG " | tr -d ' '");
+	EXPECT_LE(88, atoi(out)) TH_LOG("free after pvresize: %s MiB", out);
+	ASSERT_EQ(0, lvm("lvextend -q -L +64M " VGG "/lv1"));
+	EXPECT_EQ(96LL << 11, lv_sectors());
+	EXPECT_EQ(0, gu_sh("dmsetup table " VGG "-lv1 | awk -v m=%s '$4 != m { bad = 1 } "
+			   "END { exit bad }'", bi));
+	ASSERT_EQ(0, gu_sh("resize2fs " LVG " >/dev/null 2>&1"));
+	ASSERT_EQ(0, gu_sh("dd if=/dev/urandom of=/mnt/bilvm5/more bs=1M count=40 2>/dev/null &&"
+			   " sync"));
+	gu_sh_out(more, sizeof(more), "sha256sum < /mnt/bilvm5/more");
+
+	/* the tenant's quota stayed, its reads through the grown LV are its own */
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " tenant get dev " BIG " cgroup /" CG));
+	EXPECT_EQ(0, strncmp(out, "riops=5000 ", 11)) TH_LOG("%s", out);
+	ASSERT_EQ(0, gu_fio(CG, &r, "--name=a --filename=" LVG " --direct=1 --rw=read"
+			    " --bs=4k --ioengine=psync --offset=64M --size=4M"));
+	EXPECT_EQ(0ULL, r.errors);
+	EXPECT_EQ(1024, gu_tenant_stat(dir, cgid, "rios"));
+	EXPECT_TRUE(gu_ledger_ok(dir));
+
+	ASSERT_EQ(0, gu_sh(LVMENV CTL " detach --live " BIG));
+	EXPECT_EQ(0, gu_sh("dmsetup table " VGG "-lv1 | awk -v m=%s '$4 != m { bad = 1 } "
+			   "END { exit bad }'", raw));
+	EXPECT_EQ(96LL << 11, lv_sectors());
+	gu_sh_out(now, sizeof(now), "sha256sum < /mnt/bilvm5/data");
+	EXPECT_STREQ(self->sums, now);
+	gu_sh_out(now, sizeof(now), "echo 3 > /proc/sys/vm/drop_caches; sha256sum < /mnt/bilvm5/more");
+	EXPECT_STREQ(more, now);
+	ASSERT_EQ(0, gu_sh("umount /mnt/bilvm5"));
+	EXPECT_EQ(0, gu_sh("fsck.ext4 -n -f " LVG " >/dev/null"));
 }
 
 FIXTURE(plain) {

@@ -225,6 +225,11 @@ TEST(usage_errors_and_json_errors)
 	EXPECT_EQ(1, run(out, sizeof(out), CTL " attach dev 2>&1"));
 	EXPECT_NE(NULL, strstr(out, "usage: attach dev DEV [name NAME]")) TH_LOG("%s", out);
 	EXPECT_EQ(1, run(out, sizeof(out), CTL " detach dev x name y 2>&1"));
+	EXPECT_EQ(1, run(out, sizeof(out), CTL " resize dev x name y 2>&1"));
+	EXPECT_NE(NULL, strstr(out, "usage: resize dev NAME")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run(out, sizeof(out), CTL " device resize 2>&1"));
+	EXPECT_EQ(3, run(out, sizeof(out), CTL " -j resize dev nosuchdev 2>/dev/null"));
+	EXPECT_NE(NULL, strstr(out, "nosuchdev")) TH_LOG("%s", out);
 	/* the keyword form reaches the command: here its "no such device" */
 	EXPECT_EQ(3, run(out, sizeof(out), CTL " -j detach dev nosuchdev 2>/dev/null"));
 	EXPECT_NE(NULL, strstr(out, "nosuchdev")) TH_LOG("%s", out);

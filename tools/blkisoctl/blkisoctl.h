@@ -134,6 +134,7 @@ int open_ctl(void);
 /* Commands: argc/argv start after the command word; return an exit code. */
 int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
+int cmd_resize(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_dev_set(int argc, char **argv);

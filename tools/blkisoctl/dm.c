@@ -10,6 +10,10 @@
  * (dist/60-blkiso.rules) stop the lower device from claiming the
  * filesystem's /dev/disk/by-uuid and by-label names, after the "change"
  * event attach sends it.
+ *
+ * resize: a dm table has a fixed length, so a disk that grew under blkiso
+ * (a cloud volume, a LUN, a loop file) shows its old size through it until
+ * the table is loaded again with the new one, as lvextend does to an LV.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -217,4 +221,140 @@ int cmd_detach(int argc, char **argv)
 	else if (maj)
 		lower_changed(maj, min);
 	return ret;
+}
+
+/* NAME's one blkiso segment: its length and parameters ("M:m OFFSET ..."). */
+static int blkiso_segment(const char *name, uint64_t *length, char *params, size_t size,
+			  struct dm_info *info)
+{
+	char *type = NULL, *p = NULL;
+	struct dm_task *dmt;
+	uint64_t start = 0;
+	void *next;
+	int ret = BX_OTHER;
+
+	dmt = dm_task_create(DM_DEVICE_TABLE);
+	if (!dmt)
+		return BX_OTHER;
+	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt) ||
+	    !dm_task_get_info(dmt, info) || !info->exists) {
+		err("%s: no such dm device", name);
+		ret = BX_NOTFOUND;
+		goto out;
+	}
+	next = dm_get_next_target(dmt, NULL, &start, length, &type, &p);
+	ret = BX_INPUT;
+	if (!type || strcmp(type, "blkiso"))
+		err("%s: not a blkiso device (its table is %s)", name, type ? type : "empty");
+	else if (next || start)
+		err("%s: a table of several segments; resize it with dmsetup reload", name);
+	else if (strlen(p) >= size)
+		err("%s: table parameters too long", name);
+	else
+		ret = BX_OK;
+	if (!ret)
+		snprintf(params, size, "%s", p);
+out:
+	dm_task_destroy(dmt);
+	return ret;
+}
+
+/* The size in sectors of the block device M:m, from sysfs (it is held). */
+static int dev_sectors(unsigned int maj, unsigned int min, uint64_t *sectors)
+{
+	char path[64];
+	int ok;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/size", maj, min);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%" SCNu64, sectors) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Load NAME's table again with the disk's present size and swap it in (the
+ * kernel's resume suspends the device, flushing, before the swap: parked
+ * bios are dispatched as at any reload).  Tenants, quotas and rules belong
+ * to the dm device and stay.  A disk that shrank is refused while NAME is
+ * open: what maps past the new end would fail.
+ */
+int cmd_resize(int argc, char **argv)
+{
+	unsigned int maj, min;
+	unsigned long long offset;
+	uint64_t length, sectors;
+	struct dm_task *dmt;
+	struct dm_info info;
+	char params[4200];
+	const char *name;
+	struct bdev dev;
+	int ret;
+
+	if (argc != 1) {
+		err("usage: resize dev NAME");
+		return BX_USAGE;
+	}
+	ret = resolve_dev(argv[0], &dev);
+	if (ret)
+		return ret;
+	name = dev.name[0] ? dev.name : argv[0];
+	ret = blkiso_segment(name, &length, params, sizeof(params), &info);
+	if (ret)
+		return ret;
+	if (sscanf(params, "%u:%u %llu", &maj, &min, &offset) != 3 ||
+	    dev_sectors(maj, min, &sectors)) {
+		err("%s: cannot read the size of the device under it (%s)", name, params);
+		return BX_OTHER;
+	}
+	if (sectors <= offset) {
+		err("%s: the device under it (%u:%u) has %" PRIu64 " sectors, not more than the table's offset %llu",
+		    name, maj, min, sectors, offset);
+		return BX_INPUT;
+	}
+	sectors -= offset;
+	if (sectors < length && info.open_count) {
+		err("%s: the device under it shrank to %" PRIu64 " sectors, below the table's %" PRIu64 ", and %s is open: shrink what uses it first and close it",
+		    name, sectors, length, name);
+		return BX_PERM;
+	}
+	if (sectors != length) {
+		dm_udev_setup();
+		dmt = dm_task_create(DM_DEVICE_RELOAD);
+		if (!dmt)
+			return BX_OTHER;
+		ret = dm_task_set_name(dmt, name) &&
+		      dm_task_add_target(dmt, 0, sectors, "blkiso", params) && dm_task_run(dmt);
+		dm_task_destroy(dmt);
+		if (!ret) {
+			err("%s: the kernel refused the table of %" PRIu64 " sectors", name, sectors);
+			return BX_OTHER;
+		}
+		dmt = dm_task_create(DM_DEVICE_RESUME);
+		ret = dmt && dm_task_set_name(dmt, name) && dm_run_synced(dmt);
+		if (dmt)
+			dm_task_destroy(dmt);
+		if (!ret) {
+			dmt = dm_task_create(DM_DEVICE_CLEAR);
+			if (dmt && dm_task_set_name(dmt, name))
+				dm_task_run(dmt);
+			if (dmt)
+				dm_task_destroy(dmt);
+			err("%s: cannot resume with the new table; the old one stays", name);
+			return BX_OTHER;
+		}
+	}
+	if (opt.json) {
+		printf("{\"device\":");
+		json_str(name);
+		printf(",\"sectors\":%" PRIu64 ",\"was\":%" PRIu64 "}\n", sectors, length);
+	} else if (sectors == length) {
+		printf("%s: %" PRIu64 " sectors, the size of the device under it\n", name, sectors);
+	} else {
+		printf("%s: %" PRIu64 " -> %" PRIu64 " sectors\n", name, length, sectors);
+	}
+	return BX_OK;
 }

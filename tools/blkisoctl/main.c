@@ -28,6 +28,7 @@ static const char usage_text[] =
 "  detach dev NAME                         remove it (also: attach DEV [NAME], detach NAME)\n"
 "  attach --live dev DEV [name NAME]       the same under DEV's dm holders (LVs), mounted\n"
 "  detach --live dev NAME                  holders back onto the disk, blkiso removed\n"
+"  resize dev NAME                         NAME's table to the present size of its disk\n"
 "  tenant set dev DEV cgroup CG key=value... merge a quota line (also: set CG DEV ...)\n"
 "  tenant get dev DEV cgroup CG            the tenant's canonical line (also: get CG DEV)\n"
 "  tenant del dev DEV cgroup CG            drop the quota: back to counted only\n"
@@ -100,14 +101,16 @@ static int attach_keywords(const char *cmd, int *argc, char **argv)
 	char *dev = NULL, *name = NULL;
 	int i;
 
-	if ((!attach && strcmp(cmd, "detach")) || !*argc || strcmp(argv[0], "dev"))
+	if ((!attach && strcmp(cmd, "detach") && strcmp(cmd, "resize")) || !*argc ||
+	    strcmp(argv[0], "dev"))
 		return BX_OK;
 	for (i = 0; i < *argc; i += 2) {
 		char **slot = !strcmp(argv[i], "dev") ? &dev :
 			      attach && !strcmp(argv[i], "name") ? &name : NULL;
 
 		if (!slot || i + 1 >= *argc || *slot) {
-			err("usage: %s", attach ? "attach dev DEV [name NAME]" : "detach dev NAME");
+			err("usage: %s", attach ? "attach dev DEV [name NAME]" : !strcmp(cmd, "detach") ?
+			    "detach dev NAME" : "resize dev NAME");
 			return BX_USAGE;
 		}
 		*slot = argv[i + 1];
@@ -134,6 +137,7 @@ struct command {
 static const struct command commands[] = {
 	{ NULL, "attach", cmd_attach },
 	{ NULL, "detach", cmd_detach },
+	{ NULL, "resize", cmd_resize },
 	{ NULL, "set", cmd_set },
 	{ NULL, "get", cmd_get },
 	{ NULL, "stats", cmd_stats },
@@ -155,6 +159,7 @@ static const struct command commands[] = {
 	{ "device", "get", cmd_dev_get },
 	{ "device", "attach", cmd_attach },
 	{ "device", "detach", cmd_detach },
+	{ "device", "resize", cmd_resize },
 	{ "device", "stats", cmd_stats },
 	{ "device", "top", cmd_top },
 	{ "device", "ring", cmd_ring },
