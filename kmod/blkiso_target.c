@@ -1469,6 +1469,19 @@ static int blkiso_iterate_devices(struct dm_target *ti,
 	return fn(ti, bt->dev, bt->start, ti->len, data);
 }
 
+/*
+ * A write-zeroes is charged as a write of its size (units.c), so it comes
+ * no larger than the lower device's largest write: a capped tenant's
+ * BLKZEROOUT or fallocate -z then waits piece by piece under its cap, as
+ * its writes do, instead of passing whole (up to gigabytes in one bio) and
+ * leaving its later I/O a debt of that many seconds.
+ */
+static void blkiso_io_hints(struct dm_target *ti, struct queue_limits *limits)
+{
+	if (limits->max_write_zeroes_sectors > limits->max_sectors)
+		limits->max_write_zeroes_sectors = limits->max_sectors;
+}
+
 static struct target_type blkiso_target_type = {
 	.name = "blkiso",
 	.version = {0, 2, 0},
@@ -1485,6 +1498,7 @@ static struct target_type blkiso_target_type = {
 	.status = blkiso_status,
 	.prepare_ioctl = blkiso_prepare_ioctl,
 	.iterate_devices = blkiso_iterate_devices,
+	.io_hints = blkiso_io_hints,
 };
 
 int blkiso_target_init(void)

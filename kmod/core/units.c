@@ -15,9 +15,14 @@ void bi_cost_model_init(struct bi_cost_model *model)
 /*
  * Work units charged for one bio.  Flushes (and a zero-length anything) cost
  * one unit: they move no data but still occupy the device (A-17, "at least
- * one token" of S1-05); so does a zero-length write, unweighted.  Discard and write-zeroes move no payload either;
- * their cost is the device's discard_units.  Only data writes are weighted:
- * the weight models write amplification of the payload (A-10).
+ * one token" of S1-05); so does a zero-length write, unweighted.  A discard
+ * moves no payload either: its cost is the device's discard_units.  A
+ * write-zeroes costs what a write of its size does (A-17 as amended: many
+ * devices write every block of it, a SCSI WRITE SAME or a drive without
+ * deallocation, and io.max charges its bytes to wbps, so at one unit a
+ * capped tenant's fallocate -z or BLKZEROOUT wrote gigabytes past its cap).
+ * Data writes are weighted: the weight models write amplification of the
+ * payload (A-10).
  */
 u64 bi_io_units(const struct bi_cost_model *model, const struct bi_io *io)
 {
@@ -25,8 +30,8 @@ u64 bi_io_units(const struct bi_cost_model *model, const struct bi_io *io)
 	case BI_OP_READ:
 		return bi_bytes_to_units(model->unit_shift, io->bytes);
 	case BI_OP_DISCARD:
-	case BI_OP_WRITE_ZEROES:
 		return model->discard_units;
+	case BI_OP_WRITE_ZEROES:
 	case BI_OP_WRITE:
 		if (!io->bytes)
 			return 1;

@@ -863,6 +863,74 @@ TEST_F_TIMEOUT(iomax, scsi_delete_fails_waiting_bios_at_once, GUEST_TIMEOUT)
 }
 
 /*
+ * Write-zeroes keep the write cap, as under io.max (which charges their
+ * bytes to wbps): blkiso over a scsi_debug disk, which takes write-zeroes
+ * (WRITE SAME).  The blkiso device takes them no larger than its largest
+ * write (io_hints), so a wbps=1M tenant's BLKZEROOUT of 4 MiB (blkdiscard
+ * -z) and fallocate -z of 4 MiB wait piece by piece: each takes at least
+ * (4 MiB - one piece) / 1 MiB/s less 0.25 s, and is counted 4 MiB and
+ * 2,048 units of 2 KiB (fallocate: and its flush's one).  Before: one unit and about 20 ms each, the piece
+ * the disk's 32 MiB.  A discard of 4 MiB is not a write of its size (io.max
+ * counts 512 bytes): under 1.5 s.  The ledger holds.
+ */
+TEST_F_TIMEOUT(iomax, write_zeroes_keep_the_write_cap, GUEST_TIMEOUT)
+{
+	static const char * const zero[] = {
+		"/usr/sbin/blkdiscard -z -o 0 -l 4M " DM_DEV "_sd",
+		"/usr/bin/fallocate -z -o 8M -l 4M " DM_DEV "_sd",
+	};
+	unsigned long long cgid = gu_cg_id(CG);
+	char sd[32], dir[128], out[64];
+	long long piece, max, w0, u0;
+	unsigned int i;
+	double t;
+
+	if (gu_sh("modprobe sd_mod 2>/dev/null"))
+		SKIP(return, "no sd_mod in the guest (selftests/vm/mkinitramfs.sh)");
+	ASSERT_EQ(0, gu_scsi_debug_create("dev_size_mb=64 lbpu=1", sd, sizeof(sd)));
+	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME "_sd --table "
+			   "\"0 $(blockdev --getsz /dev/%s) blkiso /dev/%s 0\"", sd, sd));
+	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME "_sd", dir, sizeof(dir)));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), "q=/sys/block/dm-$(dmsetup info -c --noheadings"
+			       " -o minor " DM_NAME "_sd)/queue; cat $q/write_zeroes_max_bytes"));
+	piece = atoll(out);
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), "q=/sys/block/dm-$(dmsetup info -c --noheadings"
+			       " -o minor " DM_NAME "_sd)/queue; cat $q/max_sectors_kb"));
+	max = atoll(out) * 1024;
+	TH_LOG("write-zeroes in pieces of %lld bytes, the largest write %lld", piece, max);
+	if (!piece)
+		SKIP(return, "the disk takes no write-zeroes");
+	EXPECT_GE(max, piece);
+	ASSERT_GT(2LL << 20, piece);
+	ASSERT_EQ(0, gu_tenant_set(dir, "/" CG, "wbps=1M"));
+	for (i = 0; i < 2; i++) {
+		w0 = gu_tenant_stat(dir, cgid, "wbytes");
+		u0 = gu_tenant_stat(dir, cgid, "wunits");
+		w0 = w0 < 0 ? 0 : w0;
+		u0 = u0 < 0 ? 0 : u0;
+		t = gu_now_s();
+		ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > " CG_DIR "/cgroup.procs && exec %s'",
+				   zero[i]));
+		t = gu_now_s() - t;
+		TH_LOG("%s at wbps=1M: %.2f s", zero[i], t);
+		EXPECT_LE(((4LL << 20) - piece) / MIB - 0.25, t);
+		EXPECT_EQ(4LL << 20, gu_tenant_stat(dir, cgid, "wbytes") - w0);
+		/* fallocate's close sends a flush as well: one unit */
+		EXPECT_LE(2048, gu_tenant_stat(dir, cgid, "wunits") - u0);
+		EXPECT_GE(2049, gu_tenant_stat(dir, cgid, "wunits") - u0);
+	}
+	t = gu_now_s();
+	ASSERT_EQ(0, gu_sh("sh -c 'echo $$ > " CG_DIR "/cgroup.procs && exec /usr/sbin/blkdiscard"
+			   " -o 16M -l 4M " DM_DEV "_sd'"));
+	t = gu_now_s() - t;
+	TH_LOG("a discard of 4 MiB at wbps=1M: %.2f s", t);
+	EXPECT_GT(1.5, t);
+	EXPECT_TRUE(gu_ledger_ok(dir));
+	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_sd"));
+	EXPECT_EQ(0, gu_sh("rmmod scsi_debug"));
+}
+
+/*
  * A transient error is not a dead disk: with the lower device failing
  * every write (dm-flakey, error_writes) a 1 MiB write under wbps=1M still
  * waits for its cost (0.95 s from the full bucket), then fails, and the

@@ -101,7 +101,10 @@ TEST(a_15_ceiling_min_one)
 	ASSERT_EQ((1ULL << 53) - 1, bi_bytes_to_units(11, ((1ULL << 53) - 1) << 11));
 }
 
-/* flush and zero-length 1 unit; discard and write-zeroes discard_units. */
+/*
+ * A-17: flush and zero-length 1 unit; discard discard_units; write-zeroes
+ * as a write of its size (A-17 as amended, io.max's wbps charges its bytes).
+ */
 TEST(a_17_dataless_bios)
 {
 	struct bi_dev_conf d;
@@ -113,10 +116,12 @@ TEST(a_17_dataless_bios)
 	ASSERT_EQ(1ULL, cost(&d.cost, BI_OP_WRITE, 0));
 	ASSERT_EQ(1ULL, cost(&d.cost, BI_OP_OTHER, 1 << 20));
 	ASSERT_EQ(1ULL, cost(&d.cost, BI_OP_DISCARD, 1ULL << 30));	/* default 1 */
-	ASSERT_EQ(1ULL, cost(&d.cost, BI_OP_WRITE_ZEROES, 1ULL << 30));
+	ASSERT_EQ(1ULL << 19, cost(&d.cost, BI_OP_WRITE_ZEROES, 1ULL << 30));
+	ASSERT_EQ(1ULL, cost(&d.cost, BI_OP_WRITE_ZEROES, 512));
 	ASSERT_EQ(0, bi_dev_conf_parse(&d, "discard_units=8 write_unit_weight=3", 35, NULL));
 	ASSERT_EQ(8ULL, cost(&d.cost, BI_OP_DISCARD, 1ULL << 30));
-	ASSERT_EQ(8ULL, cost(&d.cost, BI_OP_WRITE_ZEROES, 4096));
+	ASSERT_EQ(6ULL, cost(&d.cost, BI_OP_WRITE_ZEROES, 4096));	/* weighted */
+	ASSERT_EQ(3ULL << 19, cost(&d.cost, BI_OP_WRITE_ZEROES, 1ULL << 30));
 	ASSERT_EQ(1ULL, cost(&d.cost, BI_OP_FLUSH, 0));		/* never weighted */
 	ASSERT_EQ(1ULL, cost(&d.cost, BI_OP_WRITE, 0));		/* zero-length: 1, unweighted */
 	/* A FUA/META bio is SYS-classed but still charged by its size. */
