@@ -783,6 +783,38 @@ TEST_F_TIMEOUT(ctl, resize_follows_a_grown_disk, GUEST_TIMEOUT)
 }
 
 /*
+ * A read-only disk gives a read-only blkiso device (attach; resize keeps
+ * it so): with a read-write table a write would reach the disk, since the
+ * block layer only warns.  Reads pass, a write is refused at open.
+ */
+TEST_F_TIMEOUT(ctl, a_read_only_disk_gives_a_read_only_device, GUEST_TIMEOUT)
+{
+	struct gu_nullb nb = { .name = "nullb_ctl2", .size_mb = 64 };
+	char lower[64], out[512];
+
+	ASSERT_EQ(0, gu_nullb_create(&nb, lower, sizeof(lower)));
+	ASSERT_EQ(0, gu_sh("blockdev --setro %s", lower));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " attach dev %s name bictl2 2>&1", lower))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, gu_sh("dmsetup info bictl2 | grep -q 'READ-ONLY'"));
+	EXPECT_EQ(0, gu_sh("[ $(blockdev --getro /dev/mapper/bictl2) = 1 ]"));
+	EXPECT_EQ(0, gu_sh("dd if=/dev/mapper/bictl2 of=/dev/null bs=4k count=8 iflag=direct"
+			   " 2>/dev/null"));
+	EXPECT_NE(0, gu_sh("dd if=/dev/zero of=/dev/mapper/bictl2 bs=4k count=1 oflag=direct"
+			   " 2>/dev/null"));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " resize bictl2 2>&1")) TH_LOG("%s", out);
+	EXPECT_EQ(0, gu_sh("dmsetup info bictl2 | grep -q 'READ-ONLY'"));
+	EXPECT_EQ(0, gu_sh(CTL " detach bictl2"));
+	/* and a read-write disk a read-write one */
+	ASSERT_EQ(0, gu_sh("blockdev --setrw %s", lower));
+	ASSERT_EQ(0, gu_sh(CTL " attach dev %s name bictl2 >/dev/null", lower));
+	EXPECT_NE(0, gu_sh("dmsetup info bictl2 | grep -q 'READ-ONLY'"));
+	EXPECT_EQ(0, gu_sh("dd if=/dev/zero of=/dev/mapper/bictl2 bs=4k count=1 oflag=direct"
+			   " 2>/dev/null"));
+	EXPECT_EQ(0, gu_sh(CTL " detach bictl2"));
+}
+
+/*
  * blkisoctl ring: a tenant with an allocation doing I/O, its ring through
  * the ioctl (JSON, parsed by python3) against its sysfs ring for the same
  * ticks; every tick recorded (seqs consecutive); the device's ring full at

@@ -50,11 +50,16 @@ int dm_run_synced(struct dm_task *dmt)
 	return ok;
 }
 
-/* Size in sectors of @path, opened exclusively: fails if it is held. */
-static int lower_size(const char *path, uint64_t *sectors)
+/*
+ * Size in sectors of @path, opened exclusively: fails if it is held; and
+ * whether it is read-only (then so is the dm device over it, as LVM makes
+ * an LV on a read-only PV: a write through a read-write table would reach
+ * the disk, the block layer only warns).
+ */
+static int lower_size(const char *path, uint64_t *sectors, bool *ro)
 {
 	uint64_t bytes;
-	int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC), flag = 0;
 
 	if (fd < 0) {
 		int e = errno;
@@ -66,13 +71,14 @@ static int lower_size(const char *path, uint64_t *sectors)
 			err("%s: %s", path, strerror(e));
 		return errno_exit(e);
 	}
-	if (ioctl(fd, BLKGETSIZE64, &bytes)) {
+	if (ioctl(fd, BLKGETSIZE64, &bytes) || ioctl(fd, BLKROGET, &flag)) {
 		err("%s: not a block device", path);
 		close(fd);
 		return BX_INPUT;
 	}
 	close(fd);
 	*sectors = bytes >> 9;
+	*ro = flag;
 	return BX_OK;
 }
 
@@ -127,9 +133,10 @@ int dm_attach(const char *lower, const char *name)
 	struct dm_task *dmt;
 	uint64_t sectors = 0;
 	struct bdev dev;
+	bool ro = false;
 	int ret;
 
-	ret = lower_size(lower, &sectors);
+	ret = lower_size(lower, &sectors, &ro);
 	if (ret)
 		return ret;
 	if (!dm_lookup(name, &dev)) {
@@ -144,6 +151,7 @@ int dm_attach(const char *lower, const char *name)
 		return BX_OTHER;
 	ret = BX_OTHER;
 	if (dm_task_set_name(dmt, name) && dm_task_set_uuid(dmt, uuid) &&
+	    (!ro || dm_task_set_ro(dmt)) &&
 	    dm_task_add_target(dmt, 0, sectors, "blkiso", params) &&
 	    dm_run_synced(dmt))
 		ret = BX_OK;
@@ -326,7 +334,8 @@ int cmd_resize(int argc, char **argv)
 		dmt = dm_task_create(DM_DEVICE_RELOAD);
 		if (!dmt)
 			return BX_OTHER;
-		ret = dm_task_set_name(dmt, name) &&
+		/* the table keeps the device's mode: a read-write one would undo -r */
+		ret = dm_task_set_name(dmt, name) && (!info.read_only || dm_task_set_ro(dmt)) &&
 		      dm_task_add_target(dmt, 0, sectors, "blkiso", params) && dm_task_run(dmt);
 		dm_task_destroy(dmt);
 		if (!ret) {

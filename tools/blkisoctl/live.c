@@ -840,10 +840,10 @@ static int blkiso_create(struct live *l)
 	struct dm_task *dmt;
 	uint64_t bytes;
 	struct bdev dev;
-	int fd, ok = 0;
+	int fd, ok = 0, ro = 0;
 
 	fd = open(l->disk, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes)) {
+	if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes) || ioctl(fd, BLKROGET, &ro)) {
 		err("create: %s: %s", l->disk, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -857,7 +857,9 @@ static int blkiso_create(struct live *l)
 	dmt = dm_task_create(DM_DEVICE_CREATE);
 	if (!dmt)
 		goto fail;
+	/* a read-only disk: a read-only blkiso device (dm.c, lower_size()) */
 	ok = dm_task_set_name(dmt, l->name) && dm_task_set_uuid(dmt, uuid) &&
+	     (!ro || dm_task_set_ro(dmt)) &&
 	     dm_task_add_target(dmt, 0, bytes >> 9, "blkiso", params) && dm_run_synced(dmt);
 	dm_task_destroy(dmt);
 	if (ok && !dm_lookup(l->name, &dev)) {
