@@ -710,8 +710,9 @@ static unsigned long long dev_seq(const char *dir)
  * reader parked under its quota at the time: the reader's bios all
  * complete without error, the quota stays, the new sectors read back what
  * was written there, the ledger holds.  Again: nothing to do, status 0,
- * and -j.  A disk that shrank is refused while the device is open (4,
- * size unchanged), done once it is closed.  Not a blkiso device: 2;
+ * and -j.  Refused (4) while suspended or with an inactive table loaded.
+ * A disk that shrank is refused while the device is open (4, size
+ * unchanged), done once it is closed.  Not a blkiso device: 2;
  * no such device: 3.
  */
 TEST_F_TIMEOUT(ctl, resize_follows_a_grown_disk, GUEST_TIMEOUT)
@@ -760,6 +761,17 @@ TEST_F_TIMEOUT(ctl, resize_follows_a_grown_disk, GUEST_TIMEOUT)
 	EXPECT_NE(NULL, strstr(out, "524288 sectors, the size of")) TH_LOG("%s", out);
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j device resize dev bictl2 2>&1"));
 	EXPECT_STREQ("{\"device\":\"bictl2\",\"sectors\":524288,\"was\":524288}", out);
+
+	/* suspended, or a table loaded and not resumed: refused, nothing changed */
+	ASSERT_EQ(0, gu_sh("dmsetup suspend bictl2"));
+	EXPECT_EQ(4, gu_sh_out(out, sizeof(out), CTL " resize bictl2 2>&1"));
+	EXPECT_NE(NULL, strstr(out, "suspended")) TH_LOG("%s", out);
+	EXPECT_EQ(0, gu_sh("dmsetup info bictl2 | grep -q SUSPENDED"));
+	ASSERT_EQ(0, gu_sh("dmsetup resume bictl2"));
+	ASSERT_EQ(0, gu_sh("dmsetup table bictl2 | dmsetup load bictl2"));
+	EXPECT_EQ(4, gu_sh_out(out, sizeof(out), CTL " resize bictl2 2>&1"));
+	EXPECT_NE(NULL, strstr(out, "inactive table")) TH_LOG("%s", out);
+	ASSERT_EQ(0, gu_sh("dmsetup clear bictl2"));
 
 	/* the disk shrinks: refused while bictl2 is open, then done */
 	ASSERT_EQ(0, gu_sh("dmsetup reload bictl_disk --table '0 393216 linear %s 0' &&"

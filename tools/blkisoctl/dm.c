@@ -288,7 +288,8 @@ static int dev_sectors(unsigned int maj, unsigned int min, uint64_t *sectors)
  * kernel's resume suspends the device, flushing, before the swap: parked
  * bios are dispatched as at any reload).  Tenants, quotas and rules belong
  * to the dm device and stay.  A disk that shrank is refused while NAME is
- * open: what maps past the new end would fail.
+ * open: what maps past the new end would fail.  So is a device someone
+ * suspended or loaded a table into: the resume would undo their step.
  */
 int cmd_resize(int argc, char **argv)
 {
@@ -324,6 +325,11 @@ int cmd_resize(int argc, char **argv)
 		return BX_INPUT;
 	}
 	sectors -= offset;
+	if (info.suspended || info.inactive_table) {
+		err("%s: %s; resize resumes the device, so resume it first (or dmsetup clear)",
+		    name, info.suspended ? "suspended" : "an inactive table is loaded");
+		return BX_PERM;
+	}
 	if (sectors < length && info.open_count) {
 		err("%s: the device under it shrank to %" PRIu64 " sectors, below the table's %" PRIu64 ", and %s is open: shrink what uses it first and close it",
 		    name, sectors, length, name);
