@@ -532,6 +532,9 @@ TEST_F_TIMEOUT(ctl, blkisoctl_end_to_end, GUEST_TIMEOUT)
 		cg_names[0], self->cgid[1]);
 	fclose(f);
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " apply %s 2>&1", cfg)) TH_LOG("%s", out);
+	/* -j: one object; the same file again applies its 4 lines, attaches nothing */
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j apply %s 2>&1", cfg)) TH_LOG("%s", out);
+	EXPECT_STREQ("{\"applied\":4,\"attached\":[]}", out);
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " get %s bictl2", cg_names[0]));
 	EXPECT_STREQ("riops=111 wiops=max rbps=max wbps=max runits=max wunits=max", out);
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " get %llu /dev/mapper/bictl2",
@@ -718,15 +721,21 @@ static unsigned long long dev_seq(const char *dir)
 TEST_F_TIMEOUT(ctl, resize_follows_a_grown_disk, GUEST_TIMEOUT)
 {
 	struct gu_nullb nb = { .name = "nullb_ctl2", .size_mb = 256, .memory_backed = true };
-	char lower[64], out[1024], want[128], dir[128];
+	char lower[64], out[1024], want[160], dir[128];
 	struct gu_fio_job job;
 	struct gu_fio r;
+	struct stat st;
 
 	ASSERT_EQ(0, gu_nullb_create(&nb, lower, sizeof(lower)));
 	/* the "disk": the first 128 MiB of the null_blk device */
 	ASSERT_EQ(0, gu_sh("dmsetup create bictl_disk --table '0 262144 linear %s 0'", lower));
-	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " attach dev /dev/mapper/bictl_disk"
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), CTL " -j attach dev /dev/mapper/bictl_disk"
 			       " name bictl2 2>&1")) TH_LOG("%s", out);
+	ASSERT_EQ(0, stat("/dev/mapper/bictl2", &st));
+	snprintf(want, sizeof(want), "{\"device\":\"bictl2\",\"major\":%u,\"minor\":%u,"
+		 "\"lower\":\"/dev/mapper/bictl_disk\",\"holders\":[]}",
+		 major(st.st_rdev), minor(st.st_rdev));
+	EXPECT_STREQ(want, out);
 	ASSERT_EQ(0, gu_sh("[ $(blockdev --getsz /dev/mapper/bictl2) = 262144 ]"));
 	ASSERT_EQ(0, gu_blkiso_dir("bictl2", dir, sizeof(dir)));
 	ASSERT_EQ(0, gu_sh(CTL " tenant set dev bictl2 cgroup /%s riops=50", cg_names[0]));

@@ -693,17 +693,24 @@ static long long lv_sectors(void)
  * lvextend takes them (its table names the blkiso device, not the disk)
  * and resize2fs grows the mounted filesystem into them; 40 MiB written
  * there.  The tenant's quota is kept and its reads counted; detach --live
- * puts the LV back on the disk; the data and fsck stay clean.
+ * puts the LV back on the disk; the data and fsck stay clean.  Attach and
+ * detach run with -j: one object each, naming the disk and the LV.
  */
 TEST_F_TIMEOUT(grow, a_grown_disk_grows_the_pv_through_blkiso, LVM_TIMEOUT)
 {
 	unsigned long long cgid = gu_cg_id(CG);
-	char out[1024], bi[16], raw[16], dir[128], more[128], now[128];
+	char out[1024], bi[16], raw[16], dir[128], more[128], now[128], want[256];
 	struct gu_fio r;
 
 	SKIP_BY_MODE();
 	majmin(self->loop, raw, sizeof(raw));
-	ASSERT_EQ(0, gu_sh(LVMENV CTL " attach --live %s " BIG, self->loop));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), LVMENV CTL " -j attach --live %s " BIG,
+			       self->loop));
+	snprintf(want, sizeof(want), "\"lower\":\"%s\",\"holders\":[\"" VGG "-lv1\"]}",
+		 self->loop);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_EQ(0, strncmp(out, "{\"device\":\"" BIG "\",\"major\":",
+			     strlen("{\"device\":\"" BIG "\",\"major\":"))) TH_LOG("%s", out);
 	majmin("/dev/mapper/" BIG, bi, sizeof(bi));
 	ASSERT_EQ(0, gu_blkiso_dir(BIG, dir, sizeof(dir)));
 	ASSERT_EQ(0, gu_sh(CTL " tenant set dev " BIG " cgroup /" CG " riops=5000"));
@@ -735,7 +742,10 @@ TEST_F_TIMEOUT(grow, a_grown_disk_grows_the_pv_through_blkiso, LVM_TIMEOUT)
 	EXPECT_EQ(1024, gu_tenant_stat(dir, cgid, "rios"));
 	EXPECT_TRUE(gu_ledger_ok(dir));
 
-	ASSERT_EQ(0, gu_sh(LVMENV CTL " detach --live " BIG));
+	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), LVMENV CTL " -j detach --live " BIG));
+	snprintf(want, sizeof(want), "{\"device\":\"" BIG "\",\"lower\":\"%s\","
+		 "\"holders\":[\"" VGG "-lv1\"],\"removed\":true}", self->loop);
+	EXPECT_STREQ(want, out);
 	EXPECT_EQ(0, gu_sh("dmsetup table " VGG "-lv1 | awk -v m=%s '$4 != m { bad = 1 } "
 			   "END { exit bad }'", raw));
 	EXPECT_EQ(96LL << 11, lv_sectors());

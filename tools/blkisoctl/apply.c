@@ -346,6 +346,28 @@ static int read_entries(FILE *f, const struct bdev *dev)
 	return first;
 }
 
+/* -j: one object, the lines applied and the devices attached. */
+static void apply_report(void)
+{
+	bool first = true;
+	int i, n = 0;
+
+	for (i = 0; i < nentries; i++)
+		n += !entries[i].attach;
+	printf("{\"applied\":%d,\"attached\":[", n);
+	for (i = 0; i < nentries; i++) {
+		if (!entries[i].attach || !entries[i].made)
+			continue;
+		printf("%s{\"device\":", first ? "" : ",");
+		json_str(entries[i].name);
+		printf(",\"lower\":");
+		json_str(entries[i].line);
+		printf("}");
+		first = false;
+	}
+	printf("]}\n");
+}
+
 /* Detach what this run attached (a later check failed). */
 static void undo_attach(void)
 {
@@ -375,8 +397,10 @@ static int attach_and_check(void)
 		if (ret)
 			return ret;
 		e->attached = e->made = true;
-		printf("attached %s over %s\n", e->name, e->line);
-		fflush(stdout);	/* in order with stderr in the journal */
+		if (!opt.json) {
+			printf("attached %s over %s\n", e->name, e->line);
+			fflush(stdout);	/* in order with stderr in the journal */
+		}
 	}
 	for (i = 0; i < nentries; i++) {
 		e = &entries[i];
@@ -441,5 +465,7 @@ int cmd_apply(int argc, char **argv)
 			return ret;
 		}
 	}
+	if (opt.json)
+		apply_report();
 	return BX_OK;
 }

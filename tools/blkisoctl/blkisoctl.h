@@ -135,6 +135,9 @@ int open_ctl(void);
 int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_resize(int argc, char **argv);
+/* attach's and detach --live's report, text or -j (dm.c) */
+void attach_report(const char *name, const char *lower, const char *const *holders,
+		   unsigned int nh, bool removed);
 int cmd_set(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_dev_set(int argc, char **argv);

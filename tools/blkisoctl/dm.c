@@ -165,6 +165,48 @@ int dm_attach(const char *lower, const char *name)
 	return BX_OK;
 }
 
+/*
+ * What attach made (or detach --live undid): "NAME MAJ:MIN" and, for a
+ * live one, the dm holders re-pointed ("under H1 H2", or "removed, under
+ * H1 H2 now DISK"); under -j one object: device, major, minor (attach),
+ * lower, holders.  @removed: detach --live's report.
+ */
+void attach_report(const char *name, const char *lower, const char *const *holders,
+		   unsigned int nh, bool removed)
+{
+	struct bdev dev = { 0 };
+	unsigned int i;
+
+	if (!removed && resolve_dev(name, &dev))
+		return;
+	if (opt.json) {
+		printf("{\"device\":");
+		json_str(name);
+		if (!removed)
+			printf(",\"major\":%u,\"minor\":%u", dev.major, dev.minor);
+		printf(",\"lower\":");
+		json_str(lower);
+		printf(",\"holders\":[");
+		for (i = 0; i < nh; i++) {
+			printf("%s", i ? "," : "");
+			json_str(holders[i]);
+		}
+		printf("]%s}\n", removed ? ",\"removed\":true" : "");
+		return;
+	}
+	if (removed)
+		printf("%s removed,", name);
+	else
+		printf("%s %u:%u", name, dev.major, dev.minor);
+	if (nh)
+		printf(" under");
+	for (i = 0; i < nh; i++)
+		printf(" %s", holders[i]);
+	if (removed)
+		printf(" now %s", lower);
+	putchar('\n');
+}
+
 void dm_default_name(const char *lower, char *name, size_t size)
 {
 	char *copy = strdup(lower);
@@ -176,7 +218,6 @@ void dm_default_name(const char *lower, char *name, size_t size)
 int cmd_attach(int argc, char **argv)
 {
 	char name[128];
-	struct bdev dev;
 	int ret;
 
 	if (argc < 1 || argc > 2) {
@@ -192,8 +233,7 @@ int cmd_attach(int argc, char **argv)
 	ret = dm_attach(argv[0], name);
 	if (ret)
 		return ret;
-	if (resolve_dev(name, &dev) == BX_OK)
-		printf("%s %u:%u\n", name, dev.major, dev.minor);
+	attach_report(name, argv[0], NULL, 0, false);
 	return BX_OK;
 }
 

@@ -935,6 +935,19 @@ static void undo_all(struct live *l, bool attach)
 		err("%s: cannot remove it; remove it by hand (dmsetup remove)", l->name);
 }
 
+/* The holders' names for attach_report(). */
+static void live_report(const struct live *l, bool removed)
+{
+	const char *names[MAX_HOLDERS];
+	unsigned int i, n = l->nh < MAX_HOLDERS ? l->nh : MAX_HOLDERS;
+	char disk[80];
+
+	for (i = 0; i < n; i++)
+		names[i] = l->h[i].name;
+	snprintf(disk, sizeof(disk), "/dev/%s", l->kname);
+	attach_report(l->name, removed ? disk : l->disk, names, n, removed);
+}
+
 int live_attach(const char *disk, const char *name)
 {
 	struct live l = { .disk = disk };
@@ -958,7 +971,10 @@ int live_attach(const char *disk, const char *name)
 		if (fd >= 0)
 			close(fd);
 		live_free(&l);
-		return dm_attach(disk, name);
+		ret = dm_attach(disk, name);
+		if (!ret)
+			attach_report(name, disk, NULL, 0, false);
+		return ret;
 	}
 	for (unsigned int i = 0; i < l.nh; i++)
 		if (!strncmp(l.h[i].uuid, DM_UUID_PREFIX, strlen(DM_UUID_PREFIX))) {
@@ -986,6 +1002,7 @@ int live_attach(const char *disk, const char *name)
 	if (ret)
 		goto fail;
 	lower_changed(l.dmaj, l.dmin);
+	live_report(&l, false);
 	goto out;
 fail:
 	undo_all(&l, true);
@@ -1054,10 +1071,7 @@ int live_detach(const char *arg)
 		goto fail;
 	}
 	lower_changed(l.dmaj, l.dmin);
-	printf("%s removed, under", l.name);
-	for (unsigned int i = 0; i < l.nh; i++)
-		printf(" %s", l.h[i].name);
-	printf(" now %s\n", l.kname);
+	live_report(&l, true);
 	goto out;
 fail:
 	undo_all(&l, false);
