@@ -82,33 +82,60 @@ static int lower_size(const char *path, uint64_t *sectors, bool *ro)
 	return BX_OK;
 }
 
-int dm_blkiso_lower(const char *name, unsigned int *major, unsigned int *minor)
+/*
+ * NAME's table when it is one blkiso segment (a table starts at sector 0):
+ * its length, its parameters ("M:m OFFSET ...") and the device's info.  0,
+ * or -ENOENT (no such device), -EINVAL (another target, or none: @type
+ * gets its name, "" for none), -EMLINK (several segments), -E2BIG
+ * (parameters longer than @size), -ENOMEM.  Quiet: the callers say why.
+ */
+static int blkiso_segment(const char *name, uint64_t *length, char *params, size_t size,
+			  char *type, size_t tsize, struct dm_info *info)
 {
-	char *type = NULL, *params = NULL;
-	uint64_t start, length;
+	char *t = NULL, *p = NULL;
 	struct dm_task *dmt;
-	struct dm_info info;
-	struct bdev dev;
+	uint64_t start;
 	void *next;
 	int ret = -ENOENT;
 
-	/* A table query of a missing device logs an error: ask first. */
-	if (dm_lookup(name, &dev))
-		return -ENOENT;
 	dmt = dm_task_create(DM_DEVICE_TABLE);
 	if (!dmt)
 		return -ENOMEM;
 	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt) ||
-	    !dm_task_get_info(dmt, &info) || !info.exists)
+	    !dm_task_get_info(dmt, info) || !info->exists)
 		goto out;
-	ret = -EINVAL;
-	next = dm_get_next_target(dmt, NULL, &start, &length, &type, &params);
-	if (!next && type && !strcmp(type, "blkiso") && params &&
-	    sscanf(params, "%u:%u", major, minor) == 2)
+	next = dm_get_next_target(dmt, NULL, &start, length, &t, &p);
+	snprintf(type, tsize, "%s", t ? t : "");
+	if (!t || strcmp(t, "blkiso") || !p)
+		ret = -EINVAL;
+	else if (next)
+		ret = -EMLINK;
+	else if (strlen(p) >= size)
+		ret = -E2BIG;
+	else
 		ret = 0;
+	if (!ret)
+		snprintf(params, size, "%s", p);
 out:
 	dm_task_destroy(dmt);
 	return ret;
+}
+
+int dm_blkiso_lower(const char *name, unsigned int *major, unsigned int *minor)
+{
+	char params[4200], type[32];
+	struct dm_info info;
+	uint64_t length;
+	struct bdev dev;
+	int ret;
+
+	/* A table query of a missing device logs an error: ask first. */
+	if (dm_lookup(name, &dev))
+		return -ENOENT;
+	ret = blkiso_segment(name, &length, params, sizeof(params), type, sizeof(type), &info);
+	if (ret == -ENOENT || ret == -ENOMEM)
+		return ret;
+	return !ret && sscanf(params, "%u:%u", major, minor) == 2 ? 0 : -EINVAL;
 }
 
 /* Let udev look at the lower device again: held or freed (see the top). */
@@ -271,42 +298,6 @@ int cmd_detach(int argc, char **argv)
 	return ret;
 }
 
-/* NAME's one blkiso segment: its length and parameters ("M:m OFFSET ..."). */
-static int blkiso_segment(const char *name, uint64_t *length, char *params, size_t size,
-			  struct dm_info *info)
-{
-	char *type = NULL, *p = NULL;
-	struct dm_task *dmt;
-	uint64_t start = 0;
-	void *next;
-	int ret = BX_OTHER;
-
-	dmt = dm_task_create(DM_DEVICE_TABLE);
-	if (!dmt)
-		return BX_OTHER;
-	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt) ||
-	    !dm_task_get_info(dmt, info) || !info->exists) {
-		err("%s: no such dm device", name);
-		ret = BX_NOTFOUND;
-		goto out;
-	}
-	next = dm_get_next_target(dmt, NULL, &start, length, &type, &p);
-	ret = BX_INPUT;
-	if (!type || strcmp(type, "blkiso"))
-		err("%s: not a blkiso device (its table is %s)", name, type ? type : "empty");
-	else if (next || start)
-		err("%s: a table of several segments; resize it with dmsetup reload", name);
-	else if (strlen(p) >= size)
-		err("%s: table parameters too long", name);
-	else
-		ret = BX_OK;
-	if (!ret)
-		snprintf(params, size, "%s", p);
-out:
-	dm_task_destroy(dmt);
-	return ret;
-}
-
 /* The size in sectors of the block device M:m, from sysfs (it is held). */
 static int dev_sectors(unsigned int maj, unsigned int min, uint64_t *sectors)
 {
@@ -338,7 +329,7 @@ int cmd_resize(int argc, char **argv)
 	uint64_t length, sectors;
 	struct dm_task *dmt;
 	struct dm_info info;
-	char params[4200];
+	char params[4200], type[32];
 	const char *name;
 	struct bdev dev;
 	int ret;
@@ -351,9 +342,25 @@ int cmd_resize(int argc, char **argv)
 	if (ret)
 		return ret;
 	name = dev.name[0] ? dev.name : argv[0];
-	ret = blkiso_segment(name, &length, params, sizeof(params), &info);
-	if (ret)
-		return ret;
+	ret = blkiso_segment(name, &length, params, sizeof(params), type, sizeof(type), &info);
+	switch (ret) {
+	case 0:
+		break;
+	case -ENOENT:
+		err("%s: no such dm device", name);
+		return BX_NOTFOUND;
+	case -EINVAL:
+		err("%s: not a blkiso device (its table is %s)", name, type[0] ? type : "empty");
+		return BX_INPUT;
+	case -EMLINK:
+		err("%s: a table of several segments; resize it with dmsetup reload", name);
+		return BX_INPUT;
+	case -E2BIG:
+		err("%s: table parameters too long", name);
+		return BX_INPUT;
+	default:
+		return BX_OTHER;
+	}
 	if (sscanf(params, "%u:%u %llu", &maj, &min, &offset) != 3 ||
 	    dev_sectors(maj, min, &sectors)) {
 		err("%s: cannot read the size of the device under it (%s)", name, params);
