@@ -202,6 +202,17 @@ int gu_scsi_debug_create(const char *params, char *sd, size_t size)
 	return sd[0] ? 0 : -1;
 }
 
+int gu_scsi_debug_blkiso(const char *params, const char *dm_name, char *sd, size_t size)
+{
+	/* scsi_debug's disks need sd_mod, which the runner's initramfs may lack */
+	if (gu_sh("modprobe sd_mod 2>/dev/null"))
+		return GU_NO_SD_MOD;
+	if (gu_scsi_debug_create(params, sd, size))
+		return -1;
+	return gu_sh("dmsetup create %s --table \"0 $(blockdev --getsz /dev/%s) blkiso /dev/%s 0\"",
+		     dm_name, sd, sd) ? -1 : 0;
+}
+
 /* Create CG_ROOT/name, enabling the io controller in every parent. */
 int gu_cg_create(const char *name)
 {

@@ -106,6 +106,15 @@ int gu_nullb_destroy(const char *name);
  */
 int gu_scsi_debug_create(const char *params, char *sd, size_t size);
 
+/*
+ * A scsi_debug disk (gu_scsi_debug_create(), sd_mod loaded first) with the
+ * blkiso device @dm_name over the whole of it: 0, GU_NO_SD_MOD when the
+ * guest has no sd_mod (the test skips: GU_NO_SD_MOD_WHY), or -1.
+ */
+#define GU_NO_SD_MOD		1
+#define GU_NO_SD_MOD_WHY	"no sd_mod in the guest (selftests/vm/mkinitramfs.sh)"
+int gu_scsi_debug_blkiso(const char *params, const char *dm_name, char *sd, size_t size);
+
 /* cgroups below /sys/fs/cgroup, with +io enabled in the parents. */
 int gu_cg_create(const char *name);
 int gu_cg_destroy(const char *name);

@@ -849,13 +849,13 @@ TEST_F_TIMEOUT(iomax, null_blk_power_off_fails_waiting_bios_at_once, GUEST_TIMEO
 TEST_F_TIMEOUT(iomax, scsi_delete_fails_waiting_bios_at_once, GUEST_TIMEOUT)
 {
 	char sd[32], cmd[128];
+	int ret;
 
 	NEED_ICOUNT();
-	if (gu_sh("modprobe sd_mod 2>/dev/null"))
-		SKIP(return, "no sd_mod in the guest (selftests/vm/mkinitramfs.sh)");
-	ASSERT_EQ(0, gu_scsi_debug_create("dev_size_mb=64", sd, sizeof(sd)));
-	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME "_sd --table "
-			   "\"0 $(blockdev --getsz /dev/%s) blkiso /dev/%s 0\"", sd, sd));
+	ret = gu_scsi_debug_blkiso("dev_size_mb=64", DM_NAME "_sd", sd, sizeof(sd));
+	if (ret == GU_NO_SD_MOD)
+		SKIP(return, GU_NO_SD_MOD_WHY);
+	ASSERT_EQ(0, ret);
 	snprintf(cmd, sizeof(cmd), "echo 1 > /sys/block/%s/device/delete", sd);
 	dead_lower(_metadata, DM_NAME "_sd", cmd);
 	EXPECT_EQ(0, gu_sh("dmsetup remove " DM_NAME "_sd"));
@@ -884,19 +884,18 @@ TEST_F_TIMEOUT(iomax, write_zeroes_keep_the_write_cap, GUEST_TIMEOUT)
 	long long piece, max, w0, u0;
 	unsigned int i;
 	double t;
+	int ret;
 
-	if (gu_sh("modprobe sd_mod 2>/dev/null"))
-		SKIP(return, "no sd_mod in the guest (selftests/vm/mkinitramfs.sh)");
-	ASSERT_EQ(0, gu_scsi_debug_create("dev_size_mb=64 lbpu=1", sd, sizeof(sd)));
-	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME "_sd --table "
-			   "\"0 $(blockdev --getsz /dev/%s) blkiso /dev/%s 0\"", sd, sd));
+	ret = gu_scsi_debug_blkiso("dev_size_mb=64 lbpu=1", DM_NAME "_sd", sd, sizeof(sd));
+	if (ret == GU_NO_SD_MOD)
+		SKIP(return, GU_NO_SD_MOD_WHY);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME "_sd", dir, sizeof(dir)));
 	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), "q=/sys/block/dm-$(dmsetup info -c --noheadings"
-			       " -o minor " DM_NAME "_sd)/queue; cat $q/write_zeroes_max_bytes"));
-	piece = atoll(out);
-	ASSERT_EQ(0, gu_sh_out(out, sizeof(out), "q=/sys/block/dm-$(dmsetup info -c --noheadings"
-			       " -o minor " DM_NAME "_sd)/queue; cat $q/max_sectors_kb"));
-	max = atoll(out) * 1024;
+			       " -o minor " DM_NAME "_sd)/queue; echo $(cat $q/write_zeroes_max_bytes"
+			       " $q/max_sectors_kb)"));
+	ASSERT_EQ(2, sscanf(out, "%lld %lld", &piece, &max)) TH_LOG("%s", out);
+	max *= 1024;
 	TH_LOG("write-zeroes in pieces of %lld bytes, the largest write %lld", piece, max);
 	if (!piece)
 		SKIP(return, "the disk takes no write-zeroes");

@@ -450,14 +450,12 @@ TEST_F_TIMEOUT(robust, scsi_lower_deleted_under_load, GUEST_TIMEOUT)
 	struct gu_fio_job job;
 	long long errors;
 	double took;
-	int st;
+	int st, ret;
 
-	/* scsi_debug's disks need sd_mod, which the runner's initramfs may lack */
-	if (gu_sh("modprobe sd_mod 2>/dev/null"))
-		SKIP(return, "no sd_mod in the guest (selftests/vm/mkinitramfs.sh)");
-	ASSERT_EQ(0, gu_scsi_debug_create("dev_size_mb=64 ndelay=20000", sd, sizeof(sd)));
-	ASSERT_EQ(0, gu_sh("dmsetup create " DM_NAME "_sd --table "
-			   "\"0 $(blockdev --getsz /dev/%s) blkiso /dev/%s 0\"", sd, sd));
+	ret = gu_scsi_debug_blkiso("dev_size_mb=64 ndelay=20000", DM_NAME "_sd", sd, sizeof(sd));
+	if (ret == GU_NO_SD_MOD)
+		SKIP(return, GU_NO_SD_MOD_WHY);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, gu_blkiso_dir(DM_NAME "_sd", dir, sizeof(dir)));
 	ASSERT_EQ(0, gu_tenant_set(dir, "/" CG, "riops=50 wiops=50"));
 	ASSERT_EQ(0, gu_fio_start(&job, CG, "--name=sd --filename=/dev/mapper/" DM_NAME "_sd"
