@@ -527,6 +527,25 @@ TEST_F_TIMEOUT(lvm, user_filter, LVM_TIMEOUT)
 #define BIP		"bilvmp"
 #define LVP		"/dev/mapper/" VGP "-lv1"
 
+/*
+ * The volume group @vg on @pv with one LV, lv1, of @size (as lvcreate -L
+ * takes it), ext4 on it mounted on @mnt (which is made) and 8 MiB of random
+ * data in its file "data", whose sha256 goes to @sums: 0 or -1.
+ */
+static int vg_one_lv_with_data(const char *vg, const char *pv, const char *size,
+			       const char *mnt, char *sums, size_t n)
+{
+	char lv[64];
+
+	snprintf(lv, sizeof(lv), "/dev/mapper/%s-lv1", vg);
+	if (gu_sh(LVMENV "vgcreate -qy %s %s", vg, pv) ||
+	    gu_sh(LVMENV "lvcreate -qy -Wn -L %s -n lv1 %s", size, vg) ||
+	    gu_sh("mkdir -p %s", mnt) || gu_mkfs_mount("ext4", lv, mnt) ||
+	    gu_sh("dd if=/dev/urandom of=%s/data bs=1M count=8 2>/dev/null && sync", mnt))
+		return -1;
+	return gu_sh_out(sums, n, "sha256sum < %s/data", mnt);
+}
+
 FIXTURE(part) {
 	char sd[32];
 	char sums[128];
@@ -534,6 +553,8 @@ FIXTURE(part) {
 
 FIXTURE_SETUP(part)
 {
+	char part[48];
+
 	SKIP_BY_MODE();
 	gu_sh("umount /mnt/bilvm4 2>/dev/null; dmsetup remove " VGP "-lv1 2>/dev/null;"
 	      " dmsetup remove " BIP " 2>/dev/null; rm -rf /dev/" VGP);
@@ -552,13 +573,9 @@ FIXTURE_SETUP(part)
 			   "[ -b /dev/%s1 ] && exit 0; sleep 0.1; done; exit 1",
 			   self->sd, self->sd, self->sd, self->sd, self->sd));
 	ASSERT_EQ(0, gu_sh("[ $(blockdev --getsz /dev/%s1) = 260096 ]", self->sd));
-	ASSERT_EQ(0, gu_sh(LVMENV "vgcreate -qy " VGP " /dev/%s1", self->sd));
-	ASSERT_EQ(0, lvm("lvcreate -qy -Wn -L 64M -n lv1 " VGP));
-	ASSERT_EQ(0, gu_sh("mkdir -p /mnt/bilvm4"));
-	ASSERT_EQ(0, gu_mkfs_mount("ext4", LVP, "/mnt/bilvm4"));
-	ASSERT_EQ(0, gu_sh("dd if=/dev/urandom of=/mnt/bilvm4/data bs=1M count=8 2>/dev/null &&"
-			   " sync"));
-	gu_sh_out(self->sums, sizeof(self->sums), "sha256sum < /mnt/bilvm4/data");
+	snprintf(part, sizeof(part), "/dev/%s1", self->sd);
+	ASSERT_EQ(0, vg_one_lv_with_data(VGP, part, "64M", "/mnt/bilvm4", self->sums,
+					 sizeof(self->sums)));
 	ASSERT_EQ(0, gu_cg_create(CG));
 }
 
@@ -655,13 +672,8 @@ FIXTURE_SETUP(grow)
 	ASSERT_EQ(0, gu_sh_out(self->loop, sizeof(self->loop), "rm -f " IMG " && truncate -s 64M "
 			       IMG " && /usr/sbin/losetup -f --show " IMG));
 	ASSERT_EQ(0, lvm_conf_write());
-	ASSERT_EQ(0, gu_sh(LVMENV "vgcreate -qy " VGG " %s", self->loop));
-	ASSERT_EQ(0, lvm("lvcreate -qy -Wn -L 32M -n lv1 " VGG));
-	ASSERT_EQ(0, gu_sh("mkdir -p /mnt/bilvm5"));
-	ASSERT_EQ(0, gu_mkfs_mount("ext4", LVG, "/mnt/bilvm5"));
-	ASSERT_EQ(0, gu_sh("dd if=/dev/urandom of=/mnt/bilvm5/data bs=1M count=8 2>/dev/null &&"
-			   " sync"));
-	gu_sh_out(self->sums, sizeof(self->sums), "sha256sum < /mnt/bilvm5/data");
+	ASSERT_EQ(0, vg_one_lv_with_data(VGG, self->loop, "32M", "/mnt/bilvm5", self->sums,
+					 sizeof(self->sums)));
 	ASSERT_EQ(0, gu_cg_create(CG));
 }
 
