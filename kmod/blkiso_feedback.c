@@ -1014,7 +1014,12 @@ ssize_t blkiso_fb_ring_show(struct blkiso_dev *dev, struct blkiso_tenant *t, cha
 		len = sysfs_emit(buf, "seq time_us completed missed miss_pm mult flags victims usage slots inflight delay_us mode rcap_mrps wcap_mrps\n");
 	else
 		len = sysfs_emit(buf, "seq time_us completed missed miss_pm mult flags victims\n");
-	/* the newest lines that fit, oldest of them first */
+	/*
+	 * The newest lines that fit, oldest of them first.  A page of
+	 * formatted lines is a few hundred microseconds of a slow CPU, and
+	 * anyone may read it: let a waiting task run between lines (a
+	 * kernel without preemption would otherwise hold it off that long).
+	 */
 	used = len;
 	for (first = n; first > 0; first--) {
 		i = first - 1;
@@ -1023,6 +1028,7 @@ ssize_t blkiso_fb_ring_show(struct blkiso_dev *dev, struct blkiso_tenant *t, cha
 		if (used + lens[i] >= PAGE_SIZE)
 			break;
 		used += lens[i];
+		cond_resched();
 	}
 	for (i = first; i < n; i++)
 		len += sysfs_emit_at(buf, len, "%s", lines + i * BLKISO_RING_LINE_MAX);
