@@ -35,7 +35,11 @@ noisy     metrics victim_target_iops, victim_iops (mean over the together
           p05/p01 nearest rank over the seconds), victim_p99_us (fio's
           completion-latency histograms of the together phase, reads and
           writes, summed; bin midpoints, within ~1.6%), victim_solo_p99_us,
-          victim_solo_iops, p99_ratio, neighbour_mb_s (mean MB/s = 10^6 B/s
+          victim_solo_iops, p99_ratio, victim_p999_us, victim_solo_p999_us
+          and p999_ratio (the same at the 99.9th percentile: how long the
+          victim's rarest stalls are, which p99 does not see; a policy that
+          lets the neighbour go in bursts, as io.max's slices do, can hold
+          p99 and not p99.9), neighbour_mb_s (mean MB/s = 10^6 B/s
           while the victim ran: the raw device's bytes read per victim
           second, from the device poll dstat.txt, less the victim's 4 KiB
           reads; without the poll, fio's per-second log of the neighbour,
@@ -377,6 +381,8 @@ def noisy(run, meta, device):
     vt = hist_total(vh)
     p99 = hist_pct(vt, 99)
     sp99 = hist_pct(hist_total(sh), 99)
+    p999 = hist_pct(vt, 99.9)
+    sp999 = hist_pct(hist_total(sh), 99.9)
     vstart = vw[0][0] - 1000 if vw else 0
     mbs = 1048576 / 1e6
     # The neighbour logs a second only if some read of it completed then
@@ -432,6 +438,9 @@ def noisy(run, meta, device):
         "victim_p99_us": r1(p99 / 1e3 if p99 else None),
         "victim_solo_p99_us": r1(sp99 / 1e3 if sp99 else None),
         "p99_ratio": r1(p99 / sp99 if p99 and sp99 else None, 2),
+        "victim_p999_us": r1(p999 / 1e3 if p999 else None),
+        "victim_solo_p999_us": r1(sp999 / 1e3 if sp999 else None),
+        "p999_ratio": r1(p999 / sp999 if p999 and sp999 else None, 2),
         "neighbour_mb_s": r1(mean(n_together)),
         "neighbour_idle_mb_s": r1(idle),
         "windows": len(vw), "idle_windows": n_exp, "victim_errors": verr,

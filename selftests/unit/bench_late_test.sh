@@ -1,9 +1,10 @@
 #!/bin/bash
-# bench_late_test.sh - the bench's split of the victim's late I/Os
-# (selftests/bench/scen-collect.py late_split(), doc/bench.md) counts what
-# it says (part of make unit): fio's I/Os over the target against blkiso's
-# line or 1.5x the solo p99, blkiso's ring read by overlapping polls with
-# each tick once, and the share of the late I/Os already late below blkiso.
+# bench_late_test.sh - the bench's figures of the victim's tail
+# (selftests/bench/scen-collect.py, doc/bench.md) count what they say (part
+# of make unit): the split of its late I/Os (late_split(): fio's I/Os over
+# the target against blkiso's line or 1.5x the solo p99, blkiso's ring read
+# by overlapping polls with each tick once, and the share of the late I/Os
+# already late below blkiso), and its p99.9 apart from its p99.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tap_prefix=bench_late
 . "$top/selftests/host/tap.sh"
@@ -40,6 +41,10 @@ m = sc.late_split(d + "/noring", {}, bins, sp99)
 print("none", m["victim_late_pct"], sorted(m))
 m = sc.late_split(d + "/noring", {}, bins, sc.plat_idx_to_val(hi) / 1.5 - 1)
 print("under", m["victim_late_pct"])
+# 1,000 I/Os, the 2 slowest in bin 1200: p99 does not see them, p99.9 does
+bins[lo], bins[hi] = 998, 2
+print("pct", sc.hist_pct(bins, 99) == sc.plat_idx_to_val(lo),
+      sc.hist_pct(bins, 99.9) == sc.plat_idx_to_val(hi))
 EOF
 )
 line() { echo "$got" | grep "^$1 "; }
@@ -51,5 +56,7 @@ ok "$([ "$(line blkiso)" = "blkiso 1.0 0.2 20.0" ]; echo $?)" \
 ok "$([ "$(line none)" = "none 0.0 ['victim_late_pct']" ] &&
       [ "$(line under)" = "under 1.0" ]; echo $?)" \
 	late_against_the_p99_bound_without_a_line "# got: $(line none) / $(line under)"
+ok "$([ "$(line pct)" = "pct True True" ]; echo $?)" \
+	p999_sees_the_stalls_p99_does_not "# got: $(line pct)"
 tap_totals
 [ "$fail" = 0 ]

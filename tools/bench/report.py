@@ -60,6 +60,7 @@ SUMMARY_RULES = {
     "noisy": [("isolation_mean_pct", "min"), ("isolation_p05_pct", "min"),
               ("isolation_p01_pct", "min"), ("victim_p99_us", "max"),
               ("victim_solo_p99_us", "max"), ("p99_ratio", "max"),
+              ("victim_p999_us", "max"), ("p999_ratio", "max"),
               ("neighbour_mb_s", "mean"), ("release_pct", "min"),
               ("work_csv_pct", "min"), ("leftover_pct", "min"), ("static_pct", "min"),
               ("best_static_mb_s", "max"), ("neighbour_errors", "max"),
