@@ -71,7 +71,7 @@
 #                          host with cpusets gives containers (issue 20:
 #                          the victim's tail is a wait for the CPU)
 # From the neighbour's start to the end of blkiso's run, the rings are read
-# every 100 ms into the run's record (ring-dev.txt, ring-victim.txt,
+# every 100 ms (the device's and its stats every 500 ms) into the run's record (ring-dev.txt, ring-victim.txt,
 # ring-neighbour.txt: header lines and one line per tick, ticks repeated
 # across reads: keep the first line of each seq), the device's stats line
 # with the time (stats-poll.txt: depth_limit, depth_held), and dev-stats.txt
@@ -150,8 +150,9 @@ noisy_victim_line() {
 
 # ring_poll_stop pid: end ring_poll (pid) and keep the device's stats
 ring_poll_stop() {
-	: > "$RUN/ring.stop"
+	: > /tmp/ring.stop
 	wait "$1" || true
+	cp /tmp/ring-poll/*.txt "$RUN/" 2>/dev/null || true
 	cp "$SYS/stats" "$RUN/dev-stats.txt"
 }
 
@@ -252,31 +253,16 @@ noisy_line() {	# cgroup line role: a blkiso tenant line (empty: none)
 	meta "param.$3" "/$1 $2 > ${SYS#/sys/}/tenant"
 }
 
-# ring_poll cgroup...: the device's and the tenants' rings into $RUN/ring-*
-# every 100 ms until $RUN/ring.stop exists.  Builtins only, as dstat_poll:
-# no fork per read and no sleep(1) (poll_timer times the wait).  It runs
-# in blkiso's runs only, so a process started every 100 ms would disturb
-# blkiso's victim and no other anchor's.
+# ring_poll victim neighbour: the device's and the tenants' rings into
+# $RUN/ring-* (how often: ring-poll.py) until ring_poll_stop, which copies
+# them from the guest's memory.  One python3 process, one read(2) a file
+# (bash's read builtin took a sysfs file a byte at a time and stalled the
+# victim): it runs in blkiso's runs only, so whatever it costs the one vCPU
+# disturbs blkiso's victim and no other anchor's.
 ring_poll() {
-	local v=$1 n=$2 buf vid nid
-	vid=$(stat -c %i "$CG/$v") nid=$(stat -c %i "$CG/$n")
-	poll_timer /tmp/ring.fifo || return 1
-	while [ ! -e "$RUN/ring.stop" ]; do
-		read -r -d '' buf < "$SYS/ring" || true
-		printf '%s' "$buf" >> "$RUN/ring-dev.txt"
-		if [ -e "$SYS/$vid/ring" ]; then
-			read -r -d '' buf < "$SYS/$vid/ring" || true
-			printf '%s' "$buf" >> "$RUN/ring-victim.txt"
-		fi
-		if [ -e "$SYS/$nid/ring" ]; then
-			read -r -d '' buf < "$SYS/$nid/ring" || true
-			printf '%s' "$buf" >> "$RUN/ring-neighbour.txt"
-		fi
-		# the depth limit's value over time (not in the rings)
-		read -r -d '' buf < "$SYS/stats" || true
-		printf "%s %s\n" "${EPOCHREALTIME:-}" "$buf" >> "$RUN/stats-poll.txt"
-		poll_wait
-	done
+	rm -rf /tmp/ring-poll /tmp/ring.stop && mkdir /tmp/ring-poll || return 1
+	exec python3 "$BLKISO_TOP/selftests/bench/ring-poll.py" "$SYS" \
+		"$(stat -c %i "$CG/$1")" "$(stat -c %i "$CG/$2")" /tmp/ring-poll /tmp/ring.stop
 }
 
 TRACE=/sys/kernel/tracing
