@@ -44,6 +44,8 @@ WHAT = {
     "noisy": "A victim (QD1 random I/O at a fixed rate) beside a neighbour (1 MiB reads, "
              "QD128). Isolation = the victim's achieved / target IOPS per second (mean, p05, "
              "p01 over the seconds); p99_ratio = the victim's p99 / its solo p99; "
+             "p999_ratio = the same at p99.9, the victim's rarest stalls (reported, not a "
+             "bound: io.max's 100 ms slices hold its p99 and stall it for milliseconds); "
              "work_csv_pct = the victim's IOPS over its shape's capacity plus the neighbour's "
              "MB/s over its shape's capacity while both run (as resctl-bench's work_csv); "
              "leftover_pct = the neighbour's share of what the victim's share leaves; "
