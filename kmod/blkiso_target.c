@@ -103,6 +103,8 @@
 #include <linux/slab.h>
 
 #include <linux/ktime.h>
+#include <linux/delay.h>
+#include <linux/rcupdate.h>
 #include <linux/cgroup.h>
 
 #include "blkiso.h"
@@ -1311,6 +1313,9 @@ static notrace int blkiso_end_io(struct dm_target *ti, struct bio *bio,
 	return DM_ENDIO_DONE;
 }
 
+/* How long a suspend waits for the rests of cut REQ_NOWAIT bios (ms). */
+#define BLKISO_NW_REST_WAIT_MS	200
+
 static void blkiso_presuspend(struct dm_target *ti)
 {
 	struct blkiso_dev *dev = ((struct blkiso_target *)ti->private)->bdev;
@@ -1319,6 +1324,20 @@ static void blkiso_presuspend(struct dm_target *ti)
 	spin_lock_irq(&dev->lock);
 	WRITE_ONCE(dev->draining, true);
 	spin_unlock_irq(&dev->lock);
+	/*
+	 * A REQ_NOWAIT bio cut before draining was set has its rest on its
+	 * way back to dm core, still REQ_NOWAIT; once dm blocks I/O for the
+	 * suspend (right after this hook), dm refuses that rest and the read
+	 * fails with EAGAIN where io_uring cannot send it again.  .map runs
+	 * such bios under RCU (dm_get_live_table_fast()), so after a grace
+	 * period every cut that saw draining false has noted its rest: wait,
+	 * boundedly, for those rests to reach .map.  A note whose rest never
+	 * comes (a task gone) costs one bounded wait; resume forgets it.
+	 */
+	synchronize_rcu();
+	for (i = 0; i < BLKISO_NW_REST_WAIT_MS &&
+	     atomic_read(&dev->nw_rests_used); i++)
+		usleep_range(1000, 1100);
 	/*
 	 * The dispatcher sends at most BLKISO_DISPATCH_BATCH bios per run and
 	 * requeues itself: wait for runs until nothing is held (the bound only
