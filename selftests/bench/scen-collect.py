@@ -379,10 +379,9 @@ def noisy(run, meta, device):
     nw = windows(log_rows(os.path.join(run, "n_iops.*.log")), 1000)
     iso = [min(100.0, v / target * 100.0) for _, v in vw]
     vt = hist_total(vh)
-    p99 = hist_pct(vt, 99)
-    sp99 = hist_pct(hist_total(sh), 99)
-    p999 = hist_pct(vt, 99.9)
-    sp999 = hist_pct(hist_total(sh), 99.9)
+    st = hist_total(sh)
+    p99, sp99 = hist_pct(vt, 99), hist_pct(st, 99)
+    p999, sp999 = hist_pct(vt, 99.9), hist_pct(st, 99.9)
     vstart = vw[0][0] - 1000 if vw else 0
     mbs = 1048576 / 1e6
     # The neighbour logs a second only if some read of it completed then

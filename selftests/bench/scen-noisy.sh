@@ -70,12 +70,12 @@
 #                          CPU 1 (cpus_allowed; needs BENCH_VM_CPUS=2), as a
 #                          host with cpusets gives containers (issue 20:
 #                          the victim's tail is a wait for the CPU)
-# From the neighbour's start to the end of blkiso's run, the rings are read
-# every 100 ms (the device's and its stats every 500 ms) into the run's record (ring-dev.txt, ring-victim.txt,
-# ring-neighbour.txt: header lines and one line per tick, ticks repeated
-# across reads: keep the first line of each seq), the device's stats line
-# with the time (stats-poll.txt: depth_limit, depth_held), and dev-stats.txt
-# at the end.
+# From the neighbour's start to the end of blkiso's run, the tenants' rings
+# are read every 100 ms and the device's ring every 500 ms into the run's
+# record (ring-dev.txt, ring-victim.txt, ring-neighbour.txt: header lines
+# and one line per tick, ticks repeated across reads: keep the first line
+# of each seq), the device's stats line every 500 ms with the time
+# (stats-poll.txt: depth_limit, depth_held), and dev-stats.txt at the end.
 
 noisy_anchors() {
 	if [ -n "${BENCH_NOISY_ANCHORS:-}" ]; then echo "$BENCH_NOISY_ANCHORS"
